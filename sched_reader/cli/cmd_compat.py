@@ -1,0 +1,9 @@
+"""`sched-reader compat` (placeholder: the owner replaces this module)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the app (not yet implemented)."""

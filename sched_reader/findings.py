@@ -1,0 +1,28 @@
+"""Findings: what a check says about an engine spec (rule id, severity, location, fix)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Severity = Literal["error", "warning", "info"]
+
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+class Finding(BaseModel):
+    """One diagnostic. ``rule`` is a stable id such as ``SR101`` (see README "Rules")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    severity: Severity
+    message: str
+    file: str | None = None
+    line: int | None = None
+    key: str | None = None
+    fix: str | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.file or "", self.line or 0, self.rule, self.message)

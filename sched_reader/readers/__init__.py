@@ -1,0 +1,1 @@
+"""sched_reader.readers"""

@@ -1,0 +1,83 @@
+"""What a reader extracts from a deploy file, before any vLLM-release knowledge is applied.
+
+Readers do not know vLLM's flag tables: they record each flag exactly as written (``--max_num_seqs``,
+``--max-num-batched-token``, ``--no-enable-prefix-caching``) with its origin, in precedence order
+(later settings override earlier ones). ``sched_reader.models.spec_builder`` normalizes them against
+the target release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SourceKind = Literal[
+    "config-file",      # vLLM --config YAML
+    "command-line",     # vllm serve / api_server argv (shell, k8s args, compose command, after `--`)
+    "helm-field",       # a typed Helm value such as vllmConfig.maxModelLen
+    "helm-extra-args",  # Helm extraArgs list
+    "kubernetes",       # resources / nodeSelector / image in a manifest
+    "compose",          # docker compose deploy/resources, image
+    "sched-reader",     # sched-reader's own file (hardware / vllm_version / workload)
+    "cli-option",       # sched-reader's own --gpu / --vllm options
+    "chart-default",    # a default that a Helm chart renders when the value is unset
+    "inferred",         # guessed by sched-reader (says so in the output)
+]
+
+
+class Origin(BaseModel):
+    """Where a value came from. ``line`` is 1-based in ``file``; None when unknown."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str | None = None
+    line: int | None = None
+    source: SourceKind = "command-line"
+    key: str | None = None  # the key or flag exactly as written
+
+    def where(self) -> str:
+        if self.file is None:
+            return self.source
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+class Setting(BaseModel):
+    """One flag as written. ``flag`` always starts with ``--``; ``value`` is None for a bare flag."""
+
+    flag: str
+    value: Any = None
+    origin: Origin
+
+
+class Unresolved(BaseModel):
+    """Something the reader could not resolve (e.g. ``$MODEL`` never assigned)."""
+
+    text: str
+    reason: str
+    origin: Origin
+
+
+class Hint(BaseModel):
+    """A value found outside the vLLM flags: GPU type/count, vLLM version, role."""
+
+    value: Any
+    origin: Origin
+
+
+class RawEngine(BaseModel):
+    """One vLLM engine found in a file (a compose service, a Helm modelSpec, a P/D role, ...)."""
+
+    name: str
+    file: str
+    line: int | None = None
+    model: Setting | None = None          # positional MODEL / --model / model: key
+    settings: list[Setting] = Field(default_factory=list)
+    gpu_type: Hint | None = None          # e.g. "NVIDIA-H100-80GB-HBM3" from nodeSelector
+    gpu_count: Hint | None = None         # nvidia.com/gpu limit, compose device count
+    vllm_version: Hint | None = None      # from an image tag, or sched-reader's own file
+    role: str | None = None               # "prefill" / "decode" for P/D manifests
+    shared_gpu_group: str | None = None   # engines with the same group share physical GPUs
+    workload: dict[str, Any] | None = None  # sched-reader's own `workload:` section, verbatim
+    unresolved: list[Unresolved] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)

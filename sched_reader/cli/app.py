@@ -2,15 +2,40 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
+
+from sched_reader import __version__
 
 app = typer.Typer(
     name="sched-reader",
-    help="Read a vLLM deploy config and predict what vLLM's scheduler will do with it.",
+    help=(
+        "Read a vLLM deploy config (vLLM --config YAML, `vllm serve` command line, Kubernetes, Helm, compose) "
+        "and predict what vLLM's scheduler will do with it: KV-cache budget, capacity, speed, bottleneck, "
+        "and whether the flags are valid for the vLLM release deployed.\n\n"
+        "Exit codes: 0 clean, 1 findings at or above --fail-on, 2 unreadable or invalid input."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"sched-reader {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Predict what vLLM's scheduler does with a deploy config, before a GPU is rented."""
 
 
 def _register() -> None:
@@ -23,6 +48,15 @@ def _register() -> None:
 _register()
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app()
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: splits off a command line after ``--``, then runs typer."""
+    from sched_reader.cli.common import COMMAND_LINE
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--" in args:
+        i = args.index("--")
+        head, tail = args[:i], args[i + 1 :]
+        COMMAND_LINE.set(tail)
+    else:
+        head = args
+    app(args=head, prog_name="sched-reader")

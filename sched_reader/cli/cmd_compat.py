@@ -1,9 +1,63 @@
-"""`sched-reader compat` (placeholder: the owner replaces this module)."""
+"""`sched-reader compat`: vLLM feature matrix, release diffs, flag history, and config checks.
+
+Kept light at import time (typer only): everything else is imported inside the command, so
+``sched-reader compat --vllm X`` answers fast.
+"""
 
 from __future__ import annotations
 
+from typing import List, Optional, Tuple
+
 import typer
+
+HELP = """Check a deploy config against a vLLM release, or show what a release supports.
+
+\b
+  sched-reader compat --vllm 0.18.0                 feature compatibility matrix of 0.18.0
+  sched-reader compat --vllm 0.18.0 deploy.yaml     check configs (flags, matrix, start-up rules)
+  sched-reader compat --vllm 0.18.0 -- vllm serve M --max-num-seqs 512
+  sched-reader compat --diff 0.17.1 0.18.0          what changed between two releases
+  sched-reader compat --flag --max-num-seqs         one flag across every release
+  sched-reader compat --list                        known releases
+
+\b
+Rules: SR101 unknown flag, SR102 bad choice, SR103 wrong type/value, SR104 deprecated,
+SR105 incompatible features (vLLM's matrix), SR106 vLLM start-up error, SR107 default changed,
+SR108 abbreviated/ambiguous flag, SR109 unknown speculative method, SR110 approximate version.
+Exit codes: 0 no error finding, 1 at least one error finding, 2 usage error or unreadable input.
+"""
 
 
 def register(app: typer.Typer) -> None:
-    """Add the command to the app (not yet implemented)."""
+    """Add the ``compat`` command to ``app``."""
+    app.command(
+        "compat",
+        help=HELP,
+        short_help="vLLM feature matrix, release diffs, flag history; check configs against a release.",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )(compat)
+
+
+def compat(
+    configs: Optional[List[str]] = typer.Argument(
+        None, help="Deploy files to check; put a `vllm serve ...` command line after `--`.", show_default=False
+    ),
+    vllm: Optional[str] = typer.Option(
+        None, "--vllm", help="vLLM release (0.18.0, v0.18.0, latest, an image tag). Default for checks: the "
+        "release in each config's image tag, else the newest known.", show_default=False
+    ),
+    fmt: str = typer.Option("text", "--format", "-f", help="text | json | markdown."),
+    diff: Optional[Tuple[str, str]] = typer.Option(
+        None, "--diff", metavar="OLD NEW", help="Changelog between two releases: flags, defaults, choices, matrix.",
+        show_default=False,
+    ),
+    flag: Optional[str] = typer.Option(None, "--flag", help="History of one flag across releases.", show_default=False),
+    list_releases: bool = typer.Option(False, "--list", help="Known releases, engine generation, source commit."),
+    gpu: Optional[str] = typer.Option(
+        None, "--gpu", help="GPU to assume for config checks (matrix hardware column).", show_default=False
+    ),
+) -> None:
+    from sched_reader.compat import command as impl
+
+    raise typer.Exit(impl.run(configs or [], vllm=vllm, fmt=fmt, diff=diff, flag=flag,
+                              list_releases=list_releases, gpu=gpu))

@@ -25,6 +25,10 @@ class ModelArch(BaseModel):
     vision_config: dict[str, Any] | None = None
     official_params: int | None = None        # HF safetensors.total, when known
     source: str = ""                          # where the config was read
+    # optional catalog detail (added by the model catalog)
+    official_params_counts: str | None = None  # what official_params includes, e.g. "main + vision_tower + mm_projector"
+    official_active_params: int | None = None  # vendor-stated activated params per token (MoE), vendor rounding
+    multimodal: dict[str, Any] | None = None   # top-level multimodal keys (e.g. mm_tokens_per_image), verbatim
 
     # --- convenience accessors (no arithmetic beyond reading keys) ---
     def get(self, key: str, default: Any = None) -> Any:

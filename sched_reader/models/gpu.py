@@ -33,6 +33,14 @@ class GPU(BaseModel):
     sm_count: int | None = None
     compute_capability: str | None = None  # e.g. "9.0"
     source_url: str
+    # optional catalog detail (added by the GPU catalog; absent for hand-built GPUs)
+    form_factor: str | None = None        # "SXM5", "PCIe", "OAM", ...
+    memory_type: str | None = None        # "HBM3", "GDDR6X", ...
+    tdp_w: float | None = None            # max board/module power, W
+    smi_names: list[str] = []             # names as nvidia-smi / torch / k8s GPU feature discovery print them
+    cuda_total_source: str | None = None  # log URL (measured) or how the estimate was made
+    tflops_estimated: bool = False        # True when tflops are third-party estimates, not vendor figures
+    notes: str | None = None
 
     @property
     def memory_gib(self) -> float:

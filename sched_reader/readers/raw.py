@@ -43,7 +43,9 @@ class Origin(BaseModel):
 
 
 class Setting(BaseModel):
-    """One flag as written. ``flag`` always starts with ``--``; ``value`` is None for a bare flag."""
+    """One flag as written. ``flag`` starts with ``--`` (or ``-`` for a short option such as ``-tp``,
+    recorded as written); ``value`` is None for a bare flag, a string on a command line, and keeps its
+    YAML type (bool, int, float, dict, list) in a vLLM ``--config`` file."""
 
     flag: str
     value: Any = None
@@ -81,3 +83,8 @@ class RawEngine(BaseModel):
     workload: dict[str, Any] | None = None  # sched-reader's own `workload:` section, verbatim
     unresolved: list[Unresolved] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # Environment variables set for this engine (shell ``export``, ``VAR=x cmd`` prefixes, compose
+    # ``environment``, Kubernetes ``env``), values verbatim as strings. ``VLLM_USE_V1``,
+    # ``VLLM_CPU_KVCACHE_SPACE`` and ``CUDA_VISIBLE_DEVICES`` change what vLLM does.
+    env: dict[str, Hint] = Field(default_factory=dict)
+    replicas: Hint | None = None          # independent copies of this engine (Deployment replicas, ...)

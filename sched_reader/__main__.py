@@ -1,0 +1,5 @@
+"""``python -m sched_reader`` runs the CLI."""
+
+from sched_reader.cli.app import main
+
+main()

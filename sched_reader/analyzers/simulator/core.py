@@ -1,0 +1,303 @@
+"""Simulator state and vLLM's scheduling step, one iteration at a time (explicit form).
+
+:class:`SimCore` holds every request's progress in plain lists indexed by request id, the RUNNING list
+(in scheduling order) and the WAITING deque, a KV allocator and a :class:`~.metrics.Recorder`.
+:meth:`SimCore.explicit_step` is one engine iteration, following ``vllm/v1/core/sched/scheduler.py``:
+
+* RUNNING requests first, in order: each asks for all its uncomputed tokens (1 when decoding), capped by
+  ``long_prefill_token_threshold`` and the remaining token budget; when its KV blocks cannot be
+  allocated, the last RUNNING request is preempted (freed, recomputed later) until it fits or the
+  request itself is the one preempted.
+* then, only if nothing was preempted, WAITING requests in order while budget, ``max_num_seqs`` and
+  blocks allow (a prefix-cache hit skips the cached blocks; without chunked prefill a prompt that does
+  not fit the remaining budget stops admission);
+* a request whose computed tokens reach its length emits a token at the end of the step.
+
+V0 without chunked prefill: a step is prefill-only when any waiting request can be admitted (budget,
+``max_num_seqs``, blocks above the watermark), otherwise decode-only with the same preemption rule.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
+from sched_reader.analyzers.simulator.cost import StepTimer
+from sched_reader.analyzers.simulator.metrics import Recorder
+from sched_reader.analyzers.simulator.policies import SchedParams
+from sched_reader.analyzers.simulator.workloads import Requests
+from sched_reader.errors import InputError
+
+
+def prepare(req: Requests, p: SchedParams) -> tuple[list[int], list[int], list[str]]:
+    """Prompt and output lengths the engine will see; outputs are clipped to ``max_model_len``.
+
+    Raises InputError when a prompt cannot fit the model length or the KV cache at all.
+    """
+    notes: list[str] = []
+    prompt = req.prompt_len.tolist()
+    target = req.output_len.tolist()
+    clipped = 0
+    for i, (a, b) in enumerate(zip(prompt, target)):
+        if a >= p.max_model_len:
+            raise InputError(f"request {i}: prompt of {a} tokens does not fit max_model_len {p.max_model_len}")
+        if a + b > p.max_model_len:
+            target[i] = p.max_model_len - a
+            clipped += 1
+        if cdiv(a + target[i], p.block_size) > p.num_blocks:
+            raise InputError(
+                f"request {i} needs {cdiv(a + target[i], p.block_size)} KV blocks; the cache has {p.num_blocks}")
+    if clipped:
+        notes.append(f"{clipped} request(s) had output_len clipped to fit max_model_len {p.max_model_len}")
+    return prompt, target, notes
+
+
+class SimCore:
+    """State plus the explicit (per-request) scheduling step. Times are integer nanoseconds."""
+
+    def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, alloc: CountingAllocator,
+                 rec: Recorder) -> None:
+        self.p = p
+        self.timer = timer
+        self.alloc = alloc
+        self.rec = rec
+        self.prompt, self.target, self.notes = prepare(req, p)
+        n = len(self.prompt)
+        self.n = n
+        self.arr_ns = [int(round(a * 1e9)) for a in req.arrival_s.tolist()]
+        caching = p.enable_prefix_caching and p.engine == "v1"
+        self.pid = req.prefix_id.tolist() if caching else [-1] * n
+        self.pblocks = [pl // p.block_size if caching else 0 for pl in req.prefix_len.tolist()]
+        self.computed = [0] * n
+        self.out = [0] * n
+        self.held = [0] * n          # private KV blocks
+        self.pref = [-1] * n         # prefix entry referenced, or -1
+        self.last_emit = [0] * n
+        self.send_ns = [0] * n
+        self.running: list[int] = []
+        self.waiting: deque[int] = deque()
+        self.kv_tokens = 0           # tokens with KV, summed over RUNNING requests
+        self.nxt = 0                 # next request not yet sent
+        self.maxc = req.max_concurrency
+        self.inflight = 0
+        self.reopen_ns = 0
+        self.finished = 0
+        self.lookahead = 0
+
+    # ------------------------------------------------------------------ arrivals
+    def admit_arrivals(self, now: int) -> None:
+        """Send every request that has arrived by ``now`` and passes the concurrency gate to WAITING."""
+        arr, maxc = self.arr_ns, self.maxc
+        while self.nxt < self.n and arr[self.nxt] <= now and (maxc is None or self.inflight < maxc):
+            i = self.nxt
+            self.send_ns[i] = max(arr[i], self.reopen_ns)
+            self.waiting.append(i)
+            self.inflight += 1
+            self.nxt += 1
+
+    def next_send_time(self) -> int | None:
+        """Earliest time a not-yet-sent request can enter WAITING, or None (none left or gated)."""
+        if self.nxt >= self.n or (self.maxc is not None and self.inflight >= self.maxc):
+            return None
+        return self.arr_ns[self.nxt]
+
+    # ------------------------------------------------------------------ helpers
+    def _release(self, r: int) -> None:
+        self.alloc.give(self.held[r], r)
+        self.held[r] = 0
+        if self.pref[r] >= 0:
+            self.alloc.unref(self.pref[r])
+            self.pref[r] = -1
+        self.kv_tokens -= self.computed[r]
+
+    def preempt(self, r: int) -> None:
+        """Preempt by recompute: free the request's blocks, forget its KV, put it first in WAITING."""
+        self._release(r)
+        self.computed[r] = 0
+        self.rec.preemptions[r] += 1
+        self.waiting.appendleft(r)
+
+    def _grow(self, r: int, slots: int) -> bool:
+        """Ensure r holds blocks for ``slots`` tokens; False when the cache cannot supply them."""
+        pb = self.pblocks[r] if self.pref[r] >= 0 else 0
+        need = cdiv(slots, self.p.block_size) - pb - self.held[r]
+        if need <= 0:
+            return True
+        if need > self.alloc.available:
+            return False
+        self.alloc.take(need, r)
+        self.held[r] += need
+        return True
+
+    def _prefix_hit(self, r: int) -> int:
+        """Blocks of r's shared prefix found in the cache (0 without a usable entry)."""
+        pid = self.pid[r]
+        if pid < 0:
+            return 0
+        e = self.alloc.hit(pid)
+        pb = self.pblocks[r]
+        if e is None or e.blocks != pb or pb * self.p.block_size >= self.prompt[r] + self.out[r]:
+            return 0
+        return pb
+
+    # ------------------------------------------------------------------ one iteration
+    def plan_v1(self, sched: list[tuple[int, int]]) -> None:
+        """Fill ``sched`` with (request, tokens) for one V1 iteration, doing allocation and preemption."""
+        p = self.p
+        budget = p.max_num_batched_tokens
+        thr = p.long_prefill_token_threshold
+        running = self.running
+        preempted = False
+        i = 0
+        while i < len(running) and budget > 0:
+            r = running[i]
+            num_new = self.prompt[r] + self.out[r] - self.computed[r]
+            if 0 < thr < num_new:
+                num_new = thr
+            if num_new > budget:
+                num_new = budget
+            ok = self._grow(r, self.computed[r] + num_new + self.lookahead)
+            while not ok:
+                victim = running.pop()
+                self.preempt(victim)
+                preempted = True
+                if victim == r:
+                    break
+                ok = self._grow(r, self.computed[r] + num_new + self.lookahead)
+            if not ok:
+                break
+            sched.append((r, num_new))
+            self.kv_tokens += num_new
+            budget -= num_new
+            i += 1
+        if not preempted:
+            self.plan_waiting(sched, budget)
+
+    def plan_waiting(self, sched: list[tuple[int, int]], budget: int) -> None:
+        """Admit WAITING requests in order while budget, max_num_seqs and blocks allow."""
+        p = self.p
+        thr = p.long_prefill_token_threshold
+        bs = p.block_size
+        while self.waiting and budget > 0 and len(self.running) < p.max_num_seqs:
+            r = self.waiting[0]
+            hit = self._prefix_hit(r)
+            computed = hit * bs
+            num_new = self.prompt[r] + self.out[r] - computed
+            if 0 < thr < num_new:
+                num_new = thr
+            if not p.enable_chunked_prefill and num_new > budget:
+                break
+            if num_new > budget:
+                num_new = budget
+            need = cdiv(computed + num_new, bs) - hit
+            e = self.alloc.hit(self.pid[r]) if hit else None
+            touch = e.blocks if (e is not None and e.refs == 0) else 0
+            if need > self.alloc.available - touch - p.watermark_blocks:
+                break
+            self.waiting.popleft()
+            if hit:
+                self.alloc.ref(self.pid[r])
+                self.pref[r] = self.pid[r]
+            self.alloc.take(need, r)
+            self.held[r] = need
+            self.computed[r] = computed
+            self.kv_tokens += computed + num_new
+            self.running.append(r)
+            sched.append((r, num_new))
+            budget -= num_new
+
+    def plan_v0(self, sched: list[tuple[int, int]]) -> None:
+        """V0 without chunked prefill: prefill-only step if anything is admitted, else decode-only."""
+        p = self.p
+        budget = p.max_num_batched_tokens
+        bs = p.block_size
+        while self.waiting and len(self.running) < p.max_num_seqs:
+            r = self.waiting[0]
+            num_new = self.prompt[r] + self.out[r]
+            need = cdiv(num_new, bs)
+            if num_new > budget or need > self.alloc.available - p.watermark_blocks:
+                break
+            self.waiting.popleft()
+            self.alloc.take(need, r)
+            self.held[r] = need
+            self.kv_tokens += num_new
+            self.running.append(r)
+            sched.append((r, num_new))
+            budget -= num_new
+        if sched:
+            return
+        running = self.running
+        i = 0
+        while i < len(running):
+            r = running[i]
+            ok = self._grow(r, self.computed[r] + 1)
+            while not ok:
+                victim = running.pop()
+                self.preempt(victim)
+                if victim == r:
+                    break
+                ok = self._grow(r, self.computed[r] + 1)
+            if not ok:
+                break
+            sched.append((r, 1))
+            self.kv_tokens += 1
+            i += 1
+
+    def explicit_step(self, now: int) -> int | None:
+        """Run one iteration starting at ``now``; returns its end time, or None when nothing ran."""
+        sched: list[tuple[int, int]] = []
+        if self.p.engine == "v0" and not self.p.enable_chunked_prefill:
+            self.plan_v0(sched)
+        else:
+            self.plan_v1(sched)
+        if not sched:
+            return None
+        nd = ctx = pf = pairs2 = npf = 0
+        for r, k in sched:
+            c = self.computed[r]
+            if k == 1 and self.out[r] > 0 and c + 1 == self.prompt[r] + self.out[r]:
+                nd += 1
+                ctx += c + 1
+            else:
+                npf += 1
+                pf += k
+                pairs2 += k * (2 * c + k)
+        dur = self.timer.step(nd, ctx, pf, pairs2, npf)
+        end = now + dur
+        self.rec.step(dur, self.alloc.used, self.kv_tokens, len(sched), end)
+        done: list[int] = []
+        for r, k in sched:
+            self.computed[r] += k
+            c = self.computed[r]
+            pid = self.pid[r]
+            if pid >= 0 and self.pref[r] < 0 and c >= self.pblocks[r] * self.p.block_size > 0 \
+                    and self.alloc.hit(pid) is None:
+                self.alloc.register(pid, self.pblocks[r], r)
+                self.held[r] -= self.pblocks[r]
+                self.pref[r] = pid
+            if c == self.prompt[r] + self.out[r]:
+                if self.emit(r, end):
+                    done.append(r)
+        for r in done:
+            self.finish(r, end)
+        return end
+
+    def emit(self, r: int, t: int) -> bool:
+        """Record one output token of r at time t; True when r has produced all its tokens."""
+        if self.out[r] == 0:
+            self.rec.first_ns[r] = t
+        else:
+            self.rec.itl_one(t - self.last_emit[r])
+        self.last_emit[r] = t
+        self.out[r] += 1
+        return self.out[r] == self.target[r]
+
+    def finish(self, r: int, t: int) -> None:
+        """r is done at t: release its blocks, take it off RUNNING, open its concurrency slot."""
+        self.rec.finish_ns[r] = t
+        self._release(r)
+        self.running.remove(r)
+        self.finished += 1
+        if self.maxc is not None and self.inflight == self.maxc:
+            self.reopen_ns = t
+        self.inflight -= 1

@@ -1,0 +1,86 @@
+"""Scheduling policies: the lesson's four (naive, static, continuous, chunked) and ``vllm`` (the release's own).
+
+Every policy except ``static`` is vLLM's iteration-level scheduler with different knobs, expressed as
+:class:`SchedParams`; ``static`` (pad and wait) has its own engine (:mod:`.static`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+POLICIES = ("naive", "static", "continuous", "chunked", "vllm")
+LESSON_CHUNK_TOKENS = 512      # the lesson's prefill chunk size
+STATIC_WINDOW_S = 0.010        # the lesson's batching window (10 ms)
+UNLIMITED = 1 << 40
+
+
+@dataclass(frozen=True)
+class SchedParams:
+    """Knobs of one simulated scheduler. Token counts in tokens, blocks in KV blocks.
+
+    ``engine`` "v1": vLLM V1 (running requests first, then waiting; mixed prefill/decode steps).
+    ``engine`` "v0" without chunking: a step is prefill-only when a waiting request can be admitted,
+    decode-only otherwise; V0 keeps ``watermark_blocks`` free when admitting.
+    ``spec_tokens``/``spec_accepted``: speculative decoding, draft tokens per step and the expected
+    number accepted (each decode step of a request commits ``1 + accepted`` tokens on average).
+    """
+
+    block_size: int
+    num_blocks: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    enable_chunked_prefill: bool = True
+    long_prefill_token_threshold: int = 0
+    enable_prefix_caching: bool = False
+    engine: str = "v1"
+    watermark_blocks: int = 0
+    max_model_len: int = UNLIMITED
+    spec_tokens: int = 0
+    spec_accepted: float = 0.0
+    policy: str = "vllm"
+    static_window_s: float = STATIC_WINDOW_S
+
+
+def _get(cfg: Any, name: str, default: Any) -> Any:
+    v = cfg.get(name, default) if isinstance(cfg, dict) else getattr(cfg, name, default)
+    return default if v is None else v
+
+
+def expected_accepted(num_spec: int, acceptance_rate: float) -> float:
+    """Expected accepted draft tokens per step when each draft token is accepted with probability a,
+    independently, and acceptance stops at the first rejection: a + a^2 + ... + a^k."""
+    return sum(acceptance_rate ** i for i in range(1, num_spec + 1))
+
+
+def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESSON_CHUNK_TOKENS,
+               spec_acceptance: float = 0.7) -> SchedParams:
+    """SchedParams of ``policy`` for an EffectiveConfig-like ``cfg`` (object or dict) and a KV budget."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
+    bs = int(_get(cfg, "block_size", 16))
+    seqs = int(_get(cfg, "max_num_seqs", 256))
+    mnbt = int(_get(cfg, "max_num_batched_tokens", 8192))
+    mml = int(_get(cfg, "max_model_len", UNLIMITED))
+    base = SchedParams(block_size=bs, num_blocks=int(num_blocks), max_num_seqs=seqs,
+                       max_num_batched_tokens=mnbt, max_model_len=mml, policy=policy)
+    whole = max(mnbt, mml if mml < UNLIMITED else mnbt)
+    if policy == "naive":
+        return replace(base, max_num_seqs=1, max_num_batched_tokens=UNLIMITED, enable_chunked_prefill=False)
+    if policy in ("continuous", "static"):
+        return replace(base, max_num_batched_tokens=whole if policy == "continuous" else UNLIMITED,
+                       enable_chunked_prefill=False)
+    if policy == "chunked":
+        return replace(base, max_num_batched_tokens=int(chunk_size), enable_chunked_prefill=True)
+    engine = str(_get(cfg, "engine", "v1"))
+    chunked = bool(_get(cfg, "enable_chunked_prefill", True))
+    spec = _get(cfg, "speculative", None) or {}
+    k = int(spec.get("num_speculative_tokens", 0) or 0) if isinstance(spec, dict) else 0
+    return replace(
+        base, engine=engine, enable_chunked_prefill=chunked,
+        max_num_batched_tokens=mnbt if chunked else max(mnbt, whole),
+        long_prefill_token_threshold=int(_get(cfg, "long_prefill_token_threshold", 0)),
+        enable_prefix_caching=bool(_get(cfg, "enable_prefix_caching", False)),
+        watermark_blocks=int(0.01 * num_blocks) if engine == "v0" else 0,
+        spec_tokens=k, spec_accepted=expected_accepted(k, spec_acceptance) if k else 0.0,
+    )

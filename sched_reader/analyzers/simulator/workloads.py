@@ -1,0 +1,372 @@
+"""Workloads for the simulator: request lengths, request classes, arrival processes, traces, YAML.
+
+A workload resolves to :class:`Requests`: parallel numpy arrays (prompt tokens, output tokens,
+arrival time in seconds, prefix id and prefix length in tokens) plus an optional ``max_concurrency``
+(at most that many requests outstanding, like ``vllm bench serve --max-concurrency``).
+
+Everything is seeded: the same spec and seed give the same requests.
+
+Built-in "sharegpt" profile (an approximation, not a fit to the dataset): input and output lengths are
+lognormal, input median 110 tokens (sigma 1.1, mean about 200), output median 120 tokens (sigma 1.0,
+mean about 200), clipped the way ``vllm bench serve`` filters ShareGPT (each length at least 4, prompt
+at most 1024, prompt + output at most 2048). These medians and sigmas are the documented parameters of
+:data:`SHAREGPT_PROFILE`; they give means close to the ~215 input / ~200 output tokens per request that
+published vLLM ShareGPT runs report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from sched_reader.errors import InputError
+
+
+# --------------------------------------------------------------------------------------------------
+# Requests
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Requests:
+    """Resolved requests, sorted by arrival. Lengths in tokens, times in seconds."""
+
+    prompt_len: np.ndarray          # int64
+    output_len: np.ndarray          # int64, >= 1
+    arrival_s: np.ndarray           # float64, non-decreasing
+    prefix_id: np.ndarray           # int64, -1 when the request shares no prefix
+    prefix_len: np.ndarray          # int64, tokens of the shared prefix (<= prompt_len)
+    max_concurrency: int | None = None
+    class_name: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.prompt_len.shape[0])
+
+    @staticmethod
+    def build(prompt_len, output_len, arrival_s=None, prefix_id=None, prefix_len=None,
+              max_concurrency: int | None = None) -> "Requests":
+        """Validate and sort by arrival (stable). Missing arrivals mean all at t=0."""
+        p = np.asarray(prompt_len, dtype=np.int64).reshape(-1)
+        o = np.asarray(output_len, dtype=np.int64).reshape(-1)
+        n = p.shape[0]
+        a = np.zeros(n) if arrival_s is None else np.asarray(arrival_s, dtype=np.float64).reshape(-1)
+        pid = np.full(n, -1, dtype=np.int64) if prefix_id is None else np.asarray(prefix_id, dtype=np.int64)
+        plen = np.zeros(n, dtype=np.int64) if prefix_len is None else np.asarray(prefix_len, dtype=np.int64)
+        if not (o.shape[0] == a.shape[0] == pid.shape[0] == plen.shape[0] == n):
+            raise InputError("workload arrays have different lengths")
+        if n == 0:
+            raise InputError("workload has no requests")
+        if (p < 1).any() or (o < 1).any():
+            raise InputError("every request needs prompt_len >= 1 and output_len >= 1")
+        if not np.isfinite(a).all() or (a < 0).any():
+            raise InputError("arrival times must be finite and >= 0 seconds")
+        plen = np.minimum(np.where(pid >= 0, plen, 0), p)
+        if max_concurrency is not None and max_concurrency < 1:
+            raise InputError("max_concurrency must be >= 1")
+        order = np.argsort(a, kind="stable")
+        return Requests(p[order], o[order], a[order], pid[order], plen[order], max_concurrency)
+
+
+# --------------------------------------------------------------------------------------------------
+# Length distributions
+# --------------------------------------------------------------------------------------------------
+
+
+class LengthDist(BaseModel):
+    """A token-length distribution; draws are rounded and clipped to [min, max].
+
+    ``fixed``: value. ``normal``: mean, std. ``lognormal``: median and sigma of the log (or mean and std,
+    converted). ``uniform``: low, high (inclusive). ``exponential``: mean.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    dist: Literal["fixed", "normal", "lognormal", "uniform", "exponential"] = "fixed"
+    value: int | None = None
+    mean: float | None = None
+    std: float | None = None
+    median: float | None = None
+    sigma: float | None = None
+    low: int | None = None
+    high: int | None = None
+    min: int = 1
+    max: int | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "LengthDist":
+        need = {
+            "fixed": ("value",), "normal": ("mean", "std"), "uniform": ("low", "high"),
+            "exponential": ("mean",),
+        }.get(self.dist, ())
+        missing = [k for k in need if getattr(self, k) is None]
+        if self.dist == "lognormal" and not ((self.median and self.sigma is not None)
+                                             or (self.mean and self.std is not None)):
+            missing = ["median+sigma or mean+std"]
+        if missing:
+            raise ValueError(f"{self.dist} distribution needs {', '.join(missing)}")
+        if self.min < 1 or (self.max is not None and self.max < self.min):
+            raise ValueError("need 1 <= min <= max")
+        for k in ("value", "mean", "median", "low", "high"):
+            v = getattr(self, k)
+            if v is not None and v <= 0:
+                raise ValueError(f"{k} must be > 0")
+        for k in ("std", "sigma"):
+            v = getattr(self, k)
+            if v is not None and v < 0:
+                raise ValueError(f"{k} must be >= 0")
+        if self.dist == "uniform" and self.high < self.low:
+            raise ValueError("uniform needs low <= high")
+        return self
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n draws (int64 tokens)."""
+        if self.dist == "fixed":
+            x = np.full(n, float(self.value))
+        elif self.dist == "normal":
+            x = rng.normal(self.mean, self.std, n)
+        elif self.dist == "lognormal":
+            if self.median:
+                mu, s = math.log(self.median), float(self.sigma)
+            else:  # from mean/std of the lengths themselves
+                s2 = math.log(1.0 + (self.std / self.mean) ** 2)
+                mu, s = math.log(self.mean) - s2 / 2.0, math.sqrt(s2)
+            x = rng.lognormal(mu, s, n)
+        elif self.dist == "uniform":
+            x = rng.integers(self.low, self.high + 1, n).astype(np.float64)
+        else:
+            x = rng.exponential(self.mean, n)
+        hi = self.max if self.max is not None else np.iinfo(np.int64).max // 4
+        return np.clip(np.rint(x), self.min, hi).astype(np.int64)
+
+
+def _as_dist(v: Any) -> LengthDist:
+    return LengthDist(dist="fixed", value=int(v)) if isinstance(v, (int, float)) else LengthDist.model_validate(v)
+
+
+class PrefixSpec(BaseModel):
+    """A shared prompt prefix (system prompt, RAG header): requests of the class share ``len`` tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: int = Field(ge=0)
+    len: int = Field(ge=1)
+
+
+class RequestClass(BaseModel):
+    """One class of requests in a mix (e.g. chat 256/256 with weight 0.9)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "default"
+    weight: float = Field(default=1.0, gt=0)
+    input: LengthDist
+    output: LengthDist
+    prefix: PrefixSpec | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scalars(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            for k in ("input", "output"):
+                if isinstance(data.get(k), (int, float)):
+                    data[k] = {"dist": "fixed", "value": int(data[k])}
+        return data
+
+
+class Arrival(BaseModel):
+    """Arrival process. ``poisson``/``gamma`` at ``rate`` req/s (gamma shape = ``burstiness``, 1 = Poisson,
+    as in ``vllm bench serve --burstiness``); ``all_at_once`` (rate inf); ``closed_loop``: all sent at
+    once and gated by ``max_concurrency``, so a new request starts when one finishes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    process: Literal["poisson", "gamma", "all_at_once", "closed_loop"] = "poisson"
+    rate: float | None = Field(default=None, gt=0)
+    burstiness: float = Field(default=1.0, gt=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> "Arrival":
+        if self.process in ("poisson", "gamma") and (self.rate is None or math.isinf(self.rate)):
+            object.__setattr__(self, "process", "all_at_once")
+        return self
+
+    def times(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Arrival times in seconds; the first request arrives at t=0 like ``vllm bench serve``."""
+        if self.process in ("all_at_once", "closed_loop"):
+            return np.zeros(n)
+        shape = 1.0 if self.process == "poisson" else self.burstiness
+        gaps = rng.gamma(shape, 1.0 / (self.rate * shape), n)
+        gaps[0] = 0.0
+        return np.cumsum(gaps)
+
+
+SHAREGPT_PROFILE = RequestClass(
+    name="sharegpt",
+    input=LengthDist(dist="lognormal", median=110, sigma=1.1, min=4, max=1024),
+    output=LengthDist(dist="lognormal", median=120, sigma=1.0, min=4, max=1024),
+)
+
+
+class WorkloadSpec(BaseModel):
+    """A workload: request classes (or a JSONL trace), an arrival process, a seed. The YAML form:
+
+    .. code-block:: yaml
+
+        num_prompts: 1000
+        seed: 0
+        arrival: {process: poisson, rate: 8}
+        max_concurrency: 64           # optional
+        classes:
+          - {name: chat, weight: 0.9, input: 256, output: 256}
+          - name: rag
+            weight: 0.1
+            input: {dist: lognormal, median: 16000, sigma: 0.2, max: 30000}
+            output: 128
+            prefix: {id: 1, len: 2048}
+        # or: trace: requests.jsonl   (lines {"prompt_len", "output_len", "arrival_s"?, "prefix_id"?, "prefix_len"?})
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    num_prompts: int = Field(default=1000, ge=1, le=10_000_000)
+    seed: int = 0
+    arrival: Arrival = Field(default_factory=lambda: Arrival(process="all_at_once"))
+    max_concurrency: int | None = Field(default=None, ge=1)
+    classes: list[RequestClass] = Field(default_factory=list)
+    dataset: Literal["sharegpt"] | None = None
+    trace: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "WorkloadSpec":
+        if sum(x is not None and x != [] for x in (self.classes or None, self.dataset, self.trace)) != 1:
+            raise ValueError("give exactly one of: classes, dataset: sharegpt, trace")
+        if self.arrival.process == "closed_loop" and self.max_concurrency is None:
+            raise ValueError("closed_loop arrival needs max_concurrency")
+        return self
+
+
+def _pydantic_msg(err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(x) for x in e.get("loc", ()))
+    return f"{loc}: {e.get('msg')}" if loc else str(e.get("msg"))
+
+
+def generate(spec: WorkloadSpec, base_dir: Path | None = None) -> Requests:
+    """Resolve a :class:`WorkloadSpec` into :class:`Requests` (seeded)."""
+    rng = np.random.default_rng(spec.seed)
+    if spec.trace is not None:
+        path = Path(spec.trace)
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        return load_trace(path, arrival=spec.arrival, seed=spec.seed, max_concurrency=spec.max_concurrency)
+    classes = [SHAREGPT_PROFILE] if spec.dataset == "sharegpt" else spec.classes
+    n = spec.num_prompts
+    w = np.array([c.weight for c in classes], dtype=np.float64)
+    which = rng.choice(len(classes), size=n, p=w / w.sum()) if len(classes) > 1 else np.zeros(n, dtype=np.int64)
+    p = np.zeros(n, dtype=np.int64)
+    o = np.zeros(n, dtype=np.int64)
+    pid = np.full(n, -1, dtype=np.int64)
+    plen = np.zeros(n, dtype=np.int64)
+    for k, c in enumerate(classes):
+        idx = np.nonzero(which == k)[0]
+        p[idx] = c.input.sample(rng, idx.size)
+        o[idx] = c.output.sample(rng, idx.size)
+        if c.prefix is not None:
+            pid[idx] = c.prefix.id
+            plen[idx] = c.prefix.len
+    if spec.dataset == "sharegpt":  # vllm bench's ShareGPT filter: prompt + output <= 2048
+        o = np.minimum(o, np.maximum(2048 - p, 4))
+    arr = spec.arrival.times(rng, n)
+    req = Requests.build(p, o, arr, pid, plen, spec.max_concurrency)
+    names = [classes[int(i)].name for i in which]
+    req.class_name = [names[i] for i in np.argsort(arr, kind="stable")]
+    return req
+
+
+def load_trace(path: Path, *, arrival: Arrival | None = None, seed: int = 0,
+               max_concurrency: int | None = None) -> Requests:
+    """Read a JSONL trace. Lines: ``prompt_len``, ``output_len``, optional ``arrival_s``, ``prefix_id``,
+    ``prefix_len``. Without ``arrival_s`` on every line, arrivals come from ``arrival`` (default: all at 0)."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise InputError(f"cannot read trace: {e.strerror or e}", file=str(path)) from None
+    rows: list[dict] = []
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not an object")
+            rows.append({
+                "p": int(row["prompt_len"]), "o": int(row["output_len"]),
+                "a": None if row.get("arrival_s") is None else float(row["arrival_s"]),
+                "pid": -1 if row.get("prefix_id") is None else int(row["prefix_id"]),
+                "plen": int(row.get("prefix_len", 0) or 0),
+            })
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"bad trace line ({e.__class__.__name__}: {e})", file=str(path), line=i) from None
+    if not rows:
+        raise InputError("trace has no requests", file=str(path))
+    if all(r["a"] is not None for r in rows):
+        arr = np.array([r["a"] for r in rows])
+    else:
+        arr = (arrival or Arrival(process="all_at_once")).times(np.random.default_rng(seed), len(rows))
+    try:
+        return Requests.build([r["p"] for r in rows], [r["o"] for r in rows], arr,
+                              [r["pid"] for r in rows], [r["plen"] for r in rows], max_concurrency)
+    except InputError as e:
+        e.file = str(path)
+        raise
+
+
+def load_workload_yaml(path: Path, overrides: dict[str, Any] | None = None) -> Requests:
+    """Read a workload YAML (see :class:`WorkloadSpec`); ``overrides`` (num_prompts, seed, ...) win."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(f"cannot read workload: {e.strerror or e}", file=str(path)) from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError("invalid YAML", file=str(path), line=(mark.line + 1) if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputError("workload must be a mapping", file=str(path))
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        spec = WorkloadSpec.model_validate(data)
+    except ValidationError as e:
+        raise InputError(_pydantic_msg(e), file=str(path)) from None
+    return generate(spec, base_dir=Path(path).parent)
+
+
+def from_bench_flags(*, dataset_name: str = "random", random_input_len: int = 1024,
+                     random_output_len: int = 128, num_prompts: int = 1000,
+                     request_rate: float = math.inf, max_concurrency: int | None = None,
+                     seed: int = 0, burstiness: float = 1.0) -> Requests:
+    """The ``vllm bench serve`` flags: ``random`` gives fixed lengths (range ratio 0), ``sharegpt`` the
+    built-in profile; ``request_rate`` inf sends everything at t=0 (Poisson otherwise)."""
+    try:
+        if dataset_name == "sharegpt":
+            cls: dict[str, Any] = {"dataset": "sharegpt"}
+        elif dataset_name == "random":
+            cls = {"classes": [RequestClass(name="random", input=LengthDist(value=random_input_len),
+                                            output=LengthDist(value=random_output_len))]}
+        else:
+            raise InputError(f"unknown dataset {dataset_name!r} (random or sharegpt)", key="--dataset-name")
+        arrival = (Arrival(process="all_at_once") if request_rate is None or math.isinf(request_rate)
+                   else Arrival(process="poisson" if burstiness == 1.0 else "gamma",
+                                rate=request_rate, burstiness=burstiness))
+        spec = WorkloadSpec(num_prompts=num_prompts, seed=seed, arrival=arrival,
+                            max_concurrency=max_concurrency, **cls)
+    except ValidationError as e:
+        raise InputError(_pydantic_msg(e)) from None
+    return generate(spec)

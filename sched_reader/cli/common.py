@@ -1,0 +1,83 @@
+"""Options and plumbing shared by every analysis command (kept light: no heavy imports here).
+
+A command line after ``--`` (``sched-reader diagnose -- vllm serve MODEL ...``) is split off in
+``app.main`` before typer parses anything, and kept in ``COMMAND_LINE``; when the app is driven
+directly (``typer.testing.CliRunner``), click passes those words as positional arguments, and
+``split_inputs`` recognizes them by their first word.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Callable, NoReturn, TypeVar
+
+import typer
+
+from sched_reader.errors import EXIT_ERROR, SchedReaderError
+
+COMMAND_LINE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("command_line", default=None)
+
+_LAUNCHERS = ("vllm", "python", "python3", "docker", "podman")
+
+
+class OutputFormat(str, Enum):
+    """Output formats of the analysis commands."""
+
+    text = "text"
+    json = "json"
+
+
+GpuOption = typer.Option(
+    None, "--gpu", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3' (default: from the file, else H100 SXM5 80GB)."
+)
+VllmOption = typer.Option(
+    None, "--vllm", help="vLLM release to check against, e.g. 0.19.0 (default: from the image tag, else the newest known)."
+)
+ModelConfigOption = typer.Option(
+    None, "--model-config", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
+)
+FormatOption = typer.Option(OutputFormat.text, "--format", "-f", help="Output format.", case_sensitive=False)
+
+
+def split_inputs(files: list[str] | None) -> tuple[list[str], list[str] | None]:
+    """Separate deploy files from a command line (the words after ``--``)."""
+    files = list(files or [])
+    tail = COMMAND_LINE.get()
+    if tail is not None:
+        return files, tail
+    for i, word in enumerate(files):
+        base = Path(word).name
+        if base in _LAUNCHERS and not Path(word).is_file():
+            return files[:i], files[i:]
+        if word.startswith("--"):
+            return files[:i], files[i:]
+    return files, None
+
+
+T = TypeVar("T")
+
+
+def run_guarded(fn: Callable[[], T]) -> T:
+    """Run a command body; a ``SchedReaderError`` becomes one line on stderr and exit code 2."""
+    try:
+        return fn()
+    except SchedReaderError as err:
+        fail(str(err), err.exit_code)
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except Exception as err:  # noqa: BLE001 - last line of defence: never a traceback
+        fail(
+            f"internal error: {type(err).__name__}: {err} (please report this with the input that caused it)",
+            EXIT_ERROR,
+        )
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    """Print ``sched-reader: error: MESSAGE`` on stderr and exit with ``code``."""
+    sys.stderr.write(f"sched-reader: error: {message}\n")
+    raise typer.Exit(code)

@@ -1,0 +1,36 @@
+"""``--fail-on``: which finding severity makes a command exit 1."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import typer
+
+from sched_reader.errors import EXIT_FINDINGS, EXIT_OK
+from sched_reader.findings import SEVERITY_RANK
+
+
+class FailOn(str, Enum):
+    """Lowest severity that makes the command exit 1 (``never``: always 0 unless input is invalid)."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+FailOnOption = typer.Option(
+    FailOn.warning, "--fail-on", help="Exit 1 when a finding of this severity or worse is reported.", case_sensitive=False
+)
+
+
+def exit_for(specs: list, fail_on: FailOn) -> int:
+    """0 or 1 for these engines' findings under the threshold."""
+    if fail_on == FailOn.never:
+        return EXIT_OK
+    threshold = SEVERITY_RANK[fail_on.value]
+    for spec in specs:
+        for f in spec.findings:
+            if SEVERITY_RANK[f.severity] >= threshold:
+                return EXIT_FINDINGS
+    return EXIT_OK

@@ -1,0 +1,52 @@
+"""Time of the collectives a parallel vLLM forward pass issues (alpha-beta model).
+
+time = latency + traffic / (link bandwidth x efficiency), with traffic per GPU:
+  ring all-reduce of B bytes over n GPUs:   2 (n - 1) / n x B      (reduce-scatter + all-gather)
+  all-gather / reduce-scatter of n x B:     (n - 1) x B            (each GPU sends/receives n-1 shards)
+  point-to-point send of B bytes:           B
+Link: NVLink per-direction bandwidth when the GPU has NVLink (``GPU.link_unidir_gb_s``), otherwise
+PCIe per-direction bandwidth (``GPU.pcie_unidir_gb_s``). Bandwidths are 10^9 B/s in the catalog.
+"""
+
+from __future__ import annotations
+
+from sched_reader.models.cost.efficiency import Efficiency
+from sched_reader.models.gpu import GPU
+
+# PCIe Gen4 x16 per direction, used only when the catalog gives no bandwidth at all (10^9 B/s).
+_DEFAULT_PCIE_GB_S = 32.0
+
+
+def link_bandwidth_bytes_s(gpu: GPU, eff: Efficiency, n: int) -> float:
+    """Achievable per-direction bandwidth (B/s) between ``n`` GPUs of this type in one node."""
+    if gpu.interconnect in ("nvlink", "xgmi") and gpu.link_unidir_gb_s:
+        gb = gpu.link_unidir_gb_s
+    else:
+        gb = gpu.pcie_unidir_gb_s or _DEFAULT_PCIE_GB_S
+    return gb * 1e9 * eff.link_bandwidth
+
+
+def link_name(gpu: GPU) -> str:
+    """``"nvlink"``/``"xgmi"`` when the catalog gives a scale-up link, else ``"pcie"``."""
+    if gpu.interconnect in ("nvlink", "xgmi") and gpu.link_unidir_gb_s:
+        return gpu.interconnect
+    return "pcie"
+
+
+def allreduce_time(nbytes: float, n: int, gpu: GPU, eff: Efficiency) -> float:
+    """Seconds for one ring all-reduce of ``nbytes`` (per GPU buffer size) over ``n`` GPUs."""
+    if n <= 1:
+        return 0.0
+    return eff.allreduce_latency_s + 2.0 * (n - 1) / n * nbytes / link_bandwidth_bytes_s(gpu, eff, n)
+
+
+def allgather_time(shard_bytes: float, n: int, gpu: GPU, eff: Efficiency) -> float:
+    """Seconds for an all-gather (or reduce-scatter) where each of ``n`` GPUs owns ``shard_bytes``."""
+    if n <= 1:
+        return 0.0
+    return eff.allreduce_latency_s + (n - 1) * shard_bytes / link_bandwidth_bytes_s(gpu, eff, n)
+
+
+def p2p_time(nbytes: float, gpu: GPU, eff: Efficiency) -> float:
+    """Seconds to send ``nbytes`` to the next pipeline stage."""
+    return eff.p2p_latency_s + nbytes / link_bandwidth_bytes_s(gpu, eff, 2)

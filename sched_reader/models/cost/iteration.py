@@ -1,0 +1,417 @@
+"""Roofline cost of one vLLM scheduler iteration (one forward pass over a mixed batch).
+
+A batch is described in aggregate form (exact for attention cost linear in context length):
+  num_decode          sequences generating one token each
+  decode_context_sum  sum over those sequences of tokens already in their KV cache (incl. the new one)
+  prefill_tokens      prompt tokens computed this step (sum of chunk sizes)
+  prefill_attn_pairs  sum over prefill chunks of chunk x (prefix + chunk / 2): causal (query, key) pairs
+  num_prefill_seqs    sequences with a prefill chunk this step (vLLM V1 computes logits for each)
+
+Per term:  time = max(FLOPs / (peak_FLOPS[dtype] x gemm_or_attention_eff),
+                      bytes / (peak_HBM_bandwidth x memory_eff))
+Terms (per decoder layer group, summed over layers on one GPU):
+  qkv_o_proj   2 x tokens x params FLOPs; weights + activations in/out bytes
+  mlp          dense MLP (SwiGLU/GeGLU: gate, up, down; plain: fc1, fc2)
+  moe_router / moe_shared / moe_experts
+               routed experts: FLOPs 2 x routed tokens x expert params; weight bytes of the distinct
+               experts touched: E_local x (1 - (1 - k/E)^tokens) (uniform routing)
+  attention_decode   FLOPs 2 x heads x (qk_dim + v_dim) x context tokens; bytes = KV read
+  attention_prefill  FLOPs 2 x heads x (qk_dim + v_dim) x causal pairs; bytes = KV of the new tokens
+                     (sliding-window layers: context capped at window per sequence)
+  elementwise  norms, residual, activation, rotary, KV write: bytes per token (memory-bound)
+  embedding, lm_head (only for sequences that emit a token), sampler (logits reads)
+  tp_allreduce 2 per layer + 1 for the vocab-parallel embedding, ring 2(n-1)/n x bytes
+  ep_alltoall  dispatch + combine per MoE layer when expert parallel is on
+  pp_send      (pp - 1) activation sends
+  layer_overhead  latency floor of small kernels per layer (CUDA graphs) or host launch (eager)
+  cpu          scheduler + input preparation + output processing; overlapped when async scheduling
+Units: seconds, FLOPs, bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.cost.collectives import allgather_time, allreduce_time, p2p_time
+from sched_reader.models.cost.efficiency import Efficiency, efficiency_for
+from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
+from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
+from sched_reader.models.engine_spec import EffectiveConfig
+from sched_reader.models.gpu import GPU
+
+# Largest token count vLLM V1 replays from a captured CUDA graph by default (CompilationConfig
+# cudagraph capture sizes end at 512; from 0.11 max_cudagraph_capture_size = min(2 x max_num_seqs, 512)).
+CUDAGRAPH_MAX_TOKENS = 512
+
+# Elementwise traffic per token per layer, in units of hidden-size activations: 2 RMSNorms (read +
+# write = 4), 2 residual adds (read 2 + write 1 each = 6) -> 10 x hidden; gated activation reads gate
+# and up and writes the product: 3 x intermediate.
+ELEMENTWISE_HIDDEN_PASSES = 10
+ELEMENTWISE_INTER_PASSES = 3
+# Sampler: softmax / top-k / top-p passes over fp32 logits per emitted token.
+SAMPLER_LOGIT_PASSES = 3
+LOGIT_BYTES = 4  # logits are materialized in fp32
+
+
+@dataclass
+class TermCost:
+    """One cost term of an iteration. ``bound`` is compute | memory | communication | latency."""
+
+    name: str
+    flops: float = 0.0
+    bytes: float = 0.0
+    compute_s: float = 0.0
+    memory_s: float = 0.0
+    time_s: float = 0.0
+    peak_flops: float = 0.0       # achievable FLOP/s used for this term
+    bandwidth: float = 0.0        # achievable B/s used for this term
+    bound: str = "memory"
+
+    @property
+    def intensity(self) -> float | None:
+        """FLOPs per byte moved from HBM."""
+        return self.flops / self.bytes if self.bytes else None
+
+    @property
+    def ridge(self) -> float | None:
+        """Arithmetic intensity (FLOP/byte) at which this term turns compute-bound."""
+        return self.peak_flops / self.bandwidth if self.bandwidth and self.peak_flops else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "flops": self.flops, "bytes": self.bytes, "time_s": self.time_s,
+                "compute_s": self.compute_s, "memory_s": self.memory_s, "bound": self.bound,
+                "intensity_flop_per_byte": self.intensity, "ridge_flop_per_byte": self.ridge}
+
+
+@dataclass
+class IterationCost:
+    """Breakdown of one iteration: terms, GPU time, host time, step time, pipeline interval."""
+
+    terms: dict[str, TermCost]
+    gpu_time_s: float
+    cpu_time_s: float
+    step_time_s: float
+    pipeline_interval_s: float
+    tokens: int
+    async_overlap: bool
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def flops(self) -> float:
+        return sum(t.flops for t in self.terms.values())
+
+    @property
+    def bytes(self) -> float:
+        return sum(t.bytes for t in self.terms.values())
+
+    @property
+    def intensity(self) -> float | None:
+        return self.flops / self.bytes if self.bytes else None
+
+    @property
+    def bound(self) -> str:
+        """The bound (compute / memory / communication / latency) that accounts for the most time."""
+        acc: dict[str, float] = {}
+        for t in self.terms.values():
+            acc[t.bound] = acc.get(t.bound, 0.0) + t.time_s
+        return max(acc, key=acc.get) if acc else "memory"
+
+    @property
+    def ridge(self) -> float | None:
+        """Ridge point of the largest GEMM term (FLOP/byte)."""
+        gemms = [t for t in self.terms.values() if t.peak_flops and t.bandwidth]
+        if not gemms:
+            return None
+        return max(gemms, key=lambda t: t.time_s).ridge
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"step_time_s": self.step_time_s, "gpu_time_s": self.gpu_time_s, "cpu_time_s": self.cpu_time_s,
+                "pipeline_interval_s": self.pipeline_interval_s, "tokens": self.tokens,
+                "flops": self.flops, "bytes": self.bytes, "intensity_flop_per_byte": self.intensity,
+                "ridge_flop_per_byte": self.ridge, "bound": self.bound, "async_overlap": self.async_overlap,
+                "terms": [t.as_dict() for t in self.terms.values()], "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class DecodeLinearModel:
+    """Closed form of a decode-only step at a fixed batch size ``num_decode``.
+
+    gpu(S) = gpu_intercept_s + slope_full_s_per_token x S + slope_window_s_per_token x min(S, window_cap)
+    step(S) = max(gpu(S), cpu_s) with async scheduling, else gpu(S) + cpu_s
+    where S is the decode context sum and window_cap = num_decode x window (sliding-window layers).
+    Exact for the roofline model (attention decode is linear in context because the KV read and the
+    score FLOPs both scale with S, so their max is linear too).
+    """
+
+    num_decode: int
+    gpu_intercept_s: float
+    slope_full_s_per_token: float
+    slope_window_s_per_token: float
+    window_cap_tokens: float
+    cpu_s: float
+    async_overlap: bool
+
+    def time(self, context_sum: float) -> float:
+        gpu = (self.gpu_intercept_s + self.slope_full_s_per_token * context_sum
+               + self.slope_window_s_per_token * min(context_sum, self.window_cap_tokens))
+        return max(gpu, self.cpu_s) if self.async_overlap else gpu + self.cpu_s
+
+
+def _roof(flops, nbytes, rate, bw, mx):
+    return mx(flops / rate, nbytes / bw)
+
+
+class IterationCostModel:
+    """Roofline time of one scheduler iteration for (model, GPU, serving config).
+
+    ``checkpoint_quantization``: the weight format implied by the checkpoint (``"fp8"``, ``"awq"``,
+    ``"mxfp4"``...), as returned by the model catalog; ``efficiency`` overrides the named factors.
+    One instance models ONE data-parallel rank (its TP x PP GPUs). Stable interface for the simulator:
+    ``step_time``, ``breakdown``, ``decode_step_time_vec``, ``decode_linear``.
+    """
+
+    def __init__(self, arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
+                 checkpoint_quantization: str | None = None, efficiency: Efficiency | None = None) -> None:
+        self.arch = arch
+        self.gpu = gpu
+        self.cfg = cfg
+        self.eff = efficiency or efficiency_for(gpu)
+        self.tp = max(1, int(cfg.tensor_parallel_size))
+        self.pp = max(1, int(cfg.pipeline_parallel_size))
+        self.dp = max(1, int(cfg.data_parallel_size))
+        self.shapes: ModelShapes = model_shapes(arch, self.tp, self.dp, bool(cfg.enable_expert_parallel))
+        self.precision: Precision = resolve_precision(arch, gpu, cfg, checkpoint_quantization)
+        self.bw = gpu.hbm_bandwidth_tb_s * 1e12 * self.eff.memory_bandwidth
+        # attention kernels compute in the activation dtype (16-bit) whatever the weight format
+        self.attn_rate = peak_flops(gpu, self.precision.act_key) * self.eff.attention_compute
+        self.async_overlap = bool(cfg.async_scheduling)
+        self.eager = bool(cfg.enforce_eager)
+        self._prep()
+
+    # ------------------------------------------------------------------ precomputation
+    def _rate(self, component: str) -> float:
+        return peak_flops(self.gpu, self.precision.compute[component]) * self.eff.gemm_compute
+
+    def _lin(self, lins: tuple[Linear, ...], count: int) -> tuple[float, float, float, float]:
+        """(FLOPs per token, weight bytes, activation bytes per token, FLOP rate) for ``count`` layers."""
+        if not lins:
+            return (0.0, 0.0, 0.0, 1.0)
+        comp = lins[0].component
+        wb = self.precision.weight_bytes[comp]
+        ab = self.precision.act_bytes
+        params = sum(lin.params for lin in lins)
+        return (2.0 * params * count, params * wb * count, ab * sum(lin.k + lin.n for lin in lins) * count,
+                self._rate(comp))
+
+    def _prep(self) -> None:
+        p = self.precision
+        s = self.shapes
+        ab = p.act_bytes
+        self._linear_terms: list[tuple[str, tuple[float, float, float, float]]] = []
+        self._experts: list[tuple[int, float, float, float, float, float, int]] = []
+        self._attn: list[tuple[int, float, float, float, float, int | None, float]] = []
+        self._elem_bytes_per_token = 0.0
+        for g in s.groups:
+            self._linear_terms.append(("qkv_o_proj", self._lin(g.attn_linears, g.count)))
+            by_comp: dict[str, list[Linear]] = {}
+            for lin in g.mlp_linears:
+                by_comp.setdefault(lin.component, []).append(lin)
+            for comp, lins in by_comp.items():
+                name = {"mlp": "mlp", "router": "moe_router", "shared": "moe_shared"}[comp]
+                self._linear_terms.append((name, self._lin(tuple(lins), g.count)))
+            if g.moe:
+                m = g.moe
+                route_mult = float(self.dp) if m.ep_size > 1 else 1.0
+                self._experts.append((g.count, float(m.num_experts), float(m.top_k), float(m.local_experts),
+                                      float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears)))
+            a = g.attention
+            kvb = p.kv_bytes
+            self._attn.append((g.count,
+                               2.0 * a.heads * (a.decode_qk_dim + a.decode_v_dim),   # FLOPs per decode ctx token
+                               a.kv_elems_per_token * kvb,                          # bytes per decode ctx token
+                               2.0 * a.heads * (a.qk_dim + a.v_dim),                # FLOPs per prefill pair
+                               a.kv_elems_per_token * kvb,                          # bytes per prefill token
+                               a.window, 0.0))
+            self._elem_bytes_per_token += g.count * (
+                ab * (ELEMENTWISE_HIDDEN_PASSES * s.hidden + ELEMENTWISE_INTER_PASSES * g.act_width)
+                + ab * a.heads * (a.qk_dim + a.v_dim)          # attention q in / o out
+                + a.kv_elems_per_token * kvb)                  # KV-cache write
+        self._expert_rate = self._rate("experts")
+        self._expert_wb = p.weight_bytes["experts"]
+        lm = s.lm_head
+        self._lm = (2.0 * lm.params, lm.params * p.weight_bytes["lm_head"], lm.n * LOGIT_BYTES + ab * lm.k,
+                    self._rate("lm_head"))
+        self._vocab = s.vocab
+        self._hidden = s.hidden
+        self._L = s.num_layers
+        self._moe_layers = sum(g.count for g in s.groups if g.moe)
+
+    # ------------------------------------------------------------------ evaluation core
+    def _evaluate(self, nd, S, Tp, P, nps, mx: Callable, mn: Callable, detail: bool):
+        """GPU and CPU seconds; with ``detail`` also the per-term breakdown. Works on floats or arrays."""
+        eff = self.eff
+        bw = self.bw
+        ab = self.precision.act_bytes
+        T = nd + Tp
+        emit = nd + nps
+        terms: dict[str, TermCost] | None = {} if detail else None
+
+        def add(name, flops, nbytes, rate, t, bound=None):
+            if terms is None:
+                return
+            tc = terms.setdefault(name, TermCost(name))
+            tc.flops += float(flops)
+            tc.bytes += float(nbytes)
+            if rate:
+                tc.compute_s += float(flops / rate)
+                tc.peak_flops = rate
+            if nbytes:
+                tc.memory_s += float(nbytes / bw)
+                tc.bandwidth = bw
+            tc.time_s += float(t)
+            tc.bound = bound or ("compute" if tc.compute_s > tc.memory_s else "memory")
+
+        layers = 0.0
+        for name, (f, wbytes, abytes, rate) in self._linear_terms:
+            if not f:
+                continue
+            fl = f * T
+            by = wbytes + abytes * T
+            t = _roof(fl, by, rate, bw, mx)
+            layers = layers + t
+            add(name, fl, by, rate, t)
+        for count, E, k, local, eparams, route_mult, io in self._experts:
+            Tr = T * route_mult
+            routed = Tr * k * local / E                       # token-expert pairs on this GPU
+            distinct = local * (1.0 - (1.0 - k / E) ** Tr)    # expected experts touched
+            fl = count * 2.0 * routed * eparams
+            by = count * (distinct * eparams * self._expert_wb + ab * routed * io)
+            t = _roof(fl, by, self._expert_rate, bw, mx)
+            layers = layers + t
+            add("moe_experts", fl, by, self._expert_rate, t)
+        for count, fdec, bdec, fpre, bpre, window, _ in self._attn:
+            if window:
+                Se = mn(S, nd * window)
+                Pe = mn(P, Tp * window)
+            else:
+                Se, Pe = S, P
+            td = count * Se * mx(fdec / self.attn_rate, bdec / bw)
+            tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
+            layers = layers + td + tpre
+            add("attention_decode", count * fdec * Se, count * bdec * Se, self.attn_rate, td)
+            add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre)
+        te = T * self._elem_bytes_per_token / bw
+        layers = layers + te
+        add("elementwise", 0.0, T * self._elem_bytes_per_token, 0.0, te, "memory")
+
+        # small-kernel latency floor; in eager mode (or batches beyond the CUDA-graph sizes) the host
+        # launch time bounds the layer stack from below
+        floor = self._L * eff.layer_overhead_graph_s
+        layers = layers + floor
+        add("layer_overhead", 0.0, 0.0, 0.0, floor, "latency")
+        if self.eager:
+            host = self._L * eff.layer_overhead_eager_s
+            extra = mx(host - layers, 0.0)
+            layers = layers + extra
+            add("layer_overhead", 0.0, 0.0, 0.0, extra, "latency")
+
+        # embedding gather, lm_head for emitting sequences, sampler
+        t_emb = 2.0 * ab * self._hidden * T / bw
+        add("embedding", 0.0, 2.0 * ab * self._hidden * T, 0.0, t_emb, "memory")
+        f_lm, w_lm, io_lm, r_lm = self._lm
+        fl = f_lm * emit
+        by = w_lm + io_lm * emit
+        t_lm = _roof(fl, by, r_lm, bw, mx) * (emit > 0)
+        add("lm_head", fl, by, r_lm, t_lm)
+        smp_bytes = SAMPLER_LOGIT_PASSES * emit * self._vocab * LOGIT_BYTES
+        t_smp = smp_bytes / bw
+        add("sampler", 0.0, smp_bytes, 0.0, t_smp, "memory")
+
+        # collectives
+        t_comm = 0.0
+        if self.tp > 1:
+            t_ar = (2 * self._L + 1) * allreduce_time(T * self._hidden * ab, self.tp, self.gpu, eff)
+            t_lg = allgather_time(emit * self._vocab / self.tp * LOGIT_BYTES, self.tp, self.gpu, eff)
+            t_comm = t_ar + t_lg
+            add("tp_allreduce", 0.0, 0.0, 0.0, t_comm, "communication")
+        if self.shapes.ep > 1 and self._moe_layers:
+            t_ep = self._moe_layers * 2 * allgather_time(T * self._hidden * ab, self.shapes.ep, self.gpu, eff)
+            t_comm = t_comm + t_ep
+            add("ep_alltoall", 0.0, 0.0, 0.0, t_ep, "communication")
+        t_pp = 0.0
+        if self.pp > 1:
+            t_pp = (self.pp - 1) * p2p_time(2 * T * self._hidden * ab, self.gpu, eff)
+            add("pp_send", 0.0, 0.0, 0.0, t_pp, "communication")
+
+        # One GPU of a pipeline stage holds 1/pp of the layers; the per-layer terms above were
+        # computed for all layers on a TP rank, so the latency through the pipeline is the same sum.
+        gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp
+        interval = (layers + t_comm) / self.pp + t_lm + t_smp + (t_emb if self.pp == 1 else 0.0)
+        cpu = eff.step_cpu_s + eff.step_cpu_per_seq_s * (nd + nps)
+        if terms is not None:
+            add("cpu", 0.0, 0.0, 0.0, (max(0.0, float(cpu - gpu)) if self.async_overlap else float(cpu)),
+                "latency")
+        return gpu, cpu, interval, terms
+
+    def _combine(self, gpu, cpu, mx):
+        return mx(gpu, cpu) if self.async_overlap else gpu + cpu
+
+    # ------------------------------------------------------------------ public interface
+    def step_time(self, num_decode: int, decode_context_sum: int, prefill_tokens: int,
+                  prefill_attn_pairs: float, num_prefill_seqs: int = 0) -> float:
+        """Seconds for one iteration (latency through all pipeline stages; see ``breakdown``)."""
+        if num_decode + prefill_tokens <= 0:
+            return 0.0
+        gpu, cpu, _, _ = self._evaluate(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs,
+                                        num_prefill_seqs, max, min, False)
+        return self._combine(gpu, cpu, max)
+
+    def breakdown(self, num_decode: int, decode_context_sum: int, prefill_tokens: int,
+                  prefill_attn_pairs: float, num_prefill_seqs: int = 0) -> IterationCost:
+        """Per-term FLOPs, bytes, time, bound, intensity and ridge point of one iteration."""
+        gpu, cpu, interval, terms = self._evaluate(num_decode, decode_context_sum, prefill_tokens,
+                                                   prefill_attn_pairs, num_prefill_seqs, max, min, True)
+        step = self._combine(gpu, cpu, max) if num_decode + prefill_tokens > 0 else 0.0
+        notes = list(self.precision.notes)
+        return IterationCost(terms=terms or {}, gpu_time_s=float(gpu), cpu_time_s=float(cpu), step_time_s=float(step),
+                             pipeline_interval_s=float(self._combine(interval, cpu, max)),
+                             tokens=int(num_decode + prefill_tokens), async_overlap=self.async_overlap, notes=notes)
+
+    def decode_step_time_vec(self, num_decode: np.ndarray, context_sum: np.ndarray) -> np.ndarray:
+        """Vectorized ``step_time(num_decode, context_sum, 0, 0, 0)`` over numpy arrays (seconds)."""
+        nd = np.asarray(num_decode, dtype=float)
+        S = np.asarray(context_sum, dtype=float)
+        gpu, cpu, _, _ = self._evaluate(nd, S, 0.0, 0.0, 0.0, np.maximum, np.minimum, False)
+        out = self._combine(gpu, cpu, np.maximum)
+        return np.where(nd > 0, out, 0.0)
+
+    def pipeline_interval(self, num_decode: int, decode_context_sum: int, prefill_tokens: int = 0,
+                          prefill_attn_pairs: float = 0.0, num_prefill_seqs: int = 0) -> float:
+        """Seconds between successive micro-batches leaving the last pipeline stage (= step_time at pp=1)."""
+        return self.breakdown(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs,
+                              num_prefill_seqs).pipeline_interval_s
+
+    def decode_linear(self, num_decode: int) -> DecodeLinearModel:
+        """Closed-form decode step time vs context sum at batch ``num_decode`` (see DecodeLinearModel)."""
+        eff_bw = self.bw
+        slope_full = slope_win = 0.0
+        window_cap = float("inf")
+        for count, fdec, bdec, _, _, window, _ in self._attn:
+            slope = count * max(fdec / self.attn_rate, bdec / eff_bw)
+            if window:
+                slope_win += slope
+                window_cap = min(window_cap, num_decode * window)
+            else:
+                slope_full += slope
+        gpu0, cpu, _, _ = self._evaluate(num_decode, 0.0, 0.0, 0.0, 0.0, max, min, False)
+        return DecodeLinearModel(num_decode, float(gpu0), slope_full, slope_win,
+                                 window_cap if slope_win else 0.0, float(cpu), self.async_overlap)
+
+    def weight_bytes_per_gpu(self) -> float:
+        """Bytes of weights one TP rank reads for a batch touching every expert (all pipeline stages)."""
+        params = self.shapes.params_per_gpu()
+        return sum(params[c] * self.precision.weight_bytes[c] for c in params if c != "embed")

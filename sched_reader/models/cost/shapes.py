@@ -1,0 +1,242 @@
+"""Per-GPU matmul shapes of one decoder stack, read from a Hugging Face config.
+
+The cost model needs GEMM shapes (in/out features per GPU after tensor/expert parallel sharding),
+attention geometry (heads per GPU, q/k and v widths, KV elements per token, sliding window) and which
+layers are MoE. Parameter counts follow from the shapes (params = in x out per linear); engineer C2's
+``models/weights.py`` owns whole-checkpoint byte accounting, and ``tests/test_cost_shapes.py``
+cross-checks the two.
+
+All sizes are element counts (not bytes). "per GPU" means one tensor-parallel rank of one pipeline
+stage holding all layers (pipeline parallelism is applied in ``iteration.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sched_reader.models.architecture import ModelArch
+
+# HF model_type values whose MLP is a plain two-matrix MLP (no gate); everything else is gated
+# (SwiGLU / GeGLU: gate, up, down).
+NON_GATED_MODEL_TYPES = frozenset({
+    "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "gpt_bigcode", "mpt",
+})
+
+
+@dataclass(frozen=True)
+class Linear:
+    """One (possibly fused) GEMM per token: ``k`` input features, ``n`` output features on this GPU.
+
+    ``component`` selects the weight precision: attn | mlp | experts | shared | router | lm_head.
+    """
+
+    name: str
+    component: str
+    k: int
+    n: int
+
+    @property
+    def params(self) -> int:
+        return self.k * self.n
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    """Attention geometry on one GPU.
+
+    FLOPs per (query, key) pair = 2 x heads x (qk_dim + v_dim) (score GEMM + value GEMM).
+    MLA decode runs in the absorbed latent space: ``decode_qk_dim`` = kv_lora_rank + rope dim,
+    ``decode_v_dim`` = kv_lora_rank; prefill uses the expanded ``qk_dim`` / ``v_dim``.
+    ``kv_elems_per_token``: KV-cache elements stored per token for this layer on this GPU.
+    ``window``: sliding-window length in tokens, or None for full attention.
+    """
+
+    kind: str  # "gqa" | "mla"
+    heads: int
+    qk_dim: int
+    v_dim: int
+    decode_qk_dim: int
+    decode_v_dim: int
+    kv_elems_per_token: int
+    window: int | None
+
+
+@dataclass(frozen=True)
+class MoESpec:
+    """Routed experts of one MoE layer as seen by one GPU.
+
+    ``local_experts``: experts whose (shard of) weights live on this GPU (E without EP, E/ep with EP).
+    ``expert_linears``: the GEMMs of ONE expert on this GPU (sharded by TP without EP, whole with EP).
+    ``token_share``: tokens routed to this GPU's experts per local token = dp (EP gathers every DP
+    rank's tokens) x local_experts / E x top_k, applied in ``iteration.py``.
+    """
+
+    num_experts: int
+    top_k: int
+    local_experts: int
+    expert_linears: tuple[Linear, ...]
+    ep_size: int
+
+    @property
+    def expert_params(self) -> int:
+        return sum(lin.params for lin in self.expert_linears)
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    """``count`` identical decoder layers."""
+
+    count: int
+    attn_linears: tuple[Linear, ...]
+    attention: AttentionSpec
+    mlp_linears: tuple[Linear, ...]        # dense MLP, or shared experts + router of an MoE layer
+    moe: MoESpec | None
+    act_width: int                         # per-token elementwise activation width (gate*up) on this GPU
+
+
+@dataclass(frozen=True)
+class ModelShapes:
+    """Everything the cost model needs about one model on one GPU."""
+
+    model_id: str
+    hidden: int
+    vocab: int
+    num_layers: int
+    groups: tuple[LayerGroup, ...]
+    lm_head: Linear
+    tp: int
+    ep: int
+    gated: bool
+
+    def params_per_gpu(self) -> dict[str, int]:
+        """Parameters held by one TP rank (all pipeline stages together), by component."""
+        out: dict[str, int] = {"attn": 0, "mlp": 0, "experts": 0, "shared": 0, "router": 0,
+                               "embed": 0, "lm_head": 0}
+        for g in self.groups:
+            for lin in g.attn_linears + g.mlp_linears:
+                out[lin.component] += g.count * lin.params
+            if g.moe:
+                out["experts"] += g.count * g.moe.local_experts * g.moe.expert_params
+        out["lm_head"] = self.lm_head.params
+        out["embed"] = self.vocab * self.hidden // self.tp
+        return out
+
+
+def _int(cfg: dict, *keys: str, default: int | None = None) -> int | None:
+    for k in keys:
+        v = cfg.get(k)
+        if v not in (None, 0, ""):
+            return int(v)
+    return default
+
+
+def _layer_windows(arch: ModelArch) -> list[int | None]:
+    """Sliding window per layer (None = full attention), from HF config conventions."""
+    c = arch.config
+    n = arch.num_layers
+    window = _int(c, "sliding_window")
+    if not window:
+        return [None] * n
+    types = c.get("layer_types")
+    if isinstance(types, list) and len(types) == n:
+        return [window if str(t).startswith("sliding") else None for t in types]
+    mt = arch.model_type
+    if mt == "gemma2":  # even layer index slides, odd is global (Gemma2 modeling)
+        return [window if i % 2 == 0 else None for i in range(n)]
+    if mt in ("gemma3", "gemma3_text"):
+        p = _int(c, "sliding_window_pattern", default=6)
+        return [None if (i + 1) % p == 0 else window for i in range(n)]
+    if c.get("use_sliding_window") is False:
+        return [None] * n
+    if mt in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        return [None] * n  # Qwen configs carry sliding_window but use it only with use_sliding_window
+    return [window] * n
+
+
+def _moe_layers(arch: ModelArch) -> list[bool]:
+    c = arch.config
+    n = arch.num_layers
+    if not _int(c, "num_local_experts", "n_routed_experts", "num_experts"):
+        return [False] * n
+    first_dense = _int(c, "first_k_dense_replace", default=0) or 0
+    step = _int(c, "decoder_sparse_step", "moe_layer_freq", default=1) or 1
+    mlp_only = set(c.get("mlp_only_layers") or [])
+    return [i >= first_dense and (i + 1) % step == 0 and i not in mlp_only for i in range(n)]
+
+
+def _attention(arch: ModelArch, tp: int, window: int | None) -> tuple[tuple[Linear, ...], AttentionSpec]:
+    c = arch.config
+    h = arch.hidden_size
+    heads = max(1, arch.num_attention_heads // tp)
+    if arch.is_mla:
+        kv_lora = int(c["kv_lora_rank"])
+        rope = int(c.get("qk_rope_head_dim") or 64)
+        nope = int(c.get("qk_nope_head_dim") or 128)
+        v = int(c.get("v_head_dim") or nope)
+        q_lora = _int(c, "q_lora_rank")
+        lins: list[Linear] = []
+        if q_lora:  # q_a_proj and kv_a_proj are replicated across TP ranks in vLLM
+            lins.append(Linear("q_a_proj", "attn", h, q_lora))
+            lins.append(Linear("q_b_proj", "attn", q_lora, heads * (nope + rope)))
+        else:
+            lins.append(Linear("q_proj", "attn", h, heads * (nope + rope)))
+        lins.append(Linear("kv_a_proj", "attn", h, kv_lora + rope))
+        lins.append(Linear("kv_b_proj", "attn", kv_lora, heads * (nope + v)))
+        lins.append(Linear("o_proj", "attn", heads * v, h))
+        spec = AttentionSpec("mla", heads, nope + rope, v, kv_lora + rope, kv_lora,
+                             kv_lora + rope, window)  # latent cache is replicated on every TP rank
+        return tuple(lins), spec
+    hd = arch.head_dim
+    kvh = max(1, arch.num_kv_heads // tp)  # vLLM replicates KV heads when tp > num_kv_heads
+    lins = [Linear("qkv_proj", "attn", h, (heads + 2 * kvh) * hd), Linear("o_proj", "attn", heads * hd, h)]
+    return tuple(lins), AttentionSpec("gqa", heads, hd, hd, hd, hd, 2 * kvh * hd, window)
+
+
+def _mlp(name: str, component: str, h: int, inter: int, gated: bool) -> tuple[Linear, ...]:
+    if gated:
+        return (Linear(f"{name}.gate_up", component, h, 2 * inter), Linear(f"{name}.down", component, inter, h))
+    return (Linear(f"{name}.fc1", component, h, inter), Linear(f"{name}.fc2", component, inter, h))
+
+
+def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: bool = False) -> ModelShapes:
+    """Per-GPU shapes of ``arch`` under tensor parallel ``tp`` (and expert parallel over tp x dp)."""
+    c = arch.config
+    h = arch.hidden_size
+    gated = arch.model_type not in NON_GATED_MODEL_TYPES
+    windows = _layer_windows(arch)
+    moe_flags = _moe_layers(arch)
+    E = _int(c, "num_local_experts", "n_routed_experts", "num_experts", default=0) or 0
+    top_k = _int(c, "num_experts_per_tok", "experts_per_token", "moe_topk", default=0) or 0
+    inter = _int(c, "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * h) or 4 * h
+    moe_inter = _int(c, "moe_intermediate_size", default=inter) or inter
+    ep = tp * dp if (expert_parallel and E) else 1
+
+    groups: dict[tuple, int] = {}
+    for i in range(arch.num_layers):
+        key = (windows[i], moe_flags[i])
+        groups[key] = groups.get(key, 0) + 1
+
+    out: list[LayerGroup] = []
+    for (window, is_moe), count in groups.items():
+        attn_lins, attn = _attention(arch, tp, window)
+        if is_moe:
+            if ep > 1:
+                local, shard = max(1, E // ep), 1
+            else:
+                local, shard = E, tp
+            expert = _mlp("expert", "experts", h, moe_inter // shard, gated)
+            moe = MoESpec(E, top_k, local, expert, ep)
+            shared_inter = (_int(c, "n_shared_experts", default=0) or 0) * moe_inter
+            shared_inter = _int(c, "shared_expert_intermediate_size", default=shared_inter) or shared_inter
+            mlp_lins: tuple[Linear, ...] = (Linear("router", "router", h, E),)
+            if shared_inter:
+                mlp_lins = mlp_lins + _mlp("shared_expert", "shared", h, shared_inter // tp, gated)
+            act = (top_k * moe_inter) // shard + shared_inter // tp
+        else:
+            moe = None
+            mlp_lins = _mlp("mlp", "mlp", h, inter // tp, gated)
+            act = inter // tp
+        out.append(LayerGroup(count, attn_lins, attn, mlp_lins, moe, act))
+
+    lm_head = Linear("lm_head", "lm_head", h, arch.vocab_size // tp)
+    return ModelShapes(arch.id, h, arch.vocab_size, arch.num_layers, tuple(out), lm_head, tp, ep, gated)

@@ -1,0 +1,222 @@
+"""GPU catalog: load ``models/data/gpus.yaml`` and resolve a GPU name written in a deploy file.
+
+Accepted name forms (matching ignores case, spaces, dashes, underscores and punctuation):
+catalog ids (``nvidia-h100-sxm5-80gb``), short names (``H100``, ``h100-sxm``, ``A100-40GB``),
+nvidia-smi / torch device names (``NVIDIA H100 80GB HBM3``, ``NVIDIA A100-SXM4-80GB``),
+spec-sheet names (``NVIDIA H200 SXM 141GB``), Kubernetes GPU-feature-discovery product labels
+(``NVIDIA-H100-80GB-HBM3``, ``Tesla-V100-SXM2-16GB``) and KubeAI resource profiles
+(``nvidia-gpu-h100:8``; the ``:count`` suffix is ignored).
+
+A short name that fits several SKUs (``H100``, ``A100``) resolves to the most common SKU with
+``guessed=True`` and a note naming the alternatives. Memory is in bytes (``GPU.memory_bytes`` =
+nvidia-smi MiB x 2^20; ``GPU.cuda_total_bytes`` = the total vLLM logs).
+
+The YAML is read on first use and cached, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from sched_reader.errors import UnknownGPUError
+from sched_reader.models.gpu import GPU
+
+DEFAULT_GPU_ID = "nvidia-h100-sxm5-80gb"
+
+_MIB = 2**20
+_GIB = 2**30
+
+# Vendor / product-line words that carry no SKU information (stripped from the front of a name).
+_PREFIXES = ("nvidia", "tesla", "geforce", "amd", "instinct", "intel", "gpu")
+# Memory-technology suffixes that some spellings add and others omit.
+_MEMORY_SUFFIXES = ("hbm3e", "hbm3", "hbm2e", "hbm2", "gddr6x", "gddr6", "gddr7")
+
+
+class GPUResolution(BaseModel):
+    """The result of resolving a GPU name.
+
+    ``guessed`` is True when the name fits several SKUs and the most common one was chosen;
+    ``note`` then says which one and what the alternatives are.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: GPU
+    guessed: bool = False
+    note: str | None = None
+
+
+def normalize_gpu_name(name: str) -> str:
+    """Reduce a GPU spelling to a lookup key: lower case, no punctuation, no vendor words.
+
+    ``"NVIDIA-H100-80GB-HBM3"`` -> ``"h10080gbhbm3"``; ``"nvidia-gpu-h100:8"`` -> ``"h100"``;
+    ``"NVIDIA H100 SXM 80GB (DGX H100)"`` -> ``"h100sxm80gb"``.
+    """
+    s = name.strip().lower()
+    s = re.sub(r"\([^)]*\)", " ", s)        # "(DGX H100)"
+    s = re.sub(r":\s*\d+\s*$", "", s)       # KubeAI "nvidia-gpu-h100:8"
+    s = re.sub(r"[^a-z0-9]+", "", s)
+    changed = True
+    while changed:
+        changed = False
+        for p in _PREFIXES:
+            if s.startswith(p) and len(s) > len(p):
+                s = s[len(p):]
+                changed = True
+    return s
+
+
+def _strip_memory_suffix(key: str) -> str:
+    for suf in _MEMORY_SUFFIXES:
+        if key.endswith(suf) and len(key) > len(suf):
+            return key[: -len(suf)]
+    return key
+
+
+def _build_gpu(row: dict[str, Any]) -> GPU:
+    if row.get("smi_total_mib"):
+        memory_bytes = int(row["smi_total_mib"]) * _MIB
+    else:
+        memory_bytes = int(round(float(row["memory_gib"]) * _GIB))
+    if row["cuda_total_gib"] == "device":   # nothing known: the whole device
+        cuda_total_bytes = memory_bytes
+    else:
+        # Logs print the total rounded to 0.01 GiB; it can never exceed the device memory.
+        cuda_total_bytes = min(int(round(float(row["cuda_total_gib"]) * _GIB)), memory_bytes)
+    return GPU(
+        id=row["id"],
+        vendor=row["vendor"],
+        name=row["name"],
+        arch=row["arch"],
+        aliases=list(row.get("aliases") or []),
+        memory_bytes=memory_bytes,
+        cuda_total_bytes=cuda_total_bytes,
+        cuda_total_inferred=bool(row.get("cuda_total_inferred", True)),
+        hbm_bandwidth_tb_s=float(row["hbm_bandwidth_tb_s"]),
+        tflops=dict(row["tflops"]),
+        interconnect=row["interconnect"],
+        link_unidir_gb_s=row.get("link_unidir_gb_s"),
+        pcie_unidir_gb_s=row.get("pcie_unidir_gb_s"),
+        sm_count=row.get("sm_count"),
+        compute_capability=row.get("compute_capability"),
+        source_url=row["source_url"],
+        form_factor=row.get("form_factor"),
+        memory_type=row.get("memory_type"),
+        tdp_w=row.get("tdp_w"),
+        smi_names=list(row.get("smi_names") or []),
+        cuda_total_source=row.get("cuda_total_source"),
+        tflops_estimated=bool(row.get("tflops_estimated", False)),
+        notes=row.get("notes"),
+    )
+
+
+class _Catalog:
+    """Parsed catalog plus the lookup indexes."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.gpus: list[GPU] = [_build_gpu(r) for r in data["gpus"]]
+        self.by_id: dict[str, GPU] = {g.id: g for g in self.gpus}
+        self.keys: dict[str, str] = {}          # normalized name -> gpu id
+        self.display: dict[str, str] = {}       # normalized name -> a readable spelling
+        for g in self.gpus:
+            for spelling in [g.id, g.name, *g.aliases, *g.smi_names]:
+                self._add(normalize_gpu_name(str(spelling)), g.id, str(spelling))
+        # Ambiguous short names: key -> (default id, note)
+        self.ambiguous: dict[str, tuple[str, str]] = {}
+        for entry in data.get("ambiguous", []):
+            default = entry["default"]
+            if default not in self.by_id:
+                raise ValueError(f"gpus.yaml: ambiguous default {default!r} is not a catalog id")
+            for spelling in entry["names"]:
+                key = normalize_gpu_name(str(spelling))
+                if key in self.keys:
+                    raise ValueError(f"gpus.yaml: ambiguous name {spelling!r} is also an exact name")
+                self.ambiguous[key] = (default, entry["note"])
+                self.display.setdefault(key, str(spelling))
+
+    def _add(self, key: str, gpu_id: str, spelling: str) -> None:
+        if not key:
+            return
+        other = self.keys.get(key)
+        if other is not None and other != gpu_id:
+            raise ValueError(f"gpus.yaml: name {spelling!r} matches both {other} and {gpu_id}")
+        self.keys[key] = gpu_id
+        self.display.setdefault(key, spelling)
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> _Catalog:
+    text = resources.files("sched_reader.models.data").joinpath("gpus.yaml").read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return _Catalog(yaml.load(text, Loader=loader))
+
+
+def list_gpus() -> list[GPU]:
+    """Every GPU in the catalog, in catalog order."""
+    return list(_catalog().gpus)
+
+
+def get_gpu(gpu_id: str) -> GPU:
+    """The GPU with catalog id ``gpu_id`` (exact); raises UnknownGPUError otherwise."""
+    gpu = _catalog().by_id.get(gpu_id)
+    if gpu is None:
+        raise UnknownGPUError(f"unknown GPU id {gpu_id!r}", key="gpu", hint=_hint(gpu_id))
+    return gpu
+
+
+def default_gpu() -> GPU:
+    """The GPU assumed when a deploy file names none: H100 SXM5 80GB."""
+    return _catalog().by_id[DEFAULT_GPU_ID]
+
+
+def nearest_gpu_names(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` known GPUs closest to ``name``, as ``"<name> (<id>)"``, closest first."""
+    cat = _catalog()
+    key = normalize_gpu_name(name) if isinstance(name, str) else ""
+    scored: list[tuple[float, str]] = []
+    for k, gid in list(cat.keys.items()) + [(k, v[0]) for k, v in cat.ambiguous.items()]:
+        ratio = difflib.SequenceMatcher(None, key, k).ratio()
+        if key and (k.startswith(key) or key.startswith(k)):
+            ratio += 0.5  # a prefix match ("h1" -> "h100...") beats an edit-distance neighbour
+        scored.append((ratio, gid))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    out: list[str] = []
+    for _, gid in scored:
+        g = cat.by_id[gid]
+        label = f"{g.name} ({g.id})"
+        if label not in out:
+            out.append(label)
+        if len(out) == n:
+            break
+    return out
+
+
+def _hint(name: str) -> str:
+    return "nearest known GPUs: " + ", ".join(nearest_gpu_names(name))
+
+
+def resolve_gpu(name: str) -> GPUResolution:
+    """Resolve a GPU spelling (see module docstring) to a catalog GPU.
+
+    Raises UnknownGPUError (exit code 2) naming the 3 nearest known GPUs when nothing matches.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise UnknownGPUError(f"GPU name is empty or not a string: {name!r}", key="gpu", hint=_hint(""))
+    cat = _catalog()
+    key = normalize_gpu_name(name)
+    for candidate in (key, _strip_memory_suffix(key)):
+        gid = cat.keys.get(candidate)
+        if gid is not None:
+            return GPUResolution(gpu=cat.by_id[gid])
+        amb = cat.ambiguous.get(candidate)
+        if amb is not None:
+            gid, note = amb
+            return GPUResolution(gpu=cat.by_id[gid], guessed=True, note=f"{name.strip()!r}: {note}")
+    raise UnknownGPUError(f"unknown GPU {name.strip()!r}", key="gpu", hint=_hint(name))

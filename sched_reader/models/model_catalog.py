@@ -1,0 +1,381 @@
+"""Model catalog: load ``models/data/models.yaml`` and resolve the model a deploy file names.
+
+Accepted forms (case-insensitive): catalog ids and aliases (``meta-llama/Llama-3.1-8B-Instruct``),
+a bare repo name (``Qwen2-7B-Instruct``), ``hf://org/name``, object-store or PVC URIs and local paths
+(matched by their last path component, ``org--name`` cache spellings included), quantized derivative
+checkpoints (``RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic`` -> Llama-3.3-70B + fp8), a local model
+directory or ``config.json`` (``--model-config PATH``, or a ``name`` that is an existing directory).
+
+Nothing here touches the network. The catalog YAML is read on first use and cached.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from sched_reader.errors import InputError, UnknownModelError
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.quantization import scheme_from_quant_config
+
+_URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az://", "abfs://", "http://", "https://")
+_HF_SCHEMES = ("hf://", "huggingface://", "hf.co/", "huggingface.co/")
+
+
+class ModelResolution(BaseModel):
+    """The result of resolving a model name.
+
+    ``checkpoint_quantization`` is the weight scheme the checkpoint is stored in (``fp8``, ``w4a16``,
+    ``awq``, ``gptq``, ``gptq_int8``, ``w8a8``, ``nvfp4``, ``mxfp4``, ``bnb_4bit``) or None for 16-bit
+    weights; ``quantization_method`` is the vLLM ``--quantization`` method that checkpoint loads with
+    (``compressed-tensors``, ``fp8``, ``modelopt``, ``awq``, ``gptq``, ...). ``guessed`` is True when the
+    architecture was inferred from a path or a look-alike name rather than matched exactly.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    arch: ModelArch
+    checkpoint_quantization: str | None = None
+    quantization_method: str | None = None
+    quantization_config: dict[str, Any] | None = None  # verbatim from a read config.json, else None
+    guessed: bool = False
+    note: str | None = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Quantized-derivative name suffixes -> (scheme, default vLLM method). Order matters: longest first.
+@dataclass(frozen=True)
+class _Suffix:
+    pattern: re.Pattern[str]
+    scheme: str
+    method: str | None  # None: depends on the publishing org (see _fp8_method)
+
+
+def _sfx(regex: str, scheme: str, method: str | None) -> _Suffix:
+    return _Suffix(re.compile(r"[-_.](?:" + regex + r")$", re.IGNORECASE), scheme, method)
+
+
+_SUFFIXES: tuple[_Suffix, ...] = (
+    _sfx(r"quantized\.w4a16", "w4a16", "compressed-tensors"),
+    _sfx(r"quantized\.w8a16", "w8a16", "compressed-tensors"),
+    _sfx(r"quantized\.w8a8", "w8a8", "compressed-tensors"),
+    _sfx(r"quantized\.w4a4", "nvfp4", "compressed-tensors"),
+    _sfx(r"w8a8[-_]fp8", "fp8", "compressed-tensors"),
+    _sfx(r"fp8[-_]dynamic|fp8[-_]static|fp8[-_]block|fp8[-_]kv|fp8[-_]e4m3", "fp8", None),
+    _sfx(r"fp8", "fp8", None),
+    _sfx(r"nvfp4|fp4", "nvfp4", None),
+    _sfx(r"mxfp4", "mxfp4", "mxfp4"),
+    _sfx(r"gptq[-_]int4|gptq[-_]4bit|gptq", "gptq", "gptq"),
+    _sfx(r"gptq[-_]int8|gptq[-_]8bit", "gptq_int8", "gptq"),
+    _sfx(r"awq[-_]int4|awq", "awq", "awq"),
+    _sfx(r"w4a16", "w4a16", "compressed-tensors"),
+    _sfx(r"w8a16", "w8a16", "compressed-tensors"),
+    _sfx(r"w8a8|int8", "w8a8", "compressed-tensors"),
+    _sfx(r"int4", "w4a16", "compressed-tensors"),
+    _sfx(r"bnb[-_]4bit|unsloth[-_]bnb[-_]4bit", "bnb_4bit", "bitsandbytes"),
+)
+
+# FP8 / FP4 checkpoints: the loader depends on who published them.
+_ORG_FP8_METHOD = {
+    "redhatai": "compressed-tensors",
+    "neuralmagic": "compressed-tensors",
+    "nm-testing": "compressed-tensors",
+    "nvidia": "modelopt",
+    "meta-llama": "fbgemm_fp8",
+    "qwen": "fp8",
+    "deepseek-ai": "fp8",
+}
+
+
+def _fp8_method(org: str | None, scheme: str) -> str:
+    org_l = (org or "").lower()
+    method = _ORG_FP8_METHOD.get(org_l, "fp8" if scheme == "fp8" else "compressed-tensors")
+    if scheme == "nvfp4":
+        return "modelopt_fp4" if org_l == "nvidia" else "compressed-tensors"
+    return method
+
+
+# ----------------------------------------------------------------------------------------------
+def _arch_from_row(row: dict[str, Any]) -> ModelArch:
+    op = row.get("official_params") or {}
+    sources = [row.get("config_url", ""), *(row.get("config_read_from") or [])]
+    return ModelArch(
+        id=row["id"],
+        aliases=list(row.get("aliases") or []),
+        model_type=row["model_type"],
+        architectures=list(row.get("architectures") or []),
+        config=dict(row["config"]),
+        vision_config=row.get("vision_config"),
+        official_params=op.get("total"),
+        official_params_counts=op.get("counts"),
+        official_active_params=op.get("active"),
+        multimodal=row.get("multimodal"),
+        source="; ".join(s for s in sources if s),
+    )
+
+
+class _Catalog:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.models: list[ModelArch] = [_arch_from_row(r) for r in data["models"]]
+        self.by_id = {m.id: m for m in self.models}
+        self.full: dict[str, str] = {}   # "org/name" lower -> id
+        self.short: dict[str, set[str]] = {}  # "name" lower -> ids
+        for m in self.models:
+            for spelling in [m.id, *m.aliases]:
+                key = spelling.lower()
+                other = self.full.get(key)
+                if other is not None and other != m.id:
+                    raise ValueError(f"models.yaml: {spelling!r} names both {other} and {m.id}")
+                self.full[key] = m.id
+                self.short.setdefault(key.rsplit("/", 1)[-1], set()).add(m.id)
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> _Catalog:
+    text = resources.files("sched_reader.models.data").joinpath("models.yaml").read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return _Catalog(yaml.load(text, Loader=loader))
+
+
+def list_models() -> list[ModelArch]:
+    """Every architecture in the catalog, in catalog order."""
+    return list(_catalog().models)
+
+
+def get_model(model_id: str) -> ModelArch:
+    """The catalog entry whose id or alias is ``model_id`` (case-insensitive)."""
+    cat = _catalog()
+    mid = cat.full.get(model_id.lower()) if isinstance(model_id, str) else None
+    if mid is None:
+        raise UnknownModelError(f"unknown model {model_id!r}", key="model", hint=_hint(str(model_id)))
+    return cat.by_id[mid]
+
+
+def nearest_model_ids(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` catalog ids closest to ``name`` (by id/alias similarity), closest first."""
+    cat = _catalog()
+    key = (name or "").lower()
+    short = key.rsplit("/", 1)[-1]
+    scored = []
+    for spelling, mid in cat.full.items():
+        r = max(
+            difflib.SequenceMatcher(None, key, spelling).ratio(),
+            difflib.SequenceMatcher(None, short, spelling.rsplit("/", 1)[-1]).ratio(),
+        )
+        scored.append((r, mid))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    out: list[str] = []
+    for _, mid in scored:
+        if mid not in out:
+            out.append(mid)
+        if len(out) == n:
+            break
+    return out
+
+
+def _hint(name: str) -> str:
+    return "nearest known models: " + ", ".join(nearest_model_ids(name)) + "; or pass --model-config PATH"
+
+
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class _Parsed:
+    org: str | None
+    repo: str
+    from_path: bool  # came from a local path / object-store URI (so the name is only a hint)
+
+
+def _parse_name(name: str) -> _Parsed:
+    s = name.strip().strip("\"'")
+    low = s.lower()
+    for scheme in _HF_SCHEMES:
+        if low.startswith(scheme):
+            s = s[len(scheme):]
+            return _split_repo(s.strip("/"), from_path=False)
+    from_path = low.startswith(_URI_SCHEMES) or s.startswith(("/", "./", "../", "~")) or s.count("/") > 1
+    if from_path:
+        if "://" in s:
+            s = s.split("://", 1)[1]
+        parts = [p for p in s.split("/") if p and p not in (".", "..", "~")]
+        base = parts[-1] if parts else s
+        if base.startswith("models--"):  # HF hub cache dir: models--org--name
+            base = base[len("models--"):]
+        if "--" in base:  # "TinyLlama--TinyLlama-1.1B-Chat-v1.0"
+            org, repo = base.split("--", 1)
+            return _Parsed(org=org, repo=repo, from_path=True)
+        return _Parsed(org=None, repo=base, from_path=True)
+    return _split_repo(s, from_path=False)
+
+
+def _split_repo(s: str, from_path: bool) -> _Parsed:
+    if "/" in s:
+        org, repo = s.split("/", 1)
+        return _Parsed(org=org, repo=repo.split("/")[0], from_path=from_path)
+    return _Parsed(org=None, repo=s, from_path=from_path)
+
+
+def _lookup(cat: _Catalog, org: str | None, repo: str) -> tuple[str | None, bool]:
+    """(catalog id, exact) for org/repo; exact=False when only the repo name matched."""
+    if org:
+        mid = cat.full.get(f"{org}/{repo}".lower())
+        if mid:
+            return mid, True
+    ids = cat.short.get(repo.lower())
+    if ids and len(ids) == 1:
+        return next(iter(ids)), org is None
+    return None, False
+
+
+def resolve_model(name: str, model_config_path: str | None = None) -> ModelResolution:
+    """Resolve a model name (see module docstring); ``model_config_path`` overrides the catalog.
+
+    Raises UnknownModelError (exit 2) naming the 3 nearest catalog ids when nothing matches, and
+    InputError when a given config file cannot be read.
+    """
+    if model_config_path:
+        return _from_config_path(model_config_path, name)
+    if not isinstance(name, str) or not name.strip():
+        raise UnknownModelError(f"model name is empty or not a string: {name!r}", key="model", hint=_hint(""))
+    local = Path(os.path.expanduser(name.strip()))
+    if name.strip().startswith(("/", ".", "~")) and (local / "config.json").is_file():
+        return _from_config_path(str(local), name)
+
+    cat = _catalog()
+    parsed = _parse_name(name)
+    mid, exact = _lookup(cat, parsed.org, parsed.repo)
+    if mid:
+        return _resolution_for(cat.by_id[mid], name, parsed, exact, None)
+
+    # Quantized derivative: strip one quantization suffix and retry.
+    for suffix in _SUFFIXES:
+        m = suffix.pattern.search(parsed.repo)
+        if not m:
+            continue
+        base = parsed.repo[: m.start()]
+        mid, exact = _lookup(cat, parsed.org, base)
+        if mid is None:
+            continue
+        method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
+        return _resolution_for(cat.by_id[mid], name, parsed, exact, (suffix.scheme, method))
+    raise UnknownModelError(f"unknown model {name.strip()!r}", key="model", hint=_hint(parsed.repo))
+
+
+def _resolution_for(
+    arch: ModelArch, name: str, parsed: _Parsed, exact: bool, quant: tuple[str, str] | None
+) -> ModelResolution:
+    notes: list[str] = []
+    guessed = False
+    if parsed.from_path:
+        guessed = True
+        notes.append(f"path {name.strip()!r} assumed to hold {arch.id} (matched by directory name)")
+    elif not exact and parsed.org and quant is None:
+        guessed = True
+        notes.append(f"{parsed.org}/{parsed.repo} is not in the catalog; assumed the architecture of {arch.id} (same repo name)")
+    scheme, method = scheme_from_quant_config(arch.quantization_config)
+    if quant is not None:
+        scheme, method = quant
+        notes.append(f"quantized derivative of {arch.id}: {scheme} weights (vLLM method {method}), from the name")
+    return ModelResolution(
+        arch=arch,
+        checkpoint_quantization=scheme,
+        quantization_method=method,
+        quantization_config=arch.quantization_config if quant is None else None,
+        guessed=guessed,
+        note="; ".join(notes) or None,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading a config.json given on the command line.
+
+# transformers attribute_map equivalents for configs that spell the standard keys differently.
+_KEY_SYNONYMS = {
+    "hidden_size": ("n_embd", "d_model", "dim"),
+    "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
+    "num_attention_heads": ("n_head", "num_heads", "n_heads"),
+    "max_position_embeddings": ("n_positions", "max_seq_len", "seq_length"),
+    "intermediate_size": ("n_inner", "ffn_dim", "d_ff"),
+}
+_REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+
+
+def _from_config_path(path: str, name: str | None) -> ModelResolution:
+    p = Path(os.path.expanduser(path))
+    cfg_file = p / "config.json" if p.is_dir() else p
+    try:
+        raw = json.loads(cfg_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("model config not found", file=str(cfg_file), key="--model-config") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read model config: {exc}", file=str(cfg_file), key="--model-config") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"model config is not valid JSON: {exc.msg}", file=str(cfg_file), line=exc.lineno,
+                         key="--model-config") from None
+    if not isinstance(raw, dict):
+        raise InputError("model config must be a JSON object", file=str(cfg_file), key="--model-config")
+    arch, filled = arch_from_hf_config(raw, model_id=(name or "").strip() or cfg_file.parent.name, source=str(cfg_file))
+    missing = [k for k in _REQUIRED if k not in arch.config]
+    if missing:
+        raise InputError(f"model config lacks {', '.join(missing)}", file=str(cfg_file), key="--model-config",
+                         hint="give the model's Hugging Face config.json")
+
+    qc = arch.quantization_config
+    hf_quant = cfg_file.parent / "hf_quant_config.json"  # ModelOpt checkpoints
+    if qc is None and hf_quant.is_file():
+        try:
+            mo = json.loads(hf_quant.read_text(encoding="utf-8")).get("quantization", {})
+            qc = {"quant_method": "modelopt", **mo} if mo.get("quant_algo") != "NVFP4" else {"quant_method": "nvfp4", **mo}
+        except (OSError, ValueError, AttributeError):
+            qc = None
+    scheme, method = scheme_from_quant_config(qc)
+    note = f"architecture read from {cfg_file}"
+    if filled:
+        note += f" (standard keys filled from synonyms: {', '.join(filled)})"
+    return ModelResolution(arch=arch, checkpoint_quantization=scheme, quantization_method=method,
+                           quantization_config=qc, guessed=False, note=note)
+
+
+def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") -> tuple[ModelArch, list[str]]:
+    """Build a ModelArch from a verbatim HF config.json dict.
+
+    Multimodal configs: ``text_config`` keys are flattened into ``config`` (they win over top-level
+    keys), ``vision_config`` is kept apart, top-level ``quantization_config`` stays in ``config``.
+    Returns the arch and the standard keys that were filled from synonyms (e.g. GPT-2 ``n_embd``).
+    """
+    cfg: dict[str, Any] = {k: v for k, v in raw.items() if k not in ("text_config", "vision_config")}
+    text = raw.get("text_config")
+    if isinstance(text, dict):
+        cfg.update(text)
+        if "torch_dtype" not in text and "torch_dtype" in raw:
+            cfg["torch_dtype"] = raw["torch_dtype"]
+    filled: list[str] = []
+    for std, syns in _KEY_SYNONYMS.items():
+        if std not in cfg:
+            for syn in syns:
+                if isinstance(cfg.get(syn), int):
+                    cfg[std] = cfg[syn]
+                    filled.append(f"{std}={syn}")
+                    break
+    model_type = str((text or {}).get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
+        else str(raw.get("model_type") or "unknown")
+    multimodal = {k: raw[k] for k in ("mm_tokens_per_image", "image_token_index", "image_token_id") if k in raw}
+    arch = ModelArch(
+        id=model_id,
+        model_type=model_type,
+        architectures=list(raw.get("architectures") or []),
+        config=cfg,
+        vision_config=raw.get("vision_config") if isinstance(raw.get("vision_config"), dict) else None,
+        multimodal=multimodal or None,
+        source=source,
+    )
+    return arch, filled

@@ -1,0 +1,679 @@
+"""Raw engines -> validated, version-aware ``EngineSpec`` objects.
+
+This is the one place where a deploy file meets vLLM's release knowledge:
+
+1. the target release is resolved (``--vllm`` option > image tag > sched-reader file > newest known);
+2. every flag as written is normalized against that release's argument table (underscores, argparse
+   prefixes, ``--no-`` negations, aliases) and its value coerced to the flag's type; later settings
+   override earlier ones, and the losers are kept as ``overridden`` origins;
+3. hardware (``--gpu`` > manifest label > default H100 SXM5 80GB) and the model architecture are resolved;
+4. the effective configuration vLLM will run with is computed (explicit values, else the release's
+   defaults for that GPU), each value with the reason it has.
+
+Unknown flags become findings; values that vLLM would reject while parsing (non-numeric, bad choice,
+NaN, negative) raise ``InputError`` naming file, line and flag.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.findings import Finding
+from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
+from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting, Unresolved
+
+# Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
+_MODEL_DESTS = {"model", "model_tag"}
+
+
+def _field(record: Any, name: str, default: Any = None) -> Any:
+    """Read a field of an argument record, whether it is a dict or an object."""
+    if isinstance(record, dict):
+        return record.get(name, default)
+    return getattr(record, name, default)
+
+
+# ----------------------------------------------------------------------------------------------
+# Version
+# ----------------------------------------------------------------------------------------------
+
+
+def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None, Origin | None, list[Finding]]:
+    """Pick the release for one engine; returns (release, requested, origin, findings)."""
+    from sched_reader.compat.releases import newest, resolve_version
+
+    findings: list[Finding] = []
+    if vllm:
+        requested, origin = vllm, Origin(source="cli-option", key="--vllm")
+    elif raw.vllm_version is not None:
+        requested, origin = str(raw.vllm_version.value), raw.vllm_version.origin
+    else:
+        release = newest()
+        findings.append(
+            Finding(
+                rule="SR110",
+                severity="info",
+                message=f"no vLLM version stated; checking against the newest known release {release}",
+                file=raw.file,
+                line=raw.line,
+                fix="pin the image tag (vllm/vllm-openai:vX.Y.Z) or pass --vllm X.Y.Z",
+            )
+        )
+        return release, None, None, findings
+    try:
+        res = resolve_version(requested)
+    except SchedReaderError as err:
+        if origin.source == "cli-option":
+            raise
+        err.file, err.line = origin.file, origin.line
+        raise
+    if res.warning:
+        findings.append(
+            Finding(
+                rule="SR110",
+                severity="warning" if not res.exact else "info",
+                message=res.warning,
+                file=origin.file,
+                line=origin.line,
+                key=origin.key,
+                fix="pin an exact released version",
+            )
+        )
+    return res.release, requested, origin, findings
+
+
+# ----------------------------------------------------------------------------------------------
+# Flags
+# ----------------------------------------------------------------------------------------------
+
+
+def _config_file_value_rule(release: str) -> str:
+    """How a ``--config`` YAML boolean ``false`` is turned into argv in ``release``.
+
+    Source: vLLM FlexibleArgumentParser config loading (facts.yaml ``config_file``):
+    0.6.0-0.6.3 stringify every value; 0.6.4-0.27.1 drop ``false``; 0.28.0+ emit ``--no-<key>`` when
+    that option exists.
+    """
+    from sched_reader.compat.releases import version_key
+
+    k = version_key(release)
+    if k < version_key("0.6.4"):
+        return "stringify"
+    if k < version_key("0.28.0"):
+        return "drop-false"
+    return "no-flag"
+
+
+def _normalize_settings(
+    raw: RawEngine, release: str
+) -> tuple[dict[str, FlagValue], list[Finding], list[str]]:
+    """Normalize each setting against the release's flag table.
+
+    Returns (args by dest, findings, notes). Raises InputError for values vLLM would reject.
+    """
+    from sched_reader.compat.argtable import ArgTable
+
+    table = ArgTable.for_release(release)
+    args: dict[str, FlagValue] = {}
+    findings: list[Finding] = []
+    notes: list[str] = []
+    false_rule = _config_file_value_rule(release)
+
+    for s in raw.settings:
+        match = table.lookup(s.flag)
+        if match is None or match.record is None:
+            ambiguous = list(getattr(match, "ambiguous", []) or []) if match is not None else []
+            if ambiguous:
+                findings.append(
+                    Finding(
+                        rule="SR108",
+                        severity="error",
+                        message=f"{s.flag} is an ambiguous abbreviation in vLLM {release}: "
+                        + ", ".join(ambiguous[:5]),
+                        file=s.origin.file,
+                        line=s.origin.line,
+                        key=s.flag,
+                        fix=f"write the full flag name, e.g. {ambiguous[0]}",
+                    )
+                )
+            else:
+                findings.append(_unknown_flag_finding(table, s, release))
+            continue
+        rec = match.record
+        dest = _field(rec, "dest")
+        flag = _field(rec, "flag")
+        if dest in _MODEL_DESTS:
+            continue
+        value = s.value
+        is_bool = _is_bool_flag(rec)
+        if s.origin.source == "config-file" and value is False and is_bool and not match.negated:
+            if false_rule == "drop-false" and _field(rec, "action") != "store_boolean":
+                findings.append(
+                    Finding(
+                        rule="SR111",
+                        severity="warning",
+                        message=(
+                            f"`{s.origin.key or flag.lstrip('-')}: false` in a --config file is dropped by vLLM "
+                            f"{release} (only true booleans become flags), so {flag} keeps its default"
+                        ),
+                        file=s.origin.file,
+                        line=s.origin.line,
+                        key=s.origin.key or flag,
+                        fix=(
+                            f"write `no-{flag.lstrip('-')}: true`"
+                            if _field(rec, "negative_flag")
+                            else f"remove the key; {flag} cannot be switched off in {release}"
+                        ),
+                    )
+                )
+                continue
+        try:
+            typed = _coerce(table, rec, value, match.negated)
+        except ValueError as err:
+            raise InputError(
+                str(err),
+                file=s.origin.file,
+                line=s.origin.line,
+                key=s.flag,
+                hint=_choices_hint(rec),
+            ) from None
+        previous = args.get(dest)
+        overridden = []
+        if previous is not None:
+            overridden = [*previous.overridden, previous.origin]
+        args[dest] = FlagValue(dest=dest, flag=flag, value=typed, origin=s.origin, overridden=overridden)
+    return args, findings, notes
+
+
+def _is_bool_flag(rec: Any) -> bool:
+    action = str(_field(rec, "action") or "")
+    return _field(rec, "type") == "bool" or "store_true" in action or "BooleanOptional" in action
+
+
+def _choices_hint(rec: Any) -> str | None:
+    choices = _field(rec, "choices")
+    if isinstance(choices, list) and choices:
+        shown = ", ".join(str(c) for c in choices[:12])
+        return f"choices: {shown}"
+    return None
+
+
+def _coerce(table: Any, rec: Any, value: Any, negated: bool) -> Any:
+    """Typed value for one setting; a bare boolean flag means True (False when negated)."""
+    if _is_bool_flag(rec):
+        if value is None:
+            return not negated
+        if isinstance(value, bool):
+            return (not value) if negated else value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            b = value.lower() in ("true", "1", "yes")
+            return (not b) if negated else b
+    if value is None and _field(rec, "nargs") not in ("?", "*"):
+        raise ValueError(f"{_field(rec, 'flag')} expects a value")
+    typed = table.coerce(rec, value)
+    if isinstance(typed, float) and (math.isnan(typed) or math.isinf(typed)):
+        raise ValueError(f"{_field(rec, 'flag')} must be a finite number, got {value!r}")
+    return typed
+
+
+def _unknown_flag_finding(table: Any, s: Setting, release: str) -> Finding:
+    from sched_reader.compat import argtable as at
+
+    suggestions = table.did_you_mean(s.flag)
+    canonical = "--" + s.flag.lstrip("-").replace("_", "-")
+    history = ""
+    fix = f"did you mean {suggestions[0]}?" if suggestions else "remove it"
+    try:
+        first = at.first_seen(canonical)
+        last = at.last_seen(canonical)
+    except Exception:  # the history helpers are optional refinements
+        first = last = None
+    if last and _older(last, release):
+        history = f"; removed after {last}"
+        renamed = None
+        try:
+            renamed = at.renamed_to(canonical)
+        except Exception:
+            renamed = None
+        fix = f"use {renamed}" if renamed else fix
+    elif first and _older(release, first):
+        history = f"; added in {first}"
+        fix = f"upgrade to vLLM >= {first} or remove it"
+    return Finding(
+        rule="SR101",
+        severity="error",
+        message=f"unknown flag {s.flag} in vLLM {release}{history}",
+        file=s.origin.file,
+        line=s.origin.line,
+        key=s.flag,
+        fix=fix,
+    )
+
+
+def _older(a: str, b: str) -> bool:
+    from sched_reader.compat.releases import version_key
+
+    return version_key(a) < version_key(b)
+
+
+# ----------------------------------------------------------------------------------------------
+# Hardware and model
+# ----------------------------------------------------------------------------------------------
+
+
+def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: list[str]) -> Hardware:
+    from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
+
+    gpu_origin: Origin | None = None
+    inferred = False
+    if gpu:
+        res = resolve_gpu(gpu)
+        gpu_origin = Origin(source="cli-option", key="--gpu")
+    elif raw.gpu_type is not None:
+        try:
+            res = resolve_gpu(str(raw.gpu_type.value))
+        except SchedReaderError as err:
+            err.file, err.line = raw.gpu_type.origin.file, raw.gpu_type.origin.line
+            raise
+        gpu_origin = raw.gpu_type.origin
+    else:
+        res = None
+        inferred = True
+    if res is None:
+        the_gpu = default_gpu()
+        notes.append(f"GPU not stated; assuming {the_gpu.name} (pass --gpu to change)")
+    else:
+        the_gpu = res.gpu
+        if res.guessed and res.note:
+            notes.append(res.note)
+    count_origin = None
+    count_inferred = False
+    if raw.gpu_count is not None:
+        try:
+            count = int(raw.gpu_count.value)
+        except (TypeError, ValueError):
+            raise InputError(
+                f"GPU count {raw.gpu_count.value!r} is not a whole number",
+                file=raw.gpu_count.origin.file,
+                line=raw.gpu_count.origin.line,
+                key=raw.gpu_count.origin.key,
+            ) from None
+        count_origin = raw.gpu_count.origin
+    else:
+        count = world_size
+        count_inferred = True
+    return Hardware(
+        gpu=the_gpu,
+        count=count,
+        gpu_origin=gpu_origin,
+        count_origin=count_origin,
+        gpu_inferred=inferred,
+        count_inferred=count_inferred,
+    )
+
+
+def _model_name(raw: RawEngine) -> tuple[str | None, Origin | None]:
+    if raw.model is None or raw.model.value in (None, ""):
+        return None, None
+    return str(raw.model.value), raw.model.origin
+
+
+# ----------------------------------------------------------------------------------------------
+# Effective configuration
+# ----------------------------------------------------------------------------------------------
+
+
+def derived_max_model_len(config: dict[str, Any]) -> int | None:
+    """The context length vLLM derives from a HF config when --max-model-len is not set (tokens).
+
+    vLLM (``_get_and_verify_max_len``) takes the smallest of the known length keys, then, for RoPE
+    scaling types other than su/longrope/llama3/mrope, multiplies by the scaling factor (from
+    ``original_max_position_embeddings`` for YaRN).
+    """
+    keys = (
+        "max_position_embeddings",
+        "n_positions",
+        "max_seq_len",
+        "seq_length",
+        "max_sequence_length",
+        "max_seq_length",
+        "seq_len",
+    )
+    lengths = [int(config[k]) for k in keys if isinstance(config.get(k), (int, float)) and config.get(k)]
+    if not lengths:
+        return None
+    derived = min(lengths)
+    rs = config.get("rope_scaling") or {}
+    if isinstance(rs, dict):
+        rtype = rs.get("rope_type", rs.get("type"))
+        if rtype not in (None, "su", "longrope", "llama3", "mrope", "default") and rs.get("factor"):
+            if rtype == "yarn" and rs.get("original_max_position_embeddings"):
+                derived = int(rs["original_max_position_embeddings"])
+            derived = int(derived * float(rs["factor"]))
+    return derived
+
+
+def _resolve_dtype(explicit: str | None, arch_dtype: str, quantization: str | None) -> tuple[str, str]:
+    """Resolve ``--dtype`` like vLLM: auto follows the checkpoint, float32 checkpoints run in bf16."""
+    aliases = {"half": "float16", "float": "float32", "bf16": "bfloat16", "fp16": "float16"}
+    if explicit and explicit != "auto":
+        return aliases.get(explicit, explicit), "explicit"
+    d = aliases.get(arch_dtype, arch_dtype)
+    if d == "float32":
+        return "bfloat16", "auto: checkpoint is float32; vLLM serves float32 checkpoints in bfloat16"
+    return d, f"auto: checkpoint torch_dtype {arch_dtype}"
+
+
+def build_effective(spec: EngineSpec) -> EffectiveConfig:
+    """The configuration vLLM will run with: explicit values, else the release's defaults."""
+    from sched_reader.compat.defaults import release_facts, scheduler_defaults
+
+    facts = release_facts(spec.vllm_version)
+    reasons: dict[str, str] = {}
+
+    def explicit(dest: str, default: Any = None) -> Any:
+        fv = spec.args.get(dest)
+        if fv is not None:
+            reasons[dest] = f"explicit ({fv.origin.where()})"
+            return fv.value
+        return default
+
+    tp = int(explicit("tensor_parallel_size", 1) or 1)
+    pp = int(explicit("pipeline_parallel_size", 1) or 1)
+    dp = int(explicit("data_parallel_size", 1) or 1)
+    if spec.arch is not None:
+        mml_default = derived_max_model_len(spec.arch.config)
+    else:
+        mml_default = None
+    max_model_len = explicit("max_model_len")
+    if max_model_len is None:
+        max_model_len = mml_default or 4096
+        reasons["max_model_len"] = (
+            "derived from the model config (max_position_embeddings / rope scaling)"
+            if mml_default
+            else "unknown model: assumed 4096 tokens"
+        )
+    quantization = explicit("quantization") or spec.checkpoint_quantization
+    if "quantization" not in reasons and quantization:
+        reasons["quantization"] = "checkpoint quantization implied by the model"
+    arch_dtype = spec.arch.torch_dtype if spec.arch is not None else "bfloat16"
+    dtype, dtype_reason = _resolve_dtype(explicit("dtype"), arch_dtype, quantization)
+    reasons["dtype"] = reasons.get("dtype", dtype_reason)
+    explicit_values = {k: v.value for k, v in spec.args.items()}
+    defaults = scheduler_defaults(
+        spec.vllm_version,
+        spec.hardware.gpu.name,
+        spec.hardware.gpu.cuda_total_gib,
+        max_model_len=int(max_model_len),
+        explicit=explicit_values,
+    )
+
+    def pick(dest: str, fallback: Any) -> Any:
+        if dest in spec.args:
+            return explicit(dest)
+        if dest in defaults:
+            value, reason = defaults[dest]
+            reasons[dest] = reason
+            return value
+        reasons[dest] = f"vLLM default {fallback!r}"
+        return fallback
+
+    engine = str(facts.get("engine", "v1") if isinstance(facts, dict) else getattr(facts, "engine", "v1")).lower()
+    spec_cfg = explicit("speculative_config")
+    speculative = _normalize_speculative(spec, spec_cfg)
+    return EffectiveConfig(
+        vllm_version=spec.vllm_version,
+        engine=engine,
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        data_parallel_size=dp,
+        enable_expert_parallel=bool(explicit("enable_expert_parallel", False)),
+        max_model_len=int(max_model_len),
+        gpu_memory_utilization=float(pick("gpu_memory_utilization", 0.9)),
+        kv_cache_memory_bytes=explicit("kv_cache_memory_bytes"),
+        dtype=dtype,
+        quantization=quantization,
+        kv_cache_dtype=str(explicit("kv_cache_dtype", "auto") or "auto"),
+        block_size=int(pick("block_size", 16) or 16),
+        max_num_seqs=int(pick("max_num_seqs", 256)),
+        max_num_batched_tokens=int(pick("max_num_batched_tokens", 2048)),
+        enable_chunked_prefill=bool(pick("enable_chunked_prefill", engine == "v1")),
+        enable_prefix_caching=bool(pick("enable_prefix_caching", engine == "v1")),
+        enforce_eager=bool(explicit("enforce_eager", False)),
+        async_scheduling=bool(pick("async_scheduling", False)),
+        long_prefill_token_threshold=int(pick("long_prefill_token_threshold", 0) or 0),
+        max_num_partial_prefills=int(pick("max_num_partial_prefills", 1) or 1),
+        cpu_offload_gb=float(explicit("cpu_offload_gb", 0.0) or 0.0),
+        swap_space_gb=float(pick("swap_space", 4.0) or 0.0),
+        num_gpu_blocks_override=explicit("num_gpu_blocks_override"),
+        speculative=speculative,
+        reasons=reasons,
+    )
+
+
+def _normalize_speculative(spec: EngineSpec, value: Any) -> dict[str, Any] | None:
+    """``--speculative-config`` (new) or the legacy ``--speculative-model`` flags -> one dict."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        out.update(value)
+    elif isinstance(value, str) and value.strip():
+        import json
+
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            out.update(parsed)
+    legacy_model = spec.explicit("speculative_model")
+    if legacy_model and "model" not in out:
+        out["model"] = legacy_model
+    k = spec.explicit("num_speculative_tokens")
+    if k and "num_speculative_tokens" not in out:
+        out["num_speculative_tokens"] = k
+    if not out:
+        return None
+    if "method" not in out:
+        model = str(out.get("model") or "")
+        if model in ("[ngram]", "ngram"):
+            out["method"] = "ngram"
+        elif "eagle3" in model.lower():
+            out["method"] = "eagle3"
+        elif "eagle" in model.lower():
+            out["method"] = "eagle"
+        elif "medusa" in model.lower():
+            out["method"] = "medusa"
+        elif model:
+            out["method"] = "draft_model"
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Entry points
+# ----------------------------------------------------------------------------------------------
+
+
+def build_spec(
+    raw: RawEngine,
+    *,
+    gpu: str | None = None,
+    vllm: str | None = None,
+    model_config: str | None = None,
+    strict_model: bool = True,
+) -> EngineSpec:
+    """One ``RawEngine`` -> ``EngineSpec`` (with effective config when the model resolves).
+
+    ``strict_model=False`` records an unknown model as unresolved instead of raising
+    (used by ``sched-reader config``, which lists what it could not resolve).
+    """
+    release, requested, v_origin, findings = _resolve_release(raw, vllm)
+    args, flag_findings, notes = _normalize_settings(raw, release)
+    findings.extend(flag_findings)
+    notes = [*raw.notes, *notes]
+    unresolved = list(raw.unresolved)
+    name, m_origin = _model_name(raw)
+    tp = int(args["tensor_parallel_size"].value) if "tensor_parallel_size" in args else 1
+    pp = int(args["pipeline_parallel_size"].value) if "pipeline_parallel_size" in args else 1
+    dp = int(args["data_parallel_size"].value) if "data_parallel_size" in args else 1
+    for dest, value in (("tensor_parallel_size", tp), ("pipeline_parallel_size", pp), ("data_parallel_size", dp)):
+        if value < 1:
+            fv = args[dest]
+            raise InputError(
+                f"{fv.flag} must be >= 1, got {value}", file=fv.origin.file, line=fv.origin.line, key=fv.flag
+            )
+    hardware = _resolve_hardware(raw, gpu, tp * pp * dp, notes)
+    arch = None
+    ckpt_quant = None
+    if name is None and model_config is None:
+        unresolved.append(
+            Unresolved(
+                text="model",
+                reason="no model given (no positional MODEL, --model or model: key)",
+                origin=Origin(file=raw.file, line=raw.line, source="inferred"),
+            )
+        )
+    elif name is not None and "$" in name and model_config is None:
+        pass  # the reader already reported the unresolved variable
+    else:
+        from sched_reader.models.model_catalog import resolve_model
+
+        try:
+            res = resolve_model(name or "", model_config)
+            arch, ckpt_quant = res.arch, res.checkpoint_quantization
+            if res.guessed and res.note:
+                notes.append(res.note)
+        except SchedReaderError as err:
+            if strict_model:
+                if m_origin is not None and err.file is None:
+                    err.file, err.line = m_origin.file, m_origin.line
+                    err.key = err.key or m_origin.key
+                raise
+            unresolved.append(
+                Unresolved(
+                    text=name or "",
+                    reason=err.message + (f" ({err.hint})" if err.hint else ""),
+                    origin=m_origin or Origin(file=raw.file, line=raw.line),
+                )
+            )
+    spec = EngineSpec(
+        name=raw.name,
+        file=raw.file,
+        line=raw.line,
+        role=raw.role,
+        vllm_version=release,
+        vllm_version_requested=requested,
+        vllm_version_origin=v_origin,
+        model_name=name or "",
+        model_origin=m_origin,
+        arch=arch,
+        checkpoint_quantization=ckpt_quant,
+        hardware=hardware,
+        args=args,
+        findings=findings,
+        unresolved=unresolved,
+        notes=notes,
+        workload=raw.workload,
+        shared_gpu_group=raw.shared_gpu_group,
+    )
+    spec.effective = build_effective(spec)
+    _check_world_size(spec)
+    spec.findings.extend(_release_checks(spec))
+    spec.findings.sort(key=lambda f: f.sort_key())
+    return spec
+
+
+def _check_world_size(spec: EngineSpec) -> None:
+    eff = spec.effective
+    if eff is None or spec.hardware.count_inferred:
+        return
+    world = eff.tensor_parallel_size * eff.pipeline_parallel_size
+    if spec.hardware.count < world and spec.hardware.count_origin is not None:
+        o = spec.hardware.count_origin
+        spec.findings.append(
+            Finding(
+                rule="SR112",
+                severity="error",
+                message=(
+                    f"TP x PP = {world} GPUs per replica but only {spec.hardware.count} GPU(s) are requested; "
+                    "vLLM will fail to start its workers"
+                ),
+                file=o.file,
+                line=o.line,
+                key=o.key,
+                fix=f"request {world} GPUs or lower --tensor-parallel-size / --pipeline-parallel-size",
+            )
+        )
+
+
+def _release_checks(spec: EngineSpec) -> list[Finding]:
+    """Findings from the versioned compatibility checks (feature matrix, start-up rules)."""
+    try:
+        from sched_reader.compat.checks import check_spec
+    except ImportError:  # pragma: no cover - during development only
+        return []
+    existing = {(f.rule, f.line, f.key) for f in spec.findings}
+    return [f for f in check_spec(spec) if (f.rule, f.line, f.key) not in existing]
+
+
+def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = None) -> list[RawEngine]:
+    """All raw engines from the given files and/or a command line after ``--``."""
+    from sched_reader.readers import read_command_line, read_path
+
+    engines: list[RawEngine] = []
+    for p in paths:
+        engines.extend(read_path(p))
+    if command_line:
+        engines.extend(read_command_line(list(command_line)))
+    if not engines:
+        raise InputError("nothing to read", hint="give a deploy file, or a command line after `--`")
+    return engines
+
+
+def build_specs(
+    paths: Iterable[str | Path],
+    command_line: list[str] | None = None,
+    *,
+    gpu: str | None = None,
+    vllm: str | None = None,
+    model_config: str | None = None,
+    strict_model: bool = True,
+) -> list[EngineSpec]:
+    """Read files and/or a command line and build one ``EngineSpec`` per engine found."""
+    raws = read_engines(paths, command_line)
+    specs = [
+        build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model) for r in raws
+    ]
+    _note_shared_gpus(specs)
+    return specs
+
+
+def _note_shared_gpus(specs: list[EngineSpec]) -> None:
+    """Engines that share physical GPUs: their gpu-memory-utilization fractions add up."""
+    groups: dict[str, list[EngineSpec]] = {}
+    for s in specs:
+        if s.shared_gpu_group:
+            groups.setdefault(s.shared_gpu_group, []).append(s)
+    for group, members in groups.items():
+        if len(members) < 2:
+            continue
+        total = sum(m.effective.gpu_memory_utilization for m in members if m.effective)
+        names = ", ".join(m.name for m in members)
+        for m in members:
+            sev = "error" if total > 1.0 else "info"
+            m.findings.append(
+                Finding(
+                    rule="SR113",
+                    severity=sev,
+                    message=(
+                        f"engines {names} share GPU(s) {group}; their gpu-memory-utilization fractions add up to "
+                        f"{total:.2f} of device memory"
+                        + (" (> 1.0: the later engine cannot start)" if total > 1.0 else "")
+                    ),
+                    file=m.file,
+                    line=m.line,
+                    fix="keep the sum of --gpu-memory-utilization of co-located engines below 1.0",
+                )
+            )

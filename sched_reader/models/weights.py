@@ -1,0 +1,469 @@
+"""Weights per GPU: what vLLM reports as "Model loading took X GiB".
+
+Parameters are counted from the Hugging Face config (``ModelArch.config``), grouped into components,
+split across tensor-parallel ranks and pipeline-parallel stages the way vLLM shards its layers, and
+multiplied by the bytes each weight occupies in GPU memory after loading (model dtype, or the
+quantized layout vLLM keeps at run time). Buffers vLLM allocates at load time (rotary cos/sin caches,
+MLA absorbed matrices) are added as ``other_buffers``.
+
+Units: parameters are element counts; bytes are bytes per GPU; GiB = 2**30 bytes.
+The figure per GPU is the largest pipeline stage (vLLM logs it per worker).
+
+Sources (facts only, read in vLLM's source tree):
+- vocab padding to a multiple of 64 per partition: vllm/model_executor/layers/vocab_parallel_embedding.py
+  (DEFAULT_VOCAB_PADDING_SIZE = 64) https://github.com/vllm-project/vllm
+- KV heads replicated when num_kv_heads < tp: vllm/model_executor/layers/linear.py QKVParallelLinear
+- pipeline layer split: vllm/distributed/utils.py get_pp_indices
+- rotary caches: vllm/model_executor/layers/rotary_embedding (cos_sin_cache of
+  max_positions x rotary_dim, cast to the model dtype)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.engine_spec import EffectiveConfig
+
+GIB = 2**30
+VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE
+
+COMPONENTS = (
+    "embedding", "lm_head", "attention", "mlp_dense", "moe_routed_experts", "moe_shared",
+    "router", "norms", "vision", "other_buffers",
+)
+
+DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp32": 4,
+               "bf16": 2, "fp16": 2}
+
+
+class Term(BaseModel):
+    """One explained quantity: ``value`` = ``formula`` evaluated on ``inputs``, in ``unit``.
+
+    ``guessed`` is True when an input is an estimate rather than a fact from the config or vLLM's code.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    formula: str
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    value: float
+    unit: str
+    guessed: bool = False
+
+
+class WeightComponent(BaseModel):
+    """One group of weights. ``params_*`` are element counts; ``bytes_per_gpu`` on the largest stage."""
+
+    name: str
+    params_total: int = 0          # whole model, unsharded
+    params_per_gpu: int = 0        # on the largest pipeline stage, one TP rank
+    bytes_per_weight: float = 0.0  # bytes one stored element takes in GPU memory (incl. scales)
+    bytes_per_gpu: int = 0
+    note: str = ""
+
+
+class WeightBreakdown(BaseModel):
+    """Weights of one model on one GPU (largest pipeline stage, one tensor-parallel rank)."""
+
+    model_id: str
+    weight_format: str                       # bf16 | fp16 | fp32 | fp8 | w4a16 | mxfp4 | nvfp4 | ...
+    components: dict[str, WeightComponent]
+    params_total: int                        # whole model (incl. vision tower if loaded)
+    params_per_gpu: int
+    bytes_per_gpu: int                       # incl. other_buffers
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    pp_stage: int = 0                        # index of the stage reported (the largest)
+    stage_bytes: list[int] = Field(default_factory=list)  # bytes per GPU for every PP stage
+    explain: list[Term] = Field(default_factory=list)
+
+    @property
+    def gib_per_gpu(self) -> float:
+        return self.bytes_per_gpu / GIB
+
+    def component_bytes(self, name: str) -> int:
+        c = self.components.get(name)
+        return c.bytes_per_gpu if c else 0
+
+
+# ----------------------------------------------------------------------------------- helpers
+
+def pad_up(x: int, multiple: int) -> int:
+    """Round ``x`` up to a multiple of ``multiple``."""
+    return -(-x // multiple) * multiple
+
+
+def get_pp_indices(num_layers: int, pp_rank: int, pp_size: int) -> tuple[int, int]:
+    """vLLM's default pipeline split: equal shares, the remainder added to the stages before the last."""
+    per = num_layers // pp_size
+    parts = [per] * pp_size
+    rem = num_layers % pp_size
+    for i in range(2, rem + 2):
+        parts[-i] += 1
+    start = sum(parts[:pp_rank])
+    return start, start + parts[pp_rank]
+
+
+def vocab_rows_per_rank(vocab: int, tp: int) -> int:
+    """Rows of a vocab-parallel embedding / lm_head on one TP rank (padded to 64, then split)."""
+    padded = pad_up(vocab, VOCAB_PADDING)
+    return -(-padded // tp)
+
+
+def kv_heads_per_rank(num_kv_heads: int, tp: int) -> int:
+    """KV heads one TP rank holds: split when kv >= tp, else each rank keeps one (replicated)."""
+    return max(1, num_kv_heads // tp)
+
+
+def model_dtype_bytes(arch: ModelArch, cfg: EffectiveConfig) -> int:
+    """Bytes of one unquantized element (the resolved ``--dtype``; ``auto`` follows the config)."""
+    d = (cfg.dtype or "auto").replace("torch.", "")
+    if d == "auto":
+        d = arch.torch_dtype.replace("torch.", "")
+        if d == "float32":  # vLLM serves float32 checkpoints in bfloat16/float16 under auto
+            d = "bfloat16"
+    return DTYPE_BYTES.get(d, 2)
+
+
+# ----------------------------------------------------------------------------------- quantization
+
+class QuantLayout(BaseModel):
+    """How vLLM stores quantized linear weights in GPU memory."""
+
+    name: str
+    bytes_per_weight: float        # incl. amortised scales / zero points
+    quantize_attention: bool = True
+    quantize_dense_mlp: bool = True
+    quantize_experts: bool = True
+    note: str = ""
+
+
+def _cfg_quant(arch: ModelArch) -> dict[str, Any]:
+    return dict(arch.quantization_config or {})
+
+
+def _compressed_tensors_layout(qc: dict[str, Any]) -> QuantLayout:
+    groups = qc.get("config_groups") or {}
+    w: dict[str, Any] = {}
+    for g in groups.values():
+        w = g.get("weights") or {}
+        break
+    bits = int(w.get("num_bits", 8))
+    typ = str(w.get("type", "int"))
+    gs = w.get("group_size")
+    sym = w.get("symmetric", True)
+    if bits == 8 and typ == "float":
+        return QuantLayout(name="fp8", bytes_per_weight=1.0, note="compressed-tensors FP8 (per-channel scale)")
+    if bits == 8:
+        return QuantLayout(name="int8", bytes_per_weight=1.0, note="compressed-tensors INT8")
+    if bits == 4 and typ == "float":
+        return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="compressed-tensors NVFP4")
+    g = int(gs) if gs else 128
+    zp = 0.0 if sym else 0.5 / g
+    return QuantLayout(name=f"w{bits}a16", bytes_per_weight=bits / 8 + 2 / g + zp,
+                       note=f"compressed-tensors w{bits}a16, group {g}, fp16 scales")
+
+
+def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization: str | None) -> QuantLayout | None:
+    """The run-time layout of quantized linear layers, or None for an unquantized model.
+
+    The checkpoint's ``quantization_config`` wins over a name hint; ``--quantization fp8`` on an
+    unquantized checkpoint quantizes every linear layer to 1 byte (per-tensor scale).
+    """
+    qc = _cfg_quant(arch)
+    method = str(qc.get("quant_method") or checkpoint_quantization or cfg.quantization or "").lower()
+    if not method or method in ("none", "bf16", "bfloat16", "fp16", "float16"):
+        return None
+    if method in ("compressed-tensors", "compressed_tensors") and qc:
+        return _compressed_tensors_layout(qc)
+    if method in ("fp8", "fbgemm_fp8", "modelopt", "ptpc_fp8", "fp8_dynamic", "fp8-dynamic",
+                  "compressed-tensors", "compressed_tensors"):
+        blk = qc.get("weight_block_size")
+        extra = 4.0 / (blk[0] * blk[1]) if blk else 0.0
+        return QuantLayout(name="fp8", bytes_per_weight=1.0 + extra,
+                           note="FP8 E4M3" + (f", fp32 scale per {blk[0]}x{blk[1]} block" if blk else ""))
+    if method in ("mxfp4",):
+        return QuantLayout(name="mxfp4", bytes_per_weight=0.5 + 1 / 32, quantize_attention=False,
+                           quantize_dense_mlp=False, note="MXFP4 experts only (E2M1 + E8M0 per 32)")
+    if method in ("nvfp4", "modelopt_fp4"):
+        return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="NVFP4 (E2M1 + FP8 per 16)")
+    if method in ("gptq", "gptq_marlin", "awq", "awq_marlin", "w4a16", "int4", "marlin"):
+        bits = int(qc.get("bits", 4))
+        g = int(qc.get("group_size", 128) or 128)
+        if g <= 0:
+            g = 4096
+        zp = 0.5 / g if (method.startswith("awq") or not qc.get("sym", True)) else 0.0
+        return QuantLayout(name=f"w{bits}a16", bytes_per_weight=bits / 8 + 2 / g + zp,
+                           note=f"{method} {bits}-bit, group {g}, fp16 scales")
+    if method in ("int8", "w8a8", "smoothquant", "bitsandbytes"):
+        return QuantLayout(name="int8", bytes_per_weight=1.0, note=method)
+    return None
+
+
+# ----------------------------------------------------------------------------------- counting
+
+def _is_moe_layer(c: dict[str, Any], i: int) -> bool:
+    if c.get("n_routed_experts"):  # DeepSeek family
+        k = int(c.get("first_k_dense_replace", 0) or 0)
+        freq = int(c.get("moe_layer_freq", 1) or 1)
+        return i >= k and i % freq == 0
+    n_exp = c.get("num_experts") or c.get("num_local_experts")
+    if not n_exp:
+        return False
+    if i in (c.get("mlp_only_layers") or []):
+        return False
+    step = int(c.get("decoder_sparse_step", 1) or 1)
+    return (i + 1) % step == 0
+
+
+def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int, int, int, dict[str, int]]:
+    """(params total, params per rank, norm params per rank, detail) of one attention block."""
+    h = arch.hidden_size
+    if arch.is_mla:
+        heads = arch.num_attention_heads
+        nope, rope = int(c["qk_nope_head_dim"]), int(c["qk_rope_head_dim"])
+        v = int(c["v_head_dim"])
+        kvr = int(c["kv_lora_rank"])
+        qr = c.get("q_lora_rank")
+        hpr = heads // tp
+        sharded = 0
+        replicated = h * (kvr + rope)                # kv_a_proj_with_mqa
+        norms = kvr                                  # kv_a_layernorm
+        if qr:
+            replicated += h * int(qr)                # q_a_proj
+            norms += int(qr)                         # q_a_layernorm
+            q_b = int(qr) * heads * (nope + rope)
+        else:
+            q_b = h * heads * (nope + rope)          # q_proj
+        sharded += q_b + kvr * heads * (nope + v) + heads * v * h
+        per_rank_sharded = sharded // tp
+        total = sharded + replicated
+        return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
+    heads, kv, hd = arch.num_attention_heads, arch.num_kv_heads, arch.head_dim
+    q_out, kv_out = heads * hd, kv * hd
+    bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe"))
+    o_bias = bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss",)
+    kvr = kv_heads_per_rank(kv, tp)
+    qkv_total = h * (q_out + 2 * kv_out) + (q_out + 2 * kv_out if bias else 0)
+    qkv_rank = h * (q_out // tp + 2 * kvr * hd) + ((q_out // tp + 2 * kvr * hd) if bias else 0)
+    o_total = q_out * h + (h if o_bias else 0)
+    o_rank = (q_out // tp) * h + (h if o_bias else 0)
+    sinks_total = heads if arch.model_type == "gpt_oss" else 0
+    norms = 0
+    if arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2") or c.get("use_qk_norm"):
+        norms = 2 * hd
+    return (qkv_total + o_total + sinks_total, qkv_rank + o_rank + sinks_total // tp, norms,
+            {"kv_heads_per_rank": kvr})
+
+
+def _mlp_dense_params(h: int, inter: int, tp: int, gated: bool = True) -> tuple[int, int]:
+    n = (3 if gated else 2) * h * inter
+    return n, n // tp
+
+
+def _norms_per_layer(arch: ModelArch) -> int:
+    h = arch.hidden_size
+    if arch.model_type in ("gemma2", "gemma3", "gemma3_text"):
+        return 4 * h
+    return 2 * h
+
+
+class _Layer(BaseModel):
+    attention: tuple[int, int] = (0, 0)
+    mlp_dense: tuple[int, int] = (0, 0)
+    moe_routed: tuple[int, int] = (0, 0)
+    moe_shared: tuple[int, int] = (0, 0)
+    router: tuple[int, int] = (0, 0)
+    norms: tuple[int, int] = (0, 0)
+    expert_bias: tuple[int, int] = (0, 0)   # gpt-oss expert biases, kept in bf16
+
+
+def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
+    c = arch.config
+    h = arch.hidden_size
+    a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+    norms = _norms_per_layer(arch) + qk_norms
+    lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
+    if _is_moe_layer(c, i):
+        n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts"))
+        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
+        per_expert = 3 * h * mi
+        lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
+        r = h * n_exp
+        if arch.model_type == "gpt_oss":
+            r += n_exp                                   # router bias
+            eb = n_exp * (2 * mi + h)
+            lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
+        if c.get("topk_method") == "noaux_tc":
+            r += n_exp                                   # e_score_correction_bias
+        lay.router = (r, r)
+        n_sh = int(c.get("n_shared_experts") or 0)
+        if n_sh:
+            t = 3 * h * mi * n_sh
+            lay.moe_shared = (t, t // tp)
+        elif c.get("shared_expert_intermediate_size"):
+            si = int(c["shared_expert_intermediate_size"])
+            t = 3 * h * si + h                           # + shared_expert_gate (Qwen2-MoE)
+            lay.moe_shared = (t, 3 * h * si // tp + h)
+    else:
+        inter = int(c.get("intermediate_size"))
+        lay.mlp_dense = _mlp_dense_params(h, inter, tp)
+    return lay
+
+
+def _rope_caches(arch: ModelArch) -> list[tuple[str, int, int]]:
+    """(label, rows, rotary_dim) of each distinct rotary cos/sin cache vLLM builds at load time."""
+    c = arch.config
+    rs = c.get("rope_scaling") or c.get("rope_parameters") or {}
+    rtype = str(rs.get("rope_type") or rs.get("type") or "default")
+    max_pos = int(c.get("max_position_embeddings", 2048) or 2048)
+    if arch.is_mla:
+        rot = int(c["qk_rope_head_dim"])
+    else:
+        prf = float(c.get("partial_rotary_factor", 1.0) or 1.0)
+        rot = int(arch.head_dim * prf)
+    caches: list[tuple[str, int, int]] = []
+    factor = float(rs.get("factor", 1.0) or 1.0)
+    if rtype in ("yarn", "deepseek_yarn"):
+        orig = int(rs.get("original_max_position_embeddings", max_pos))
+        rows = int(orig * factor)
+    elif rtype in ("linear", "dynamic"):
+        rows = int(max_pos * factor)
+    else:
+        rows = max_pos
+    caches.append((rtype, rows, rot))
+    if arch.model_type in ("gemma3", "gemma3_text") and c.get("rope_local_base_freq"):
+        caches.append(("local", max_pos, rot))
+    return caches
+
+
+def _vision_params(arch: ModelArch, text_total: int) -> tuple[int, str]:
+    """Vision tower + projector parameters (replicated on every rank of the first stage).
+
+    When the catalog gives the checkpoint's exact element count, vision = that count minus the text
+    model; otherwise a ViT estimate from ``vision_config`` (guessed).
+    """
+    vc = arch.vision_config
+    if not vc:
+        return 0, ""
+    if arch.official_params and arch.official_params > text_total:
+        return arch.official_params - text_total, "checkpoint element count minus the text model"
+    hv = int(vc.get("hidden_size", 1024))
+    iv = int(vc.get("intermediate_size", 4 * hv))
+    nl = int(vc.get("num_hidden_layers", vc.get("depth", 24)))
+    p = int(vc.get("patch_size", 14))
+    per_layer = 4 * hv * hv + 4 * hv + 2 * hv * iv + iv + hv + 4 * hv
+    proj = hv * arch.hidden_size * 2
+    return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"
+
+
+def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
+                     checkpoint_quantization: str | None = None) -> WeightBreakdown:
+    """Bytes of weights per GPU (largest PP stage, one TP rank), by component, with explain terms.
+
+    ``checkpoint_quantization`` is the format implied by the model name when the config has no
+    ``quantization_config`` (e.g. "fp8", "w4a16", "awq"); ``cfg.quantization`` covers a runtime
+    ``--quantization``.
+    """
+    c = arch.config
+    tp, pp = max(1, cfg.tensor_parallel_size), max(1, cfg.pipeline_parallel_size)
+    dt = model_dtype_bytes(arch, cfg)
+    q = quant_layout(arch, cfg, checkpoint_quantization)
+    h, vocab, L = arch.hidden_size, arch.vocab_size, arch.num_layers
+    tied = bool(c.get("tie_word_embeddings", False))
+
+    def bpw(kind: str) -> float:
+        if q is None:
+            return float(dt)
+        flag = {"attention": q.quantize_attention, "mlp_dense": q.quantize_dense_mlp,
+                "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
+        return q.bytes_per_weight if flag else float(dt)
+
+    rows = vocab_rows_per_rank(vocab, tp)
+    emb_rank = rows * h
+    layers = [_layer_params(arch, i, tp) for i in range(L)]
+
+    stages: list[dict[str, list[int]]] = []   # component -> [params_total, params_rank, bytes_rank]
+    for s in range(pp):
+        start, end = get_pp_indices(L, s, pp)
+        acc: dict[str, list[float]] = {k: [0, 0, 0.0] for k in COMPONENTS}
+        for i in range(start, end):
+            lay = layers[i]
+            for comp, val in (("attention", lay.attention), ("mlp_dense", lay.mlp_dense),
+                              ("moe_routed_experts", lay.moe_routed), ("moe_shared", lay.moe_shared),
+                              ("router", lay.router), ("norms", lay.norms)):
+                acc[comp][0] += val[0]
+                acc[comp][1] += val[1]
+                acc[comp][2] += val[1] * bpw(comp)
+            acc["moe_routed_experts"][0] += lay.expert_bias[0]
+            acc["moe_routed_experts"][1] += lay.expert_bias[1]
+            acc["moe_routed_experts"][2] += lay.expert_bias[1] * dt
+        if s == 0:
+            acc["embedding"] = [vocab * h, emb_rank, emb_rank * dt]
+        if s == pp - 1:
+            acc["norms"][0] += h
+            acc["norms"][1] += h
+            acc["norms"][2] += h * dt
+            if not tied or pp > 1:
+                acc["lm_head"] = [0 if tied else vocab * h, emb_rank, emb_rank * dt]
+        stages.append(acc)
+
+    text_total = sum(st[k][0] for st in stages for k in COMPONENTS)
+    vis, vis_note = _vision_params(arch, text_total)
+    if vis:
+        stages[0]["vision"] = [vis, vis, vis * dt]
+
+    # load-time buffers
+    buffers: list[Term] = []
+    buf_bytes = 0
+    for label, nrows, rot in _rope_caches(arch):
+        b = nrows * rot * dt
+        buf_bytes += b
+        buffers.append(Term(name=f"rope_cache_{label}", formula="rows x rotary_dim x dtype_bytes",
+                            inputs={"rows": nrows, "rotary_dim": rot, "dtype_bytes": dt}, value=b, unit="bytes"))
+    for st in stages:
+        st["other_buffers"] = [0, 0, float(buf_bytes)]
+
+    stage_bytes = [int(round(sum(st[k][2] for k in COMPONENTS))) for st in stages]
+    big = max(range(pp), key=lambda s: stage_bytes[s])
+    st = stages[big]
+    comps = {}
+    for k in COMPONENTS:
+        pt, pr, by = st[k]
+        comps[k] = WeightComponent(
+            name=k, params_total=int(sum(x[k][0] for x in stages)), params_per_gpu=int(pr),
+            bytes_per_weight=(by / pr if pr else 0.0), bytes_per_gpu=int(round(by)),
+            note=vis_note if k == "vision" else "")
+    params_total = text_total + vis
+    params_gpu = sum(comps[k].params_per_gpu for k in COMPONENTS)
+    total = stage_bytes[big]
+    fmt = q.name if q else {4: "fp32", 2: "bf16" if "bfloat" in (cfg.dtype or "bfloat16") or cfg.dtype == "auto" else "fp16"}[dt]
+
+    explain: list[Term] = [
+        Term(name="params_total", formula="sum of component parameters (whole model)",
+             inputs={k: comps[k].params_total for k in COMPONENTS if comps[k].params_total},
+             value=params_total, unit="params"),
+        Term(name="vocab_rows_per_rank", formula="ceil(pad64(vocab) / tp)",
+             inputs={"vocab": vocab, "tp": tp}, value=rows, unit="rows"),
+    ]
+    for k in COMPONENTS:
+        cpt = comps[k]
+        if cpt.bytes_per_gpu:
+            explain.append(Term(name=f"weights_{k}", formula="params_per_gpu x bytes_per_weight",
+                                inputs={"params_per_gpu": cpt.params_per_gpu,
+                                        "bytes_per_weight": round(cpt.bytes_per_weight, 6)},
+                                value=cpt.bytes_per_gpu, unit="bytes",
+                                guessed=(k == "vision" and "guessed" in vis_note)))
+    explain.extend(buffers)
+    explain.append(Term(name="weights_per_gpu", formula="sum of components on the largest PP stage / 2^30",
+                        inputs={"stage": big, "tp": tp, "pp": pp, "format": fmt},
+                        value=total / GIB, unit="GiB"))
+    return WeightBreakdown(model_id=arch.id, weight_format=fmt, components=comps,
+                           params_total=int(params_total), params_per_gpu=int(params_gpu),
+                           bytes_per_gpu=total, tensor_parallel_size=tp, pipeline_parallel_size=pp,
+                           pp_stage=big, stage_bytes=stage_bytes, explain=explain)

@@ -1,0 +1,81 @@
+"""Text formatter for ``sched-reader config``: each engine, its flags with origins, what is unresolved."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from sched_reader.models.engine_spec import EngineSpec
+from sched_reader.readers.raw import Origin
+
+
+def render_findings(console: Console, spec: EngineSpec) -> None:
+    """Findings as `SEVERITY RULE file:line message (fix)` lines."""
+    for f in spec.findings:
+        loc = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
+        fix = f"  fix: {f.fix}" if f.fix else ""
+        console.print(f"  {f.severity.upper():7} {f.rule} {loc} {f.message}{fix}", markup=False)
+
+
+def render_engine_header(console: Console, spec: EngineSpec) -> None:
+    loc = f"{spec.file}:{spec.line}" if spec.line else spec.file
+    role = f" [{spec.role}]" if spec.role else ""
+    console.print(f"engine {spec.name}{role}  ({loc})", style="bold", markup=False)
+    model = spec.model_name or "(none)"
+    arch = f" -> {spec.arch.id}" if spec.arch and spec.arch.id.lower() != model.lower() else ""
+    quant = f", checkpoint {spec.checkpoint_quantization}" if spec.checkpoint_quantization else ""
+    console.print(f"  model        {model}{arch}{quant}", markup=False)
+    ver = spec.vllm_version
+    if spec.vllm_version_requested and spec.vllm_version_requested != ver:
+        ver += f" (from {spec.vllm_version_requested!r})"
+    vo = short_where(spec.vllm_version_origin, spec.file) if spec.vllm_version_origin else "not stated: newest known"
+    console.print(f"  vLLM         {ver}  [{vo}]", markup=False)
+    hw = spec.hardware
+    gpu_src = "assumed (nothing names a GPU)" if hw.gpu_inferred else short_where(hw.gpu_origin, spec.file)
+    cnt_src = "= TP x PP x DP" if hw.count_inferred else short_where(hw.count_origin, spec.file)
+    console.print(f"  hardware     {hw.count} x {hw.gpu.name}  [gpu: {gpu_src}; count: {cnt_src}]", markup=False)
+
+
+def short_where(origin: Origin | None, engine_file: str) -> str:
+    """``line N`` when the value comes from the engine's own file, else ``file:line`` or its source."""
+    if origin is None:
+        return ""
+    if origin.file == engine_file and origin.line:
+        return f"line {origin.line}"
+    return origin.where()
+
+
+def render_config(console: Console, specs: list[EngineSpec]) -> None:
+    """All engines, one block each."""
+    for i, spec in enumerate(specs):
+        if i:
+            console.print()
+        render_engine_header(console, spec)
+        if spec.args:
+            table = Table(show_edge=False, box=None, pad_edge=True, padding=(0, 1, 0, 1))
+            table.add_column("flag")
+            table.add_column("value")
+            table.add_column("origin")
+            for dest, fv in sorted(spec.args.items()):
+                origin = f"{short_where(fv.origin, spec.file)} ({fv.origin.source})"
+                if fv.overridden:
+                    origin += "; overrides " + ", ".join(short_where(o, spec.file) for o in fv.overridden)
+                table.add_row(fv.flag, _show(fv.value), origin)
+            console.print(table)
+        if spec.unresolved:
+            console.print("  unresolved:", markup=False)
+            for u in spec.unresolved:
+                console.print(f"    {u.text}: {u.reason} [{short_where(u.origin, spec.file)}]", markup=False)
+        for note in spec.notes:
+            console.print(f"  note: {note}", markup=False)
+        render_findings(console, spec)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value, sort_keys=True)
+    return str(value)

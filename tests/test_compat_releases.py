@@ -1,0 +1,141 @@
+"""compat.releases: the known release list and version-string resolution.
+
+Expected values are read by hand from shared/vllm/README.md (58 releases,
+0.6.0..0.33.0; 0.9.0.1, 0.10.1.1 and .postN not included) and
+shared/vllm/source_commits.json.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sched_reader.compat import releases as rl
+from sched_reader.compat.releases import known_releases, newest, resolve_version
+from sched_reader.errors import SchedReaderError, UnknownVersionError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_release_list_matches_readme():
+    rels = known_releases()
+    assert len(rels) == 58
+    assert rels[0] == "0.6.0" and rels[-1] == "0.33.0" == newest()
+    # README's list has 0.14.0/.1 and no 0.14.2; 0.9.0.1 / 0.10.1.1 are not separate releases
+    assert {"0.14.0", "0.14.1", "0.20.2", "0.27.1"} <= set(rels)
+    assert "0.14.2" not in rels and "0.10.1.1" not in rels
+    # sorted numerically, not as text (0.9.2 before 0.10.0)
+    assert rels.index("0.9.2") + 1 == rels.index("0.10.0")
+
+
+def test_release_info_names_commit_and_wheel():
+    info = rl.release_info("0.6.0")
+    # source_commits.json: upstream tag v0.6.0 = 32e7db25...
+    assert info["commit"] == "32e7db25365415841ebc7c4215851743fbb1bad1"
+    assert info["source_url"] == (
+        "https://github.com/vllm-project/vllm/tree/32e7db25365415841ebc7c4215851743fbb1bad1")
+    assert info["wheel"] == "vllm-0.6.0-cp38-abi3-manylinux1_x86_64.whl"
+    # 0.30.0 has no git source: its facts come from the PyPI wheel
+    late = rl.release_info("0.30.0")
+    assert late["commit"] is None
+    assert late["source_url"] == "https://pypi.org/project/vllm/0.30.0/"
+    with pytest.raises(UnknownVersionError):
+        rl.release_info("0.5.0")
+
+
+@pytest.mark.parametrize("text", ["0.18.0", "v0.18.0", " 0.18.0 ", "vllm/vllm-openai:v0.18.0",
+                                  "vllm==0.18.0"])
+def test_exact_release(text):
+    res = resolve_version(text)
+    assert res.release == "0.18.0"
+    assert res.exact is True
+    assert res.warning is None and res.note is None
+    assert res.requested == text
+
+
+@pytest.mark.parametrize("text,base", [("0.10.1.1", "0.10.1"), ("0.9.0.1", "0.9.0"),
+                                       ("0.6.3.post1", "0.6.3"), ("v0.6.3.post1", "0.6.3")])
+def test_patch_and_post_builds_map_to_base_with_note(text, base):
+    res = resolve_version(text)
+    assert res.release == base
+    assert res.exact is False
+    assert res.warning is None
+    assert res.note and base in res.note
+
+
+@pytest.mark.parametrize("text,base,word", [("0.11.0rc2", "0.11.0", "release-candidate"),
+                                            ("0.12.0.dev3+g1234abc", "0.12.0", "development"),
+                                            ("v0.11.0rc1", "0.11.0", "release-candidate")])
+def test_dev_and_rc_builds_warn(text, base, word):
+    res = resolve_version(text)
+    assert res.release == base
+    assert res.exact is False
+    assert res.warning and word in res.warning
+
+
+@pytest.mark.parametrize("text", ["latest", "nightly", "", "LATEST", None])
+def test_latest_words_use_newest_with_warning(text):
+    res = resolve_version(text)
+    assert res.release == "0.33.0"
+    assert res.exact is False
+    assert "newest" in res.warning
+
+
+def test_between_known_releases_uses_nearest_older():
+    # 0.14.2 and 0.15.2 were never sampled: 0.14.1 / 0.15.1 are the nearest older
+    res = resolve_version("0.14.2")
+    assert res.release == "0.14.1" and res.exact is False
+    assert "0.14.1" in res.warning
+    assert resolve_version("0.15.2").release == "0.15.1"
+    # 0.10.3 is not a release either; nearest older is 0.10.2
+    assert resolve_version("0.10.3").release == "0.10.2"
+
+
+def test_newer_and_older_than_known():
+    new = resolve_version("0.40.0")
+    assert new.release == "0.33.0" and "newer" in new.warning
+    assert resolve_version("1.2.0").release == "0.33.0"
+    old = resolve_version("0.5.4")
+    assert old.release == "0.6.0" and "older" in old.warning
+
+
+def test_two_part_version_reads_as_dot_zero():
+    res = resolve_version("0.10")
+    assert res.release == "0.10.0"
+    assert res.exact is False and res.note
+
+
+@pytest.mark.parametrize("text", ["banana", "0.x.1", "1", "0.10.1-beta-garbage", "v"])
+def test_garbage_raises_with_range_hint(text):
+    with pytest.raises(UnknownVersionError) as exc:
+        resolve_version(text)
+    err = exc.value
+    assert isinstance(err, SchedReaderError) and err.exit_code == 2
+    assert "0.6.0" in err.hint and "0.33.0" in err.hint
+
+
+def test_index_is_small_and_lazy():
+    """Resolving a version only needs index.json; it stays small."""
+    index = rl.DATA_DIR / "index.json"
+    assert index.stat().st_size < 40_000
+    data = json.loads(index.read_text())
+    assert [r["version"] for r in data["releases"]] == known_releases()
+
+
+def test_cold_import_and_resolve_is_fast():
+    code = ("import time;t=time.perf_counter();"
+            "from sched_reader.compat.releases import resolve_version;"
+            "from sched_reader.compat.argtable import ArgTable;"
+            "ArgTable.for_release(resolve_version('0.18.0').release).lookup('--max-num-seqs');"
+            "print(time.perf_counter()-t)")
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True)
+    wall = time.perf_counter() - start
+    assert float(out.stdout.strip()) < 0.3  # in-process: import + resolve + table load
+    assert wall < 2.0  # whole interpreter start, generous for a shared CI box

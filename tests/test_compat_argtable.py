@@ -166,6 +166,11 @@ def test_dotted_json_keys(t018):
     assert m.record.dest == "compilation_config" and m.subkey == "cudagraph_mode"
     # a dotted name on a non-JSON flag is not a sub-key
     assert t018.lookup("--max-num-seqs.x") is None
+    # one-dash alias with a key, and the list-append marker
+    assert t018.lookup("-cc.mode").subkey == "mode"
+    assert t018.lookup("--compilation-config.custom_ops+").subkey == "custom_ops"
+    # 0.8.5 predates dotted JSON arguments (PR #18208, first in 0.9.0)
+    assert ArgTable.for_release("0.8.5").lookup("--compilation-config.level") is None
 
 
 def test_unknown_flag_and_suggestions(t018):
@@ -250,3 +255,16 @@ def test_coerce_lists(t018):
     assert coerce(sizes, [8, "16"]) == [8, 16]
     with pytest.raises(ValueError):
         coerce(sizes, "1 two")
+
+
+@pytest.mark.parametrize("release", ["0.6.0", "0.10.1", "0.33.0"])
+def test_every_option_string_finds_its_own_record(release):
+    table = ArgTable.for_release(release)
+    for rec in table.records():
+        for opt in rec.option_strings:
+            m = table.lookup(opt)
+            assert m is not None and m.record is rec, opt
+            assert m.negated == (opt == rec.negative_flag)
+            if opt.startswith("--") and "-" in opt[2:]:
+                u = table.lookup("--" + opt[2:].replace("-", "_"))
+                assert u.record is rec and u.via in ("underscore", "negative", "alias")

@@ -127,6 +127,12 @@ def test_v0_chunked_prefill_rules():
     assert val(forced, "max_num_batched_tokens") == 2048
 
 
+def test_v0_fallback_in_v1_era_is_marked_assumed():
+    d = sd("0.9.0", H100, mml=4096, engine="V0")
+    assert val(d, "max_num_batched_tokens") == 4096
+    assert "assumed" in d["max_num_batched_tokens"][1]
+
+
 def test_engine_choice_is_validated():
     with pytest.raises(InputError, match="no V0"):
         sd("0.12.0", H100, engine="V0")
@@ -203,6 +209,13 @@ def test_all_fields_and_explicit_ones_left_out():
         assert reason.startswith("vLLM 0.19.0")
 
 
+def test_explicit_none_means_unset_and_bad_explicit_raises():
+    d = sd("0.19.0", H100, explicit={"max_num_seqs": None})
+    assert val(d, "max_num_seqs") == 1024
+    with pytest.raises(InputError, match="max_num_seqs"):
+        sd("0.19.0", H100, explicit={"max_num_seqs": "many"})
+
+
 @pytest.mark.parametrize("kw", [{"gpu": ("H100", 0)}, {"gpu": ("H100", float("nan"))},
                                 {"mml": 0}, {"mml": "8k"}])
 def test_bad_inputs_raise_input_error(kw):
@@ -251,3 +264,12 @@ def test_matches_real_startup_logs(row):
                            max_model_len=row["max_model_len"], explicit=explicit)
     assert val(d, "max_num_batched_tokens") == row["max_num_batched_tokens"]
     assert val(d, "enable_chunked_prefill") is row["enable_chunked_prefill"]
+
+
+def test_release_facts_chunked_and_prefix_caching():
+    assert release_facts("0.7.3").chunked_prefill_default is False  # V0 default engine
+    assert "32K" in release_facts("0.7.3").chunked_prefill_note
+    assert release_facts("0.8.0").chunked_prefill_default is True
+    assert release_facts("0.8.0").prefix_caching_default is True
+    assert release_facts("0.6.6").prefix_caching_default is False
+    assert release_facts("0.20.0").gpu_memory_utilization_default == 0.92

@@ -139,3 +139,64 @@ def test_cold_import_and_resolve_is_fast():
     wall = time.perf_counter() - start
     assert float(out.stdout.strip()) < 0.3  # in-process: import + resolve + table load
     assert wall < 2.0  # whole interpreter start, generous for a shared CI box
+
+
+# ---- the maintainer script (synthetic inputs; never reads /work/shared) ----------
+
+def _load_builder():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_vllm_data",
+                                                  ROOT / "tools" / "build_vllm_data.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_builder_version_ranges():
+    b = _load_builder()
+    versions = ["0.6.0", "0.9.2", "0.10.0", "0.10.1"]
+    assert b.expand_range("0.9.2..0.10.1", versions) == ["0.9.2", "0.10.0", "0.10.1"]
+    assert b.expand_range("0.10.0", versions) == ["0.10.0"]
+    assert b.expand_range("0.7.0..0.8.0", versions) == []
+
+
+def test_builder_dedupes_identical_records(tmp_path):
+    b = _load_builder()
+    (tmp_path / "args").mkdir()
+    rec = {"flag": "--max-num-seqs", "aliases": [], "dest": "max_num_seqs", "type": "int",
+           "default": None, "choices": None, "deprecated": None, "action": None, "nargs": None,
+           "optional": False, "hidden": False, "config": None, "group": None,
+           "source": "vllm.engine.arg_utils:EngineArgs.add_cli_args"}
+    changed = dict(rec, default=256)
+    serve = dict(rec, flag="--grpc", dest="grpc", type="bool", default=False,
+                 action="store_true", source="vllm.entrypoints.cli.serve:ServeSubcommand.x")
+    (tmp_path / "args" / "1.0.0.json").write_text(json.dumps([rec, serve]))
+    (tmp_path / "args" / "1.1.0.json").write_text(json.dumps([rec]))
+    (tmp_path / "args" / "1.2.0.json").write_text(json.dumps([changed]))
+    records, per_release = b.build_flags(tmp_path, ["1.0.0", "1.1.0", "1.2.0"])
+    assert len(records) == 3  # rec shared by 1.0.0 and 1.1.0
+    assert per_release == {"1.0.0": [0, 1], "1.1.0": [0], "1.2.0": [2]}
+    # empty fields are dropped; engine/serve groups come from the registering function
+    assert "aliases" not in records[0] and "choices" not in records[0]
+    assert records[0]["group"] == "engine" and records[1]["group"] == "serve"
+    assert records[2]["default"] == 256
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2), st.integers(0, 45), st.integers(0, 6))
+def test_resolution_never_picks_a_newer_release(major, minor, patch):
+    text = f"{major}.{minor}.{patch}"
+    res = resolve_version(text)
+    rels = known_releases()
+    key = (major, minor, patch)
+    assert res.release in rels
+    if text in rels:
+        assert res.exact and res.release == text
+    elif key < rl.version_key(rels[0]):
+        assert res.release == rels[0] and res.warning
+    else:
+        assert rl.version_key(res.release) <= key and res.warning and not res.exact

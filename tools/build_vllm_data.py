@@ -169,6 +169,9 @@ _V0_065 = {"max_num_seqs": 256, "mnbt_chunked": 2048, "mnbt_unchunked_floor": 20
            "auto_chunked_above_len": 32768, "multi_step_keeps_floor": False}
 _V0_07 = {"max_num_seqs": 256, "mnbt_chunked": 2048, "mnbt_unchunked_floor": 2048,
           "auto_chunked_above_len": 32768, "multi_step_keeps_floor": True}
+# 0.8.0..0.10.2 still ship V0 (fallback engine) but facts.yaml states no V0 table
+# for them: the 0.7.x rules are carried over and flagged as assumed.
+_V0_ASSUMED = dict(_V0_07, assumed=True)
 
 
 def _tier(cond: dict, mnbt_llm: int, mnbt_api: int, seqs_llm: int, seqs_api: int,
@@ -190,16 +193,16 @@ SCHEDULER_ERAS: list[dict[str, Any]] = [
     {"id": "0.7.0..0.7.3", "facts_index": 2, "v0": _V0_07, "clamps": False,
      "v1": [_tier(_H100_NAMES, 16384, 8192, 1024, 1024, "H100/H200 (by device name)"),
             _tier({}, 8192, 2048, 1024, 1024, "other GPUs")]},
-    {"id": "0.8.0..0.8.3", "facts_index": 3, "v0": _V0_07, "clamps": False,
+    {"id": "0.8.0..0.8.3", "facts_index": 3, "v0": _V0_ASSUMED, "clamps": False,
      "v1": [_tier(_H100_NAMES, 16384, 8192, 1024, 1024, "H100/H200 (by device name)"),
             _tier({}, 8192, 2048, 1024, 1024, "other GPUs")]},
-    {"id": "0.8.4", "facts_index": 3, "v0": _V0_07, "clamps": False,
+    {"id": "0.8.4", "facts_index": 3, "v0": _V0_ASSUMED, "clamps": False,
      "v1": [_tier(_H100_NAMES, 16384, 8192, 1024, 1024, "H100/H200 (by device name)"),
             _tier({}, 8192, 2048, 256, 256, "other GPUs")]},
-    {"id": "0.8.5", "facts_index": 4, "v0": _V0_07, "clamps": False,
+    {"id": "0.8.5", "facts_index": 4, "v0": _V0_ASSUMED, "clamps": False,
      "v1": [_tier({"min_gib": 70}, 16384, 8192, 1024, 1024, ">= 70 GiB"),
             _tier({}, 8192, 2048, 256, 256, "GPUs with < 70 GiB")]},
-    {"id": "0.9.0..0.10.2", "facts_index": 5, "v0": _V0_07, "clamps": False,
+    {"id": "0.9.0..0.10.2", "facts_index": 5, "v0": _V0_ASSUMED, "clamps": False,
      "v1": [_tier(_BIG, 16384, 8192, 1024, 1024, ">= 70 GiB (not A100)"),
             _tier({}, 8192, 2048, 256, 256, "other GPUs (< 70 GiB or A100)")]},
     {"id": "0.11.0", "facts_index": 5, "v0": None, "clamps": False,
@@ -325,6 +328,17 @@ def build_facts(facts: dict, versions: list[str], commits: dict,
             "source_url": url,
         }
 
+        era_fact = next(e for e in sched["eras"] if in_entry(v, e, versions))
+        v1_engine = engine["default"] == "V1"
+        chunked = {"default": v1_engine,
+                   "note": str(era_fact.get("chunked_prefill_default")
+                               or ("V1: always on" if v1_engine else "off")),
+                   "source_url": url}
+        prefix = {"default": v1_engine,
+                  "note": str(era_fact.get("prefix_caching_default")
+                              or ("V1: on by default" if v1_engine else "V0: off by default")),
+                  "source_url": url}
+
         config_rules = [r["rule"] for r in cfg_rules if in_entry(v, r, versions)]
         era_ids = [e["id"] for e in SCHEDULER_ERAS if v in _era_versions(e["id"], versions)]
         if len(era_ids) != 1:
@@ -335,6 +349,8 @@ def build_facts(facts: dict, versions: list[str], commits: dict,
             "block_size": block_size,
             "gpu_memory_utilization_default": gmu,
             "async_scheduling": async_sched,
+            "chunked_prefill": chunked,
+            "prefix_caching": prefix,
             "speculative_decoding": spec_facts,
             "config_file_rules": config_rules,
             "scheduler_era": era_ids[0],
@@ -387,8 +403,13 @@ def build_index(versions: list[str], commits: dict, per_release: dict) -> dict:
     }
 
 
+def dumps(obj: Any) -> str:
+    """Deterministic compact JSON (sorted keys, ASCII, trailing newline)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
+
+
 def write_json(path: Path, obj: Any) -> int:
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n"
+    text = dumps(obj)
     path.write_text(text)
     return len(text)
 
@@ -397,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", type=Path, required=True, help="path to shared/vllm")
     ap.add_argument("--out", type=Path, required=True, help="output folder")
+    ap.add_argument("--check", action="store_true",
+                    help="build in memory and fail if the files in --out differ (for CI)")
     args = ap.parse_args(argv)
 
     facts = yaml.safe_load((args.shared / "facts.yaml").read_text())
@@ -406,18 +429,31 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("args/*.json and facts.yaml _meta.versions disagree")
 
     check_eras_against_facts(facts)
+    for era in SCHEDULER_ERAS:
+        era["read_from"] = facts["scheduler_defaults"]["eras"][era["facts_index"]]["read_from"]
     records, per_release = build_flags(args.shared, versions)
     for rid, rec in enumerate(records):
         rec["id"] = rid
     fact_tables = build_facts(facts, versions, commits, records, per_release)
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    sizes = {
-        "index.json": write_json(args.out / "index.json", build_index(versions, commits, per_release)),
-        "records.json": write_json(args.out / "records.json", {"schema": SCHEMA, "records": records}),
-        "flags.json": write_json(args.out / "flags.json", {"schema": SCHEMA, "releases": per_release}),
-        "facts.json": write_json(args.out / "facts.json", {"schema": SCHEMA, **fact_tables}),
+    outputs = {
+        "index.json": build_index(versions, commits, per_release),
+        "records.json": {"schema": SCHEMA, "records": records,
+                         "note": "distinct flag records; the releases that hold each id are in "
+                                 "flags.json and each release's source_url is in index.json"},
+        "flags.json": {"schema": SCHEMA, "releases": per_release},
+        "facts.json": {"schema": SCHEMA, **fact_tables},
     }
+    if args.check:
+        stale = [name for name, obj in outputs.items()
+                 if not (args.out / name).exists() or (args.out / name).read_text() != dumps(obj)]
+        if stale:
+            print("out of date: " + ", ".join(stale) + " (re-run without --check)")
+            return 1
+        print("up to date")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    sizes = {name: write_json(args.out / name, obj) for name, obj in outputs.items()}
     total = sum(sizes.values())
     print(f"{len(versions)} releases, {len(records)} distinct flag records, "
           f"{sum(len(r) for r in per_release.values())} flag rows; "

@@ -285,7 +285,7 @@ def build_matrix(shared: Path, out: Path) -> dict[str, Any]:
         )
         if meta.get("approximate"):
             entry["note"] = (
-                f"approximate: no matrix at the {version} release commit is available; this is upstream "
+                f"no matrix at the {version} release commit is available; this is upstream "
                 f"main at {commit[:7]} ({meta['file']}), newer than 0.28.0, date unknown"
             )
         releases[version] = entry
@@ -682,16 +682,6 @@ FEATURE_DESCRIBE = {
 }
 
 
-def _in_ranges(version: str, ranges: list[str], order: list[str]) -> bool:
-    pos = {v: i for i, v in enumerate(order)}
-    for r in ranges:
-        a, _, b = r.partition("..")
-        b = b or a
-        if pos[a] <= pos[version] <= pos[b]:
-            return True
-    return False
-
-
 def _first(ranges: list[str]) -> str:
     return ranges[0].partition("..")[0]
 
@@ -803,7 +793,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"matrix: {stats['releases']} releases, {stats['matrices']} distinct matrices")
     rstats = build_rules(args.shared, args.out / "rules")
     print(f"rules: {rstats}")
+    write_rules_md(args.out / "rules" / "startup_rules.json", args.out.parent / "RULES.md")
     return 0
+
+
+def write_rules_md(rules_json: Path, rules_md: Path) -> None:
+    """Refresh the generated start-up rules table in RULES.md (between the markers)."""
+    sys.path.insert(0, str(ROOT))
+    from sched_reader.compat.rules import render  # build time only
+
+    doc = json.loads(rules_json.read_text(encoding="utf-8"))
+    lines = ["| rule | condition | vLLM raises in | releases |", "|---|---|---|---|"]
+    for r in doc["rules"]:
+        for i, v in enumerate(r["variants"]):
+            cond = render(v.get("when", r["when"])).replace("|", "\\|")
+            lines.append(f"| {r['id'] if i == 0 else ''} | `{cond}` | {v['where']} ({v['exception']}) | "
+                         f"{', '.join(v['versions'])} |")
+    text = rules_md.read_text(encoding="utf-8")
+    begin, end = "<!-- startup-rules:begin -->", "<!-- startup-rules:end -->"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    rules_md.write_text(head + begin + "\n" + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
 
 
 if __name__ == "__main__":

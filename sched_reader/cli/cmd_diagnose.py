@@ -1,9 +1,93 @@
-"""`sched-reader diagnose` (placeholder: the owner replaces this module)."""
+"""``sched-reader diagnose``: KV budget, capacity, speed and the scheduler bottleneck for each engine."""
 
 from __future__ import annotations
 
+from enum import Enum
+from typing import List, Optional
+
 import typer
+
+from sched_reader.cli.common import (
+    FormatOption,
+    GpuOption,
+    ModelConfigOption,
+    OutputFormat,
+    VllmOption,
+    run_guarded,
+    split_inputs,
+)
+from sched_reader.cli.fail_on import FailOn, exit_for
+
+
+class Dataset(str, Enum):
+    random = "random"
+    sharegpt = "sharegpt"
+
+
+def diagnose(
+    files: Optional[List[str]] = typer.Argument(
+        None, help="Deploy files (vLLM YAML, shell, Kubernetes, Helm values, compose); or `-- vllm serve ...`."
+    ),
+    gpu: Optional[str] = GpuOption,
+    vllm: Optional[str] = VllmOption,
+    model_config: Optional[str] = ModelConfigOption,
+    fmt: OutputFormat = FormatOption,
+    explain: bool = typer.Option(False, "--explain", help="Show each figure's formula and inputs."),
+    dataset_name: Optional[Dataset] = typer.Option(
+        None, "--dataset-name", help="Workload shape, as `vllm bench serve` (default random)."
+    ),
+    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, help="Prompt tokens (random dataset; default 1024)."),
+    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, help="Output tokens (random dataset; default 128)."),
+    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, help="Requests in the run (default 1000)."),
+    request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s, or inf for all at once (default inf)."),
+    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, help="Cap on requests in flight."),
+    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", case_sensitive=False,
+                                   help="Exit 1 when a finding of this severity or worse is reported."),
+) -> None:
+    """Predict vLLM's KV-cache budget, capacity, prefill/decode speed and which scheduling default binds.
+
+    Exit codes: 0 no finding at or above --fail-on (default error), 1 otherwise, 2 unreadable input.
+    """
+
+    def body() -> int:
+        from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
+        from sched_reader.errors import InputError
+        from sched_reader.models.spec_builder import build_specs
+        from sched_reader.report.spec_json import dumps, envelope
+
+        rate: float | None = None
+        if request_rate is not None:
+            try:
+                rate = float(request_rate)
+            except ValueError:
+                raise InputError(f"--request-rate must be a number or inf, got {request_rate!r}") from None
+            if rate != rate or rate <= 0:
+                raise InputError(f"--request-rate must be > 0 (or inf), got {request_rate!r}")
+        overrides = {
+            "dataset_name": dataset_name.value if dataset_name else None,
+            "random_input_len": random_input_len,
+            "random_output_len": random_output_len,
+            "num_prompts": num_prompts,
+            "request_rate": rate,
+            "max_concurrency": max_concurrency,
+        }
+        paths, command_line = split_inputs(files)
+        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config)
+        results = [run_diagnosis(s, overrides) for s in specs]
+        for spec, d in zip(specs, results):
+            spec.findings = d.findings
+        if fmt == OutputFormat.json:
+            typer.echo(dumps(envelope([d.to_json(explain=True) for d in results])), nl=False)
+        else:
+            from sched_reader.report.console import make_console
+            from sched_reader.report.text_diagnose import render_diagnoses
+
+            render_diagnoses(make_console(), results, explain=explain)
+        return exit_for(specs, fail_on)
+
+    raise typer.Exit(run_guarded(body))
 
 
 def register(app: typer.Typer) -> None:
-    """Add the command to the app (not yet implemented)."""
+    """Add ``diagnose`` to the app."""
+    app.command("diagnose")(diagnose)

@@ -12,11 +12,13 @@ How vLLM matches a flag as written (encoded in :meth:`ArgTable.lookup`):
 * argparse then looks the option string up exactly (flag, alias such as
   ``-tp``, or ``--no-x`` for ``BooleanOptionalAction``), and otherwise accepts an
   *unambiguous prefix* of any option string: ``allow_abbrev`` is argparse's
-  default (True) and no vLLM release passes ``allow_abbrev=False`` to the
-  top-level parser or to the ``serve`` sub-parser (checked in
-  ``vllm/scripts.py`` for 0.6.x and ``vllm/entrypoints/cli/main.py`` /
-  ``serve.py`` up to current main). A prefix that matches several option
-  strings is an error in argparse ("ambiguous option").
+  default (True). Read in vLLM's source: ``FlexibleArgumentParser.__init__``
+  (old ``vllm/utils.py`` and current ``vllm/utils/argparse_utils.py``) only
+  sets ``formatter_class``, and current ``vllm/entrypoints/cli/main.py`` /
+  ``serve.py`` create the parser and the ``serve`` sub-parser without
+  ``allow_abbrev``. The 0.6.x entry point ``vllm/scripts.py`` was not
+  available to read; the same is assumed there. A prefix that matches
+  several option strings is an argparse error ("ambiguous option").
 """
 
 from __future__ import annotations
@@ -242,7 +244,7 @@ class ArgTable:
         body = name[2:]
         if self._dotted_json and "." in body:
             head, sub = body.split(".", 1)
-            return "--" + head.replace("_", "-"), sub
+            return "--" + head.replace("_", "-"), sub.rstrip("+")  # key+ appends to a list
         return "--" + body.replace("_", "-"), None
 
     def lookup(self, flag_as_written: str) -> ArgMatch | None:
@@ -292,9 +294,15 @@ class ArgTable:
         return None
 
     def _lookup_single_dash(self, opt: str, written: str) -> ArgMatch | None:
-        """``-tp``, ``-O3``, ``-t`` (prefix of ``-tp``) as argparse reads one-dash options."""
+        """``-tp``, ``-O3``, ``-t`` (prefix of ``-tp``), ``-cc.mode`` as vLLM reads them."""
         if len(opt) < 2 or opt == "-":
             return None
+        if self._dotted_json and "." in opt:
+            head, sub = opt.split(".", 1)
+            rec = self._by_option.get(head)
+            if rec is not None and rec.type in ("json", "dict|str"):
+                return ArgMatch(rec, False, "alias", canonical=head, written=written,
+                                subkey=sub.rstrip("+"))
         if opt.startswith("-O") and "-O" not in self._by_option:
             # Releases with --optimization-level: FlexibleArgumentParser rewrites
             # -O3 / -O=3 / -O 3 to --optimization-level before argparse runs.

@@ -49,9 +49,6 @@ SCHEDULING_DESTS = (
     "max_cudagraph_capture_size", "cuda_graph_sizes", "prefix_caching_hash_algo", "scheduler_delay_factor",
 )
 
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
-
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Deduplicated, deterministic order: file, line, rule, message."""
     seen: set[tuple] = set()
@@ -557,22 +554,58 @@ def default_changes(old: str, new: str, dests: Iterable[str] = SCHEDULING_DESTS)
     return out
 
 
+def _fmt_default(value: Any) -> str:
+    return "decided at start-up" if value is None else repr(value)
+
+
 def check_default_changes(
-    written_for: str, target: str, explicit: Iterable[str], where: Origin
+    written_for: str,
+    target: str,
+    explicit: Iterable[str],
+    where: Origin,
+    *,
+    gpu_name: str | None = None,
+    gpu_total_gib: float | None = None,
+    max_model_len: int | None = None,
+    gpu_assumed: bool = False,
 ) -> list[Finding]:
     """SR107 for each scheduling default that differs between ``written_for`` and ``target`` and that
-    the config does not set explicitly."""
+    the config does not set explicitly.
+
+    With a GPU (name, total GiB) and max_model_len, compares the values vLLM actually resolves
+    (``compat.defaults.scheduler_defaults``: engine generation, usage context and GPU tier included);
+    otherwise the flag tables' defaults.
+    """
     if written_for == target:
         return []
     explicit = set(explicit)
-    out = []
+    changes: dict[str, tuple[str, Any, Any, str]] = {}
     for dest, flag, old, new in default_changes(written_for, target):
+        changes[dest] = (flag, old, new, "")
+    if gpu_name and gpu_total_gib and max_model_len:
+        from sched_reader.compat.argtable import ArgTable
+        from sched_reader.compat.defaults import scheduler_defaults
+
+        a = scheduler_defaults(written_for, gpu_name, gpu_total_gib, max_model_len=max_model_len, explicit={})
+        b = scheduler_defaults(target, gpu_name, gpu_total_gib, max_model_len=max_model_len, explicit={})
+        table = ArgTable.for_release(target)
+        for dest in sorted(set(a) & set(b)):
+            (old, _), (new, why) = a[dest], b[dest]
+            if old is None or new is None or old == new:
+                continue
+            rec = table.record_for_dest(dest)
+            flag = rec.flag if rec is not None else "--" + dest.replace("_", "-")
+            shown = f"{gpu_name} (assumed: the config names no GPU)" if gpu_assumed else gpu_name
+            changes[dest] = (flag, old, new, f" on {shown} ({why})")
+    out = []
+    for dest in sorted(changes):
         if dest in explicit:
             continue
+        flag, old, new, ctx = changes[dest]
         out.append(Finding(
             rule="SR107", severity="info",
-            message=f"{flag} is not set: its default changes from {old!r} in vLLM {written_for} "
-                    f"(the release this config names) to {new!r} in {target}",
+            message=f"{flag} is not set: its default changes from {_fmt_default(old)} in vLLM {written_for} "
+                    f"(the release this config names) to {_fmt_default(new)} in {target}{ctx}",
             file=where.file, line=where.line, key=where.key,
             fix=f"set {flag} explicitly to keep the {written_for} behaviour",
         ))

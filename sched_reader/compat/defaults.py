@@ -63,6 +63,10 @@ class ReleaseFacts:
     async_scheduling_flag: bool      # --async-scheduling exists
     async_scheduling_default: Any    # False, or "auto" (None at CLI; VllmConfig decides)
     async_scheduling_note: str
+    chunked_prefill_default: bool    # default engine, generative model, context <= 32K
+    chunked_prefill_note: str
+    prefix_caching_default: bool
+    prefix_caching_note: str
     spec_methods: tuple[str, ...] | None   # SpeculativeConfig.method values (None: no Literal)
     spec_method_free_form: bool
     spec_flags: tuple[str, ...]
@@ -87,6 +91,10 @@ def release_facts(version: str) -> ReleaseFacts:
         gpu_memory_utilization_default=f["gpu_memory_utilization_default"],
         async_scheduling_flag=asy["flag_present"], async_scheduling_default=asy["default"],
         async_scheduling_note=asy["note"],
+        chunked_prefill_default=f["chunked_prefill"]["default"],
+        chunked_prefill_note=f["chunked_prefill"]["note"],
+        prefix_caching_default=f["prefix_caching"]["default"],
+        prefix_caching_note=f["prefix_caching"]["note"],
         spec_methods=tuple(spec["method_values"]) if spec["method_values"] else None,
         spec_method_free_form=spec["method_free_form"], spec_flags=tuple(spec["spec_flags"]),
         spec_config_style=tuple(spec["config_style"]),
@@ -123,6 +131,19 @@ def _check_inputs(gpu_name: str, gpu_total_gib: float, usage_context: str,
     if not isinstance(usage_context, str) or not usage_context:
         raise InputError(f"unknown usage context {usage_context!r}", key="usage_context",
                          hint="use OPENAI_API_SERVER (vllm serve) or LLM_CLASS (offline LLM)")
+
+
+def _as_int(explicit: dict[str, Any], key: str, default: int) -> int:
+    """An explicit integer setting (``default`` when unset), else InputError."""
+    value = explicit.get(key)
+    if value is None:
+        return default
+    try:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError
+        return int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{key} must be an integer, got {value!r}", key=key) from None
 
 
 def _engine_for(facts: ReleaseFacts, engine: str | None) -> str:
@@ -191,7 +212,7 @@ def _v1_defaults(rel: str, era: dict[str, Any], name: str, gib: float, ctx: str,
         return out
 
     chunked = explicit.get("enable_chunked_prefill", True)
-    mns = explicit.get("max_num_seqs", out["max_num_seqs"][0])
+    mns = _as_int(explicit, "max_num_seqs", out["max_num_seqs"][0])
     if "max_num_batched_tokens" not in explicit:
         value, reason = out["max_num_batched_tokens"]
         if chunked is False and max_model_len > value:
@@ -201,7 +222,7 @@ def _v1_defaults(rel: str, era: dict[str, Any], name: str, gib: float, ctx: str,
             value = mns * max_model_len
             reason += f"; capped at max_num_seqs x max_model_len = {value}"
         out["max_num_batched_tokens"] = (value, reason)
-    mnbt = explicit.get("max_num_batched_tokens", out["max_num_batched_tokens"][0])
+    mnbt = _as_int(explicit, "max_num_batched_tokens", out["max_num_batched_tokens"][0])
     if "max_num_seqs" not in explicit:
         value, reason = out["max_num_seqs"]
         if mnbt < value:
@@ -214,6 +235,8 @@ def _v1_defaults(rel: str, era: dict[str, Any], name: str, gib: float, ctx: str,
 def _v0_defaults(rel: str, era: dict[str, Any], max_model_len: int,
                  explicit: dict[str, Any]) -> dict[str, Default]:
     v0 = era["v0"]
+    if v0.get("assumed"):
+        rel = f"{rel} (V0 fallback; 0.7.x V0 rules assumed)"
     out: dict[str, Default] = {
         "max_num_seqs": (v0["max_num_seqs"], f"vLLM {rel} V0 engine default: {v0['max_num_seqs']}"),
         "enable_prefix_caching": (False, f"vLLM {rel} V0 engine: prefix caching off by default"),
@@ -237,7 +260,7 @@ def _v0_defaults(rel: str, era: dict[str, Any], max_model_len: int,
             reason = f"vLLM {rel} V0 engine: chunked prefill off for max_model_len <= {limit}"
         out["enable_chunked_prefill"] = (chunked, reason)
     floor = v0["mnbt_unchunked_floor"]
-    multi_step = v0.get("multi_step_keeps_floor") and (explicit.get("num_scheduler_steps") or 1) > 1
+    multi_step = v0.get("multi_step_keeps_floor") and _as_int(explicit, "num_scheduler_steps", 1) > 1
     if chunked and not multi_step:
         out["max_num_batched_tokens"] = (
             v0["mnbt_chunked"], f"vLLM {rel} V0 engine default with chunked prefill: "
@@ -271,7 +294,7 @@ def _common_defaults(rel: str, facts: ReleaseFacts, engine: str,
                                           "(--async-scheduling added in 0.10.0)")
     elif facts.async_scheduling_default == "auto" and engine == "V1":
         blockers = []
-        if (explicit.get("pipeline_parallel_size") or 1) > 1:
+        if _as_int(explicit, "pipeline_parallel_size", 1) > 1:
             blockers.append("pipeline parallel > 1")
         backend = explicit.get("distributed_executor_backend")
         if backend not in (None, "mp", "uni", "external_launcher"):
@@ -319,7 +342,8 @@ def scheduler_defaults(
 
     Returns ``{field: (value, reason)}`` for the fields in SCHEDULER_FIELDS.
     """
-    explicit = dict(explicit or {})
+    # None means "not set" to vLLM too: those fields still get their defaults.
+    explicit = {k: v for k, v in (explicit or {}).items() if v is not None}
     _check_inputs(gpu_name, gpu_total_gib, usage_context, max_model_len)
     facts = release_facts(version)
     rel = facts.release
@@ -335,6 +359,7 @@ def scheduler_defaults(
             raise InputError(f"vLLM {rel} has no scheduler defaults for usage context "
                              f"{usage_context!r}", key="usage_context",
                              hint="use OPENAI_API_SERVER or LLM_CLASS")
-        out = _v0_defaults(rel, era, max_model_len, explicit)
+        label = rel if eng == "V0" else f"{rel} (V1 opt-in has no V1-specific defaults yet)"
+        out = _v0_defaults(label, era, max_model_len, explicit)
     out.update(_common_defaults(rel, facts, eng, explicit))
     return {k: out[k] for k in SCHEDULER_FIELDS if k in out and k not in explicit}

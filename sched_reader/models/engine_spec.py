@@ -98,7 +98,8 @@ class EngineSpec(BaseModel):
     model_name: str                       # as written, e.g. "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic"
     model_origin: Origin | None = None
     arch: ModelArch | None = None         # None when the model could not be resolved (a finding says why)
-    checkpoint_quantization: str | None = None  # implied by the model name/config (fp8, awq, w4a16, ...)
+    checkpoint_quantization: str | None = None  # weight scheme implied by the model name/config (fp8, awq, w4a16, ...)
+    checkpoint_quantization_method: str | None = None  # the vLLM --quantization method it loads with
     hardware: Hardware
     args: dict[str, FlagValue] = Field(default_factory=dict)
     effective: EffectiveConfig | None = None

@@ -128,6 +128,15 @@ class _Catalog:
     def __init__(self, data: dict[str, Any]) -> None:
         self.models: list[ModelArch] = [_arch_from_row(r) for r in data["models"]]
         self.by_id = {m.id: m for m in self.models}
+        # alias repos whose config.json differs in a few keys: resolved as their own ModelArch
+        self.variants: dict[str, ModelArch] = {}
+        for row in data["models"]:
+            base = self.by_id[row["id"]]
+            for alias, overrides in (row.get("alias_config") or {}).items():
+                if alias not in base.aliases:
+                    raise ValueError(f"models.yaml: alias_config names {alias!r}, not an alias of {base.id}")
+                self.variants[alias.lower()] = base.model_copy(
+                    update={"id": alias, "config": {**base.config, **overrides}})
         self.full: dict[str, str] = {}   # "org/name" lower -> id
         self.short: dict[str, set[str]] = {}  # "name" lower -> ids
         for m in self.models:
@@ -254,7 +263,7 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
     parsed = _parse_name(name)
     mid, exact = _lookup(cat, parsed.org, parsed.repo)
     if mid:
-        return _resolution_for(cat.by_id[mid], name, parsed, exact, None)
+        return _resolution_for(_variant(cat, mid, parsed), name, parsed, exact, None)
 
     # Quantized derivative: strip one quantization suffix and retry.
     for suffix in _SUFFIXES:
@@ -266,8 +275,18 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
         if mid is None:
             continue
         method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
-        return _resolution_for(cat.by_id[mid], name, parsed, exact, (suffix.scheme, method))
+        base_parsed = _Parsed(org=parsed.org, repo=base, from_path=parsed.from_path)
+        return _resolution_for(_variant(cat, mid, base_parsed), name, parsed, exact, (suffix.scheme, method))
     raise UnknownModelError(f"unknown model {name.strip()!r}", key="model", hint=_hint(parsed.repo))
+
+
+def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:
+    """The catalog arch, or the alias variant whose config differs (matched on the repo name)."""
+    repo = parsed.repo.lower()
+    for key, arch in cat.variants.items():
+        if cat.full.get(key) == mid and key.rsplit("/", 1)[-1] == repo:
+            return arch
+    return cat.by_id[mid]
 
 
 def _resolution_for(

@@ -243,13 +243,33 @@ def kv_bytes_per_element(kv_cache_dtype: str | None, model_dtype: str) -> float:
     return float(value)
 
 
-def compute_dtype(fmt: WeightFormat, gpu: GPU, act_dtype: str = "bfloat16") -> str:
+def _as_format(fmt: WeightFormat | str) -> WeightFormat:
+    """A WeightFormat from itself, a format id, a vLLM method or a scheme label (InputError if unknown)."""
+    if isinstance(fmt, WeightFormat):
+        return fmt
+    key = str(fmt).strip().lower()
+    data = _data()
+    if key in data["formats"]:
+        return data["formats"][key]
+    if key in data["methods"]:
+        return data["formats"][data["methods"][key]]
+    if key in _DTYPE_FORMAT:
+        return data["formats"][_DTYPE_FORMAT[key]]
+    raise InputError(f"unknown weight format {fmt!r}", key="quantization",
+                     hint="a format id, a vLLM quantization method or a scheme label")
+
+
+def compute_dtype(fmt: WeightFormat | str, gpu: GPU, act_dtype: str = "bfloat16") -> str:
     """The ``GPU.tflops`` key the format's GEMMs run at on ``gpu``.
+
+    ``fmt`` is a WeightFormat, a format id (``gptq_int4_g128``), a vLLM method (``awq_marlin``) or a
+    scheme label (``fp8``, ``w4a16``, ``int8``, ``nvfp4``, ``mxfp4``).
 
     16-bit pipes resolve to ``bf16``, or ``fp16`` when the activations are fp16 or the GPU has no BF16
     tensor cores (Volta). FP8 / INT8 / FP4 formats use their own pipe only where the GPU has it
     (``gpu.tflops[...]`` not None); otherwise their ``fallback_compute`` (weight-only, 16-bit).
     """
+    fmt = _as_format(fmt)
     sixteen = "fp16" if (_dtype_format_id(act_dtype) == "fp16" or not gpu.tflops.get("bf16")) else "bf16"
     pipe = fmt.compute
     if fmt.native_compute and gpu.arch in fmt.native_compute_arch:

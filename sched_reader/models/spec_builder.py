@@ -226,18 +226,12 @@ def _unknown_flag_finding(table: Any, s: Setting, release: str) -> Finding:
     canonical = "--" + s.flag.lstrip("-").replace("_", "-")
     history = ""
     fix = f"did you mean {suggestions[0]}?" if suggestions else "remove it"
-    try:
-        first = at.first_seen(canonical)
-        last = at.last_seen(canonical)
-    except Exception:  # the history helpers are optional refinements
-        first = last = None
+    first = at.first_seen(canonical)
+    last = at.last_seen(canonical)
     if last and _older(last, release):
-        history = f"; removed after {last}"
-        renamed = None
-        try:
-            renamed = at.renamed_to(canonical)
-        except Exception:
-            renamed = None
+        removed = at.removed_in(canonical)
+        history = f"; removed in {removed} (last in {last})" if removed else f"; last in {last}"
+        renamed = at.renamed_to(canonical)
         fix = f"use {renamed}" if renamed else fix
     elif first and _older(release, first):
         history = f"; added in {first}"
@@ -291,7 +285,11 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
             notes.append(res.note)
     count_origin = None
     count_inferred = False
-    if raw.gpu_count is not None:
+    if raw.gpu_count is not None and str(raw.gpu_count.value).strip().lower() == "all":
+        count = world_size
+        count_inferred = True
+        notes.append(f"GPU count 'all' ({raw.gpu_count.origin.where()}): assuming TP x PP x DP = {world_size}")
+    elif raw.gpu_count is not None:
         try:
             count = int(raw.gpu_count.value)
         except (TypeError, ValueError):
@@ -302,6 +300,8 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
                 key=raw.gpu_count.origin.key,
             ) from None
         count_origin = raw.gpu_count.origin
+        if count == 0:
+            notes.append("no GPU requested: a CPU deployment; GPU memory and speed figures do not apply")
     else:
         count = world_size
         count_inferred = True
@@ -396,7 +396,7 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
             if mml_default
             else "unknown model: assumed 4096 tokens"
         )
-    quantization = explicit("quantization") or spec.checkpoint_quantization
+    quantization = explicit("quantization") or spec.checkpoint_quantization_method
     if "quantization" not in reasons and quantization:
         reasons["quantization"] = "checkpoint quantization implied by the model"
     arch_dtype = spec.arch.torch_dtype if spec.arch is not None else "bfloat16"
@@ -514,6 +514,7 @@ def build_spec(
     findings.extend(flag_findings)
     notes = [*raw.notes, *notes]
     unresolved = list(raw.unresolved)
+    findings.extend(_unresolved_findings(raw))
     name, m_origin = _model_name(raw)
     tp = int(args["tensor_parallel_size"].value) if "tensor_parallel_size" in args else 1
     pp = int(args["pipeline_parallel_size"].value) if "pipeline_parallel_size" in args else 1
@@ -527,6 +528,7 @@ def build_spec(
     hardware = _resolve_hardware(raw, gpu, tp * pp * dp, notes)
     arch = None
     ckpt_quant = None
+    ckpt_method = None
     if name is None and model_config is None:
         unresolved.append(
             Unresolved(
@@ -543,6 +545,7 @@ def build_spec(
         try:
             res = resolve_model(name or "", model_config)
             arch, ckpt_quant = res.arch, res.checkpoint_quantization
+            ckpt_method = getattr(res, "quantization_method", None) or ckpt_quant
             if res.guessed and res.note:
                 notes.append(res.note)
         except SchedReaderError as err:
@@ -570,6 +573,7 @@ def build_spec(
         model_origin=m_origin,
         arch=arch,
         checkpoint_quantization=ckpt_quant,
+        checkpoint_quantization_method=ckpt_method,
         hardware=hardware,
         args=args,
         findings=findings,
@@ -585,12 +589,33 @@ def build_spec(
     return spec
 
 
+def _unresolved_findings(raw: RawEngine) -> list[Finding]:
+    """A flag whose value is an unresolved variable silently keeps vLLM's default: say so."""
+    out = []
+    for u in raw.unresolved:
+        key = u.origin.key
+        if key and key.startswith("-"):
+            out.append(
+                Finding(
+                    rule="SR114",
+                    severity="warning",
+                    message=f"{key} is set from {u.text!r}, which is not defined in this file ({u.reason}); "
+                    "the analysis uses vLLM's default for it",
+                    file=u.origin.file,
+                    line=u.origin.line,
+                    key=key,
+                    fix="define the variable in the file, or pass the value on the command line after `--`",
+                )
+            )
+    return out
+
+
 def _check_world_size(spec: EngineSpec) -> None:
     eff = spec.effective
     if eff is None or spec.hardware.count_inferred:
         return
     world = eff.tensor_parallel_size * eff.pipeline_parallel_size
-    if spec.hardware.count < world and spec.hardware.count_origin is not None:
+    if 0 < spec.hardware.count < world and spec.hardware.count_origin is not None:
         o = spec.hardware.count_origin
         spec.findings.append(
             Finding(

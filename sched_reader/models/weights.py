@@ -20,13 +20,13 @@ Sources (facts only, read in vLLM's source tree):
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
+from sched_reader.models.gpu import GPU
 
 GIB = 2**30
 VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE
@@ -192,6 +192,11 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
                            quantize_dense_mlp=False, note="MXFP4 experts only (E2M1 + E8M0 per 32)")
     if method in ("nvfp4", "modelopt_fp4"):
         return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="NVFP4 (E2M1 + FP8 per 16)")
+    if method in ("w8a16", "gptq_int8"):
+        g = int(qc.get("group_size", 128) or 128)
+        return QuantLayout(name="w8a16", bytes_per_weight=1.0 + 2 / max(g, 1), note=f"{method} 8-bit weights, fp16 scales")
+    if method in ("bnb_4bit", "bitsandbytes_4bit"):
+        return QuantLayout(name="bnb_4bit", bytes_per_weight=0.5 + 4 / 64, note="bitsandbytes NF4, fp32 absmax per 64 (guessed)")
     if method in ("gptq", "gptq_marlin", "awq", "awq_marlin", "w4a16", "int4", "marlin"):
         bits = int(qc.get("bits", 4))
         g = int(qc.get("group_size", 128) or 128)
@@ -200,7 +205,7 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
         zp = 0.5 / g if (method.startswith("awq") or not qc.get("sym", True)) else 0.0
         return QuantLayout(name=f"w{bits}a16", bytes_per_weight=bits / 8 + 2 / g + zp,
                            note=f"{method} {bits}-bit, group {g}, fp16 scales")
-    if method in ("int8", "w8a8", "smoothquant", "bitsandbytes"):
+    if method in ("int8", "w8a8", "smoothquant", "bitsandbytes", "experts_int8"):
         return QuantLayout(name="int8", bytes_per_weight=1.0, note=method)
     return None
 
@@ -342,16 +347,17 @@ def _rope_caches(arch: ModelArch) -> list[tuple[str, int, int]]:
     return caches
 
 
-def _vision_params(arch: ModelArch, text_total: int) -> tuple[int, str]:
+def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) -> tuple[int, str]:
     """Vision tower + projector parameters (replicated on every rank of the first stage).
 
-    When the catalog gives the checkpoint's exact element count, vision = that count minus the text
-    model; otherwise a ViT estimate from ``vision_config`` (guessed).
+    When the catalog gives the unquantized checkpoint's exact element count, vision = that count minus
+    the text model (a quantized checkpoint's count mixes packed elements, so it is not used); otherwise
+    a ViT estimate from ``vision_config`` (guessed).
     """
     vc = arch.vision_config
     if not vc:
         return 0, ""
-    if arch.official_params and arch.official_params > text_total:
+    if arch.official_params and arch.official_params > text_total and not quantized:
         return arch.official_params - text_total, "checkpoint element count minus the text model"
     hv = int(vc.get("hidden_size", 1024))
     iv = int(vc.get("intermediate_size", 4 * hv))
@@ -362,8 +368,34 @@ def _vision_params(arch: ModelArch, text_total: int) -> tuple[int, str]:
     return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"
 
 
+def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None) -> tuple[int, str, bool]:
+    """Bytes of one MoE layer's MXFP4 experts on one rank as vLLM lays them out after loading.
+
+    vllm/model_executor/layers/quantization/mxfp4.py create_weights pads the per-rank intermediate
+    size per backend: Marlin (pre-Hopper) 128 and hidden 256; Blackwell FlashInfer 256/256; Hopper
+    Triton 64. Values: 1/2 byte per weight; E8M0 scales: 1 byte per 32. On Hopper the Triton path
+    swizzles values and scales into new tensors while the original scale parameters stay registered
+    (kept twice), and the Hopper MX value layout pads the contraction dim (guessed: to 128).
+    Biases: float32 after the Triton conversion, else bf16.
+    """
+    inter = mi // tp
+    cc = float(gpu.compute_capability) if gpu and gpu.compute_capability else 9.0
+    guessed = True
+    if cc >= 10.0:
+        ip, hp, kpad, dup, bias_b, note = pad_up(inter, 256), pad_up(h, 256), 1, False, 4, "flashinfer sm100"
+    elif cc >= 9.0:
+        ip, hp, kpad, dup, bias_b, note = pad_up(inter, 64), h, 128, True, 4, "triton sm90"
+    else:
+        ip, hp, kpad, dup, bias_b, note = pad_up(inter, 128), pad_up(h, 256), 1, False, 2, "marlin"
+    w13_vals = 2 * ip * pad_up(hp, kpad) // 2
+    w2_vals = hp * pad_up(ip, kpad) // 2
+    scales = 2 * ip * (hp // 32) + hp * (ip // 32)
+    per_expert = w13_vals + w2_vals + scales * (2 if dup else 1) + (2 * ip + hp) * bias_b
+    return n_exp * per_expert, note, guessed
+
+
 def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
-                     checkpoint_quantization: str | None = None) -> WeightBreakdown:
+                     checkpoint_quantization: str | None = None, gpu: GPU | None = None) -> WeightBreakdown:
     """Bytes of weights per GPU (largest PP stage, one TP rank), by component, with explain terms.
 
     ``checkpoint_quantization`` is the format implied by the model name when the config has no
@@ -413,8 +445,18 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                 acc["lm_head"] = [0 if tied else vocab * h, emb_rank, emb_rank * dt]
         stages.append(acc)
 
+    mx_note = ""
+    if q is not None and q.name == "mxfp4":
+        n_exp = int(c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts") or 0)
+        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
+        per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu)
+        for s_i in range(pp):
+            a, b = get_pp_indices(L, s_i, pp)
+            n_moe = sum(1 for i in range(a, b) if _is_moe_layer(c, i))
+            stages[s_i]["moe_routed_experts"][2] = n_moe * per_layer
+
     text_total = sum(st[k][0] for st in stages for k in COMPONENTS)
-    vis, vis_note = _vision_params(arch, text_total)
+    vis, vis_note = _vision_params(arch, text_total, quantized=q is not None)
     if vis:
         stages[0]["vision"] = [vis, vis, vis * dt]
 
@@ -438,11 +480,17 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
         comps[k] = WeightComponent(
             name=k, params_total=int(sum(x[k][0] for x in stages)), params_per_gpu=int(pr),
             bytes_per_weight=(by / pr if pr else 0.0), bytes_per_gpu=int(round(by)),
-            note=vis_note if k == "vision" else "")
+            note=vis_note if k == "vision" else (f"mxfp4 layout: {mx_note} (guessed)" if k == "moe_routed_experts" and mx_note else ""))
     params_total = text_total + vis
     params_gpu = sum(comps[k].params_per_gpu for k in COMPONENTS)
     total = stage_bytes[big]
-    fmt = q.name if q else {4: "fp32", 2: "bf16" if "bfloat" in (cfg.dtype or "bfloat16") or cfg.dtype == "auto" else "fp16"}[dt]
+    if q:
+        fmt = q.name
+    else:
+        d = (cfg.dtype or "auto").replace("torch.", "")
+        if d == "auto":
+            d = arch.torch_dtype.replace("torch.", "")
+        fmt = "fp32" if dt == 4 else ("fp16" if d in ("float16", "half", "fp16") else "bf16")
 
     explain: list[Term] = [
         Term(name="params_total", formula="sum of component parameters (whole model)",
@@ -458,7 +506,7 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                                 inputs={"params_per_gpu": cpt.params_per_gpu,
                                         "bytes_per_weight": round(cpt.bytes_per_weight, 6)},
                                 value=cpt.bytes_per_gpu, unit="bytes",
-                                guessed=(k == "vision" and "guessed" in vis_note)))
+                                guessed=(k == "vision" and "guessed" in vis_note) or bool(k == "moe_routed_experts" and mx_note)))
     explain.extend(buffers)
     explain.append(Term(name="weights_per_gpu", formula="sum of components on the largest PP stage / 2^30",
                         inputs={"stage": big, "tp": tp, "pp": pp, "format": fmt},

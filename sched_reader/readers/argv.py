@@ -202,7 +202,7 @@ def parse_args(toks: list[Tok], *, kind: str, file: str, source: SourceKind = "c
             i += 1
             continue
         numeric_list = last is not None and _is_number(text) and _is_number(str(last.value if not isinstance(last.value, list) else last.value[-1]))
-        if positional_model and out.model is None and cli_model is None and not numeric_list:
+        if positional_model and out.model is None and not numeric_list and (kind == "serve" or cli_model is None):
             out.model = Setting(flag="--model", value=text, origin=origin(tok, "model (positional)"))
             positional_model = False
         elif last is not None:

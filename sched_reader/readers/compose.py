@@ -17,7 +17,7 @@ from pathlib import Path
 from sched_reader.readers.argv import find_invocation
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
 from sched_reader.readers.images import gpu_quantity, is_vllm_image, vllm_version_from_image
-from sched_reader.readers.raw import Hint, Origin, RawEngine, Unresolved
+from sched_reader.readers.raw import Hint, Origin, RawEngine
 from sched_reader.readers.shell import Tok, Var, parse_script
 from sched_reader.readers.yaml_tree import YList, YMap
 
@@ -204,7 +204,3 @@ def _share_groups(engines: list[RawEngine]) -> None:
                            "fractions add up on each GPU"
                            + ("; docker gives `count: N` the first N GPUs, it does not spread services" if by_count else ""))
 
-
-def _unresolved(tok: Tok, file: str) -> Unresolved:
-    return Unresolved(text=tok.text, reason="; ".join(tok.notes) or "not resolvable",
-                      origin=Origin(file=file, line=tok.line, source="compose"))

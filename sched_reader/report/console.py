@@ -17,6 +17,6 @@ def make_console(stderr: bool = False) -> Console:
         width=None if is_tty else 100,
         no_color=bool(os.environ.get("NO_COLOR")) or not is_tty,
         highlight=False,
-        soft_wrap=False,
+        soft_wrap=not is_tty,
         emoji=False,
     )

@@ -83,6 +83,7 @@ class SimCore:
         self.reopen_ns = 0
         self.finished = 0
         self.lookahead = 0
+        self.last_preempted = False
 
     # ------------------------------------------------------------------ arrivals
     def admit_arrivals(self, now: int) -> None:
@@ -115,6 +116,7 @@ class SimCore:
         self._release(r)
         self.computed[r] = 0
         self.rec.preemptions[r] += 1
+        self.rec.npreempt += 1
         self.waiting.appendleft(r)
 
     def _grow(self, r: int, slots: int) -> bool:
@@ -246,13 +248,20 @@ class SimCore:
     def explicit_step(self, now: int) -> int | None:
         """Run one iteration starting at ``now``; returns its end time, or None when nothing ran."""
         sched: list[tuple[int, int]] = []
+        before = self.rec.npreempt
         if self.p.engine == "v0" and not self.p.enable_chunked_prefill:
             self.plan_v0(sched)
         else:
             self.plan_v1(sched)
+        self.last_preempted = self.rec.npreempt != before
         if not sched:
             return None
-        nd = ctx = pf = pairs2 = npf = 0
+        return self.run_sched(now, sched)
+
+    def run_sched(self, now: int, sched: list[tuple[int, int]], nd: int = 0, ctx: int = 0) -> int:
+        """Time the planned iteration, record it, advance every scheduled request; returns the end time.
+        ``nd``/``ctx``: decode sequences and their context already counted by the caller."""
+        pf = pairs2 = npf = 0
         for r, k in sched:
             c = self.computed[r]
             if k == 1 and self.out[r] > 0 and c + 1 == self.prompt[r] + self.out[r]:
@@ -264,13 +273,16 @@ class SimCore:
                 pairs2 += k * (2 * c + k)
         dur = self.timer.step(nd, ctx, pf, pairs2, npf)
         end = now + dur
-        self.rec.step(dur, self.alloc.used, self.kv_tokens, len(sched), end)
+        self.rec.step(dur, self.alloc.used, self.kv_tokens + self.extra_tokens(), len(sched) + self.extra_batch(),
+                      end)
+        self.after_timing(dur, end)
         done: list[int] = []
         for r, k in sched:
             self.computed[r] += k
             c = self.computed[r]
             pid = self.pid[r]
-            if pid >= 0 and self.pref[r] < 0 and c >= self.pblocks[r] * self.p.block_size > 0 \
+            edge = self.pblocks[r] * self.p.block_size
+            if pid >= 0 and self.pref[r] < 0 and 0 < edge <= c and c - k < edge \
                     and self.alloc.hit(pid) is None:
                 self.alloc.register(pid, self.pblocks[r], r)
                 self.held[r] -= self.pblocks[r]
@@ -281,6 +293,16 @@ class SimCore:
         for r in done:
             self.finish(r, end)
         return end
+
+    # hooks for the event-driven engine (aggregated decoders); the explicit form has none
+    def extra_tokens(self) -> int:
+        return 0
+
+    def extra_batch(self) -> int:
+        return 0
+
+    def after_timing(self, dur: int, end: int) -> None:
+        return None
 
     def emit(self, r: int, t: int) -> bool:
         """Record one output token of r at time t; True when r has produced all its tokens."""

@@ -251,13 +251,17 @@ class IterationCostModel:
         self._moe_layers = sum(g.count for g in s.groups if g.moe)
 
     # ------------------------------------------------------------------ evaluation core
-    def _evaluate(self, nd, S, Tp, P, nps, mx: Callable, mn: Callable, detail: bool):
-        """GPU and CPU seconds; with ``detail`` also the per-term breakdown. Works on floats or arrays."""
+    def _evaluate(self, nd, S, Tp, P, nps, mx: Callable, mn: Callable, detail: bool, q: int = 1):
+        """GPU and CPU seconds; with ``detail`` also the per-term breakdown. Works on floats or arrays.
+
+        ``q``: query tokens per decode sequence (1 for plain decode; k + 1 when verifying k draft
+        tokens: the context KV is read once, score FLOPs and logits scale with q).
+        """
         eff = self.eff
         bw = self.bw
         ab = self.precision.act_bytes
-        T = nd + Tp
-        emit = nd + nps
+        T = nd * q + Tp if q != 1 else nd + Tp
+        emit = nd * q + nps if q != 1 else nd + nps
         terms: dict[str, TermCost] | None = {} if detail else None
 
         def add(name, flops, nbytes, rate, t, bound=None):
@@ -299,10 +303,10 @@ class IterationCostModel:
                 Pe = mn(P, Tp * window)
             else:
                 Se, Pe = S, P
-            td = count * Se * mx(fdec / self.attn_rate, bdec / bw)
+            td = count * Se * mx(fdec * q / self.attn_rate, bdec / bw)
             tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre
-            add("attention_decode", count * fdec * Se, count * bdec * Se, self.attn_rate, td)
+            add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td)
             add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre)
         te = T * self._elem_bytes_per_token / bw
         layers = layers + te
@@ -388,6 +392,14 @@ class IterationCostModel:
         gpu, cpu, _, _ = self._evaluate(nd, S, 0.0, 0.0, 0.0, np.maximum, np.minimum, False)
         out = self._combine(gpu, cpu, np.maximum)
         return np.where(nd > 0, out, 0.0)
+
+    def verify_step_time(self, num_seqs: int, context_sum: int, tokens_per_seq: int) -> float:
+        """Seconds for a speculative-decoding verify step: ``tokens_per_seq`` (= k + 1) query tokens per
+        sequence against its cached context (KV read once per sequence), logits for every position."""
+        if num_seqs <= 0:
+            return 0.0
+        gpu, cpu, _, _ = self._evaluate(num_seqs, context_sum, 0, 0.0, 0, max, min, False, q=tokens_per_seq)
+        return self._combine(gpu, cpu, max)
 
     def pipeline_interval(self, num_decode: int, decode_context_sum: int, prefill_tokens: int = 0,
                           prefill_attn_pairs: float = 0.0, num_prefill_seqs: int = 0) -> float:

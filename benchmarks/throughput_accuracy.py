@@ -1,0 +1,219 @@
+"""Accuracy of the cost model against published vLLM serving benchmarks (tests/data/throughput.yaml).
+
+For every vLLM row whose model and GPU the catalogs resolve, the serving config is rebuilt (explicit
+flags from the row, the release's defaults for the rest), the workload is rebuilt from its
+``vllm bench serve`` arguments, and the prediction is compared with the published results:
+output throughput, mean TPOT and mean TTFT (median when the source gives only the median).
+
+Rows are grouped by how they can be predicted:
+  steady      closed loop (--max-concurrency) or finite request rate below saturation: closed form
+  burst       all requests at once (request rate inf, many prompts): needs queueing. When
+              ``sched_reader.analyzers.simulator.simulate`` exists it is called (hook below); until
+              then the closed-form burst approximation is used and the row is marked "sim-pending".
+Rows needing V0 multi-step scheduling (--num-scheduler-steps) are predicted as single-step and marked.
+
+Run:  python benchmarks/throughput_accuracy.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sched_reader.compat.defaults import scheduler_defaults  # noqa: E402
+from sched_reader.models.cost.iteration import IterationCostModel  # noqa: E402
+from sched_reader.models.cost.performance import estimate_performance  # noqa: E402
+from sched_reader.models.engine_spec import EffectiveConfig  # noqa: E402
+from sched_reader.models.gpu_catalog import resolve_gpu  # noqa: E402
+from sched_reader.models.model_catalog import arch_from_hf_config, resolve_model  # noqa: E402
+from sched_reader.models.workload import Workload  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+METRICS = (("output_throughput", "output_throughput_tok_s"), ("tpot", "tpot_ms"), ("ttft", "ttft_ms"))
+
+
+def _extra_models() -> dict[str, dict]:
+    p = DATA / "throughput_models.yaml"
+    return {m["id"]: m for m in yaml.safe_load(p.read_text())["models"]} if p.exists() else {}
+
+
+def resolve_row_model(name: str):
+    """(ModelArch, checkpoint_quantization) from the catalog, else tests/data/throughput_models.yaml."""
+    extra = _extra_models()
+    if name in extra:
+        m = extra[name]
+        arch, _ = arch_from_hf_config(dict(m["config"]), m["id"], m["source"])
+        return arch, None
+    r = resolve_model(name)
+    return r.arch, r.checkpoint_quantization
+
+
+def _release(v: str) -> str:
+    parts = str(v).split(".")
+    return ".".join(parts[:3])
+
+
+def build_config(row: dict, arch, gpu) -> EffectiveConfig:
+    """The EffectiveConfig vLLM ran with: row flags, release defaults for everything else."""
+    flags = row.get("config_flags") or {}
+    other = flags.get("other") or {}
+    version = _release(row["engine_version"])
+    max_len = row.get("max_model_len") or int(arch.get("max_position_embeddings", 8192))
+    explicit = {k: flags.get(k) for k in ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
+                                          "enable_prefix_caching")}
+    if other.get("async_scheduling") is not None:
+        explicit["async_scheduling"] = other["async_scheduling"]
+    gmu = row.get("gpu_memory_utilization")
+    if isinstance(gmu, (int, float)):
+        explicit["gpu_memory_utilization"] = gmu
+    d = scheduler_defaults(version, gpu.name, gpu.cuda_total_gib, max_model_len=int(max_len), explicit=explicit)
+    vals = {k: (v[0] if isinstance(v, tuple) else getattr(v, "value", v)) for k, v in d.items()}
+    vals.update({k: v for k, v in explicit.items() if v is not None})
+    return EffectiveConfig(
+        vllm_version=version, tensor_parallel_size=row.get("tensor_parallel_size") or 1,
+        pipeline_parallel_size=row.get("pipeline_parallel_size") or 1,
+        data_parallel_size=row.get("data_parallel_size") or 1, max_model_len=int(max_len),
+        gpu_memory_utilization=float(vals["gpu_memory_utilization"]), dtype="bfloat16",
+        max_num_seqs=int(vals["max_num_seqs"]), max_num_batched_tokens=int(vals["max_num_batched_tokens"]),
+        enable_chunked_prefill=bool(vals["enable_chunked_prefill"]),
+        enable_prefix_caching=bool(vals["enable_prefix_caching"]),
+        async_scheduling=bool(vals.get("async_scheduling") or False), block_size=int(vals.get("block_size") or 16))
+
+
+def build_workload(row: dict) -> Workload:
+    w = row["workload"]
+    ds = "sharegpt" if "sharegpt" in str(w.get("dataset") or "").lower() else "random"
+    rate = w.get("request_rate")
+    return Workload(dataset_name=ds, random_input_len=w.get("input_len") or 1024,
+                    random_output_len=w.get("output_len") or 128, num_prompts=w.get("num_prompts") or 1000,
+                    request_rate="inf" if rate in (None, "inf") else rate, max_concurrency=w.get("max_concurrency"))
+
+
+def _kv_tokens_from_notes(row: dict) -> int | None:
+    """KV pool size when the row quotes it from the server's startup log."""
+    import re
+
+    m = re.search(r"KV pool ([\d,]+) tokens", str(row.get("notes") or ""))
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+def simulate_hook(arch, gpu, cfg, workload, ckpt, kv_tokens) -> dict | None:
+    """Call the simulator when it exists (engineer E). Arguments are passed by name where the
+    simulator's signature has them; it must return a dict with ``vllm bench serve`` keys."""
+    try:
+        from sched_reader.analyzers.simulator import simulate  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    available = {"arch": arch, "gpu": gpu, "cfg": cfg, "workload": workload,
+                 "checkpoint_quantization": ckpt, "kv_tokens": kv_tokens,
+                 "cost": IterationCostModel(arch, gpu, cfg, ckpt)}
+    params = inspect.signature(simulate).parameters
+    kwargs = {k: v for k, v in available.items() if k in params}
+    res = simulate(**kwargs)
+    return res if isinstance(res, dict) else getattr(res, "as_dict", lambda: None)()
+
+
+def _published(results: dict, metric: str) -> tuple[float | None, str]:
+    if metric == "output_throughput":
+        return results.get("output_throughput_tok_s"), "output_throughput"
+    for stat in ("mean", "median"):
+        v = results.get(f"{stat}_{metric}_ms")
+        if v is not None:
+            return v, f"{stat}_{metric}_ms"
+    return None, ""
+
+
+def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": row["id"], "source_url": row["source_url"]}
+    try:
+        gpu = resolve_gpu(row["gpu"]).gpu
+        arch, ckpt = resolve_row_model(row["model"])
+    except Exception as exc:  # noqa: BLE001
+        out["status"] = f"skipped: {exc}"
+        return out
+    cfg = build_config(row, arch, gpu)
+    wl = build_workload(row)
+    kv = _kv_tokens_from_notes(row)
+    steady = wl.max_concurrency is not None or not math.isinf(wl.request_rate)
+    pred = None
+    kind = "steady" if steady else "burst"
+    if not steady and use_simulator:
+        pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv)
+        if pred is not None:
+            kind = "burst (simulator)"
+    if pred is None:
+        pred = estimate_performance(arch, gpu, cfg, wl, ckpt, kv_tokens=kv)
+        if not steady:
+            kind = "burst (closed form, sim-pending)"
+    other = (row.get("config_flags") or {}).get("other") or {}
+    if other.get("num_scheduler_steps"):
+        kind += f", multi-step {other['num_scheduler_steps']} not modelled"
+    out["kind"] = kind
+    out["status"] = "ok"
+    res = row["results"]
+    for metric, _ in METRICS:
+        pub, key = _published(res, metric)
+        p = pred.get("output_throughput") if metric == "output_throughput" else pred.get(f"mean_{metric}_ms")
+        out[metric] = {"published": pub, "published_key": key, "predicted": p,
+                       "error_pct": (100.0 * (p - pub) / pub) if (pub and p is not None) else None}
+    return out
+
+
+def summarize(rows: list[dict]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for group in ("steady", "burst", "all"):
+        sel = [r for r in rows if r.get("status") == "ok" and (group == "all" or r["kind"].startswith(group))]
+        g: dict[str, Any] = {"rows": len(sel)}
+        for metric, _ in METRICS:
+            errs = [abs(r[metric]["error_pct"]) for r in sel if r[metric]["error_pct"] is not None]
+            g[metric] = {"n": len(errs), "median_abs_error_pct": statistics.median(errs) if errs else None}
+        summary[group] = g
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ap.add_argument("--no-simulator", action="store_true", help="closed form only")
+    args = ap.parse_args(argv)
+    rows = [r for r in yaml.safe_load((DATA / "throughput.yaml").read_text()) if r.get("engine") == "vllm"]
+    results = [evaluate_row(r, not args.no_simulator) for r in rows]
+    summary = summarize(results)
+    if args.json:
+        print(json.dumps({"rows": results, "summary": summary}, indent=2))
+        return 0
+
+    def f(x, w=9, p=1):
+        return f"{x:>{w}.{p}f}" if isinstance(x, (int, float)) else f"{'-':>{w}}"
+
+    print(f"{'row':58} {'metric':18} {'published':>10} {'predicted':>10} {'err %':>8}  kind")
+    for r in results:
+        if r["status"] != "ok":
+            print(f"{r['id'][:58]:58} {r['status']}")
+            continue
+        for metric, _ in METRICS:
+            m = r[metric]
+            if m["published"] is None:
+                continue
+            print(f"{r['id'][:58]:58} {m['published_key'][:18]:18} {f(m['published'], 10)} "
+                  f"{f(m['predicted'], 10)} {f(m['error_pct'], 8)}  {r['kind']}")
+    print()
+    for group, g in summary.items():
+        parts = [f"{metric}: {f(g[metric]['median_abs_error_pct'], 6)}% (n={g[metric]['n']})" for metric, _ in METRICS]
+        print(f"median |error| {group:7} rows={g['rows']:2}  " + "  ".join(parts))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

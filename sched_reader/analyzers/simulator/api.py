@@ -1,0 +1,79 @@
+"""Entry points: simulate a workload under one policy, or under several for one engine spec."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
+from sched_reader.analyzers.simulator.engine import run_engine
+from sched_reader.analyzers.simulator.metrics import summarize
+from sched_reader.analyzers.simulator.policies import POLICIES, SchedParams, params_for
+from sched_reader.analyzers.simulator.reference import run_reference
+from sched_reader.analyzers.simulator.static import run_static
+from sched_reader.analyzers.simulator.workloads import Requests
+from sched_reader.errors import InputError, SchedReaderError
+
+
+def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
+             slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
+             progress: Callable[[int, int], None] | None = None, reference: bool = False) -> dict[str, Any]:
+    """Simulate ``requests`` on one engine with scheduler ``params`` and step ``cost``.
+
+    Returns the metric dict of :func:`~.metrics.summarize` (bench-serve metrics in ms and tokens/s,
+    goodput, KV use, preemptions, time series) plus ``policy``, ``notes`` and engine counters.
+    ``params.policy == "static"`` runs the static-batching engine; every other policy runs the
+    event-driven engine (or the per-iteration reference loop with ``reference=True``).
+    """
+    if params.policy == "static":
+        run = run_static(requests, params, StepTimer(cost))
+        counters: dict[str, Any] = {}
+    elif reference:
+        run = run_reference(requests, params, cost)
+        counters = {}
+    else:
+        run = run_engine(requests, params, cost, progress=progress)
+        counters = {"fast_steps": run.fast_steps, "slow_steps": run.slow_steps, "stretches": run.stretches}
+    res = summarize(run.rec, run.send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
+    notes = list(run.notes)
+    if params.spec_tokens:
+        notes.append(f"speculative decoding ({params.spec_tokens} draft tokens) is not simulated: "
+                     "one token per decode step")
+    res.update({"policy": params.policy, "engine_counters": counters, "notes": notes,
+                "params": {k: v for k, v in params.__dict__.items()}})
+    return res
+
+
+def engine_inputs(spec: Any) -> tuple[StepCost, int]:
+    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models."""
+    if spec.arch is None or spec.effective is None:
+        raise SchedReaderError(f"engine {spec.name}: model or configuration unresolved; cannot simulate",
+                               file=spec.file, line=spec.line)
+    from sched_reader.models.capacity import estimate_capacity
+    from sched_reader.models.cost import IterationCostModel
+
+    gpu = spec.hardware.gpu
+    cfg = spec.effective
+    cost = IterationCostModel(spec.arch, gpu, cfg, spec.checkpoint_quantization)
+    if cfg.num_gpu_blocks_override:
+        blocks = int(cfg.num_gpu_blocks_override)
+    else:
+        blocks = int(estimate_capacity(spec.arch, gpu, cfg, spec.checkpoint_quantization).kv_cache.num_blocks)
+    if blocks <= 0:
+        raise SchedReaderError(f"engine {spec.name}: no KV cache blocks fit on {gpu.name}; cannot simulate",
+                               file=spec.file, line=spec.line)
+    return cost, blocks
+
+
+def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vllm",), *,
+                  chunk_size: int = 512, slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
+                  progress: Callable[[str, int, int], None] | None = None) -> dict[str, dict[str, Any]]:
+    """Simulate one EngineSpec under each policy; returns {policy: metrics}."""
+    cost, blocks = engine_inputs(spec)
+    out: dict[str, dict[str, Any]] = {}
+    for pol in policies:
+        if pol not in POLICIES:
+            raise InputError(f"unknown policy {pol!r}; choose from {', '.join(POLICIES)}", key="--policy")
+        params = params_for(pol, spec.effective, blocks, chunk_size=chunk_size)
+        cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
+        out[pol] = simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, progress=cb)
+    return out

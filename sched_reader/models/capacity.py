@@ -1,0 +1,78 @@
+"""Capacity: the KV-cache budget, blocks, tokens and concurrency vLLM will report at start-up.
+
+``estimate_capacity`` chains weights -> memory profile (per PP stage) -> KV blocks and returns a
+``CapacityReport`` whose ``to_json()`` has exactly the keys ``memory``, ``kv_cache``, ``explain``.
+Memory figures are GiB per GPU as vLLM logs them (for PP > 1: the stage that bounds the KV cache).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.engine_spec import EffectiveConfig
+from sched_reader.models.gpu import GPU
+from sched_reader.models.kv_cache import KVCacheResult, kv_capacity
+from sched_reader.models.memory_profile import MemoryProfile, memory_profile
+from sched_reader.models.weights import GIB, Term, WeightBreakdown, weight_breakdown
+
+
+class CapacityReport(BaseModel):
+    """Everything ``diagnose`` prints about memory and the KV cache for one engine."""
+
+    memory: MemoryProfile
+    kv_cache: KVCacheResult
+    weights: WeightBreakdown
+    stage_kv_bytes: list[int] = Field(default_factory=list)
+    explain: list[Term] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        m, k = self.memory, self.kv_cache
+
+        def g(b: int) -> float:
+            return round(b / GIB, 2)
+
+        error = k.error
+        if error is None and m.weights_bytes > m.requested_bytes:
+            error = "weights do not fit in the requested memory"
+        return {
+            "memory": {
+                "total_gib": g(m.total_bytes),
+                "requested_gib": g(m.requested_bytes),
+                "weights_gib": g(m.weights_bytes),
+                "activation_peak_gib": g(m.activation_peak_bytes),
+                "non_torch_gib": g(m.non_torch_bytes),
+                "cuda_graph_gib": g(m.cuda_graph_bytes),
+                "kv_cache_gib": g(m.kv_cache_bytes),
+            },
+            "kv_cache": {
+                "block_size": k.block_size,
+                "num_blocks": k.num_blocks,
+                "tokens": k.tokens,
+                "bytes_per_token": k.bytes_per_token,
+                "max_concurrency": k.max_concurrency,
+                "fits": k.fits and error is None,
+                "error": error,
+            },
+            "explain": [t.model_dump() for t in self.explain],
+        }
+
+
+def estimate_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
+                      checkpoint_quantization: str | None = None) -> CapacityReport:
+    """Predict vLLM's start-up memory profile and KV-cache capacity for one engine replica."""
+    wb = weight_breakdown(arch, cfg, checkpoint_quantization, gpu=gpu)
+    pp = max(1, cfg.pipeline_parallel_size)
+    profiles = [memory_profile(arch, gpu, cfg, wb, stage=s) for s in range(pp)]
+    avail = [p.kv_cache_bytes for p in profiles]
+    kv = kv_capacity(arch, cfg, avail)
+    bound = min(range(pp), key=lambda s: avail[s])
+    mem = profiles[bound]
+    explain = list(wb.explain) + list(mem.explain) + list(kv.explain)
+    if mem.weights_bytes > mem.requested_bytes:
+        explain.append(Term(name="weights_fit", formula="weights <= total x gpu_memory_utilization",
+                            inputs={"weights": mem.weights_bytes, "requested": mem.requested_bytes},
+                            value=0, unit="bool"))
+    return CapacityReport(memory=mem, kv_cache=kv, weights=wb, stage_kv_bytes=avail, explain=explain)

@@ -1,0 +1,277 @@
+"""Steady-state serving estimates without simulation (one data-parallel replica).
+
+Notation (tokens, seconds): I mean prompt length, O mean output length, B running requests,
+c prefill chunk = min(I, max_num_batched_tokens - B_d), n_pf = ceil(I / c) prefill steps per request,
+B_d = B (O - 1) / (O - 1 + n_pf) requests decoding, ctx = I + O / 2 mean cached tokens while decoding.
+
+  t_dec   = step(B_d decode, context B_d x ctx)                       plain decode step
+  t_mix   = step(B_d decode + one chunk of c tokens, pairs I^2 / (2 n_pf))
+  p       = B_d / (O - 1) x I      prompt tokens that must enter per step to replace finishing requests
+  f       = min(1, p / c)          fraction of steps that carry a prefill chunk; when p > c every step
+                                   carries p prompt tokens (capped by the budget left to the decodes)
+  ITL     = f t_mix + (1 - f) t_dec                     (mean step; each decode sequence emits 1 token)
+  TPOT    = ITL / E[tokens per step]                    (E = 1 without speculative decoding)
+  TTFT_0  = n_pf x t_mix + FRONTEND_OVERHEAD_S          (no queueing)
+  cycle   = TTFT_0 + (O - 1) x TPOT                      (one request's life)
+  req/s   = B / cycle (Little's law);  output tok/s = req/s x O
+Pipeline parallel: micro-batches of B / pp, token period = max(latency, pp x stage interval).
+Concurrency bounds: max_num_seqs and KV capacity kv_tokens / (I + O / 2) (mean occupancy).
+Queueing (finite rate close to saturation, bursts) is approximated in closed form here and simulated
+exactly by ``sched_reader.analyzers.simulator``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sched_reader.models.cost.iteration import IterationCostModel
+from sched_reader.models.cost.speculative import SpeculativeModel
+
+# Assumed: per-request time in vLLM's OpenAI server outside the engine loop that lands in TTFT (HTTP
+# parsing, chat template, tokenization, first detokenized chunk).
+FRONTEND_OVERHEAD_S = 5e-3
+
+GEMM_TERMS = ("qkv_o_proj", "mlp", "moe_router", "moe_shared", "moe_experts", "lm_head")
+
+
+@dataclass
+class OperatingPoint:
+    """Steady-state quantities at ``concurrency`` running requests (seconds, tokens, per second)."""
+
+    concurrency: float
+    decoding: float
+    chunk_tokens: float
+    prefill_steps: int
+    decode_step_s: float
+    mixed_step_s: float
+    prefill_fraction: float
+    itl_s: float
+    tpot_s: float
+    ttft_s: float
+    cycle_s: float
+    request_throughput: float
+    output_throughput: float
+    input_throughput: float
+    tokens_per_step: float = 1.0
+
+
+@dataclass
+class SteadyState:
+    """Result of one steady-state estimate (per engine instance, all DP replicas summed)."""
+
+    mode: str                      # closed_loop | open_loop | burst | saturated
+    point: OperatingPoint
+    mean_ttft_s: float
+    mean_tpot_s: float
+    mean_itl_s: float
+    mean_e2el_s: float
+    request_throughput: float
+    output_throughput: float
+    total_token_throughput: float
+    duration_s: float | None
+    limited_by: str
+    max_running: int
+    compute_bound_concurrency: int | None
+    regime: str
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return d
+
+
+class SteadyStateModel:
+    """Closed-form serving estimates on top of an :class:`IterationCostModel` (see module docstring)."""
+
+    def __init__(self, cost: IterationCostModel, kv_tokens: int | None = None,
+                 spec: SpeculativeModel | None = None) -> None:
+        self.cost = cost
+        self.cfg = cost.cfg
+        self.kv_tokens = kv_tokens
+        self.spec = spec
+        self.pp = cost.pp
+        self.dp = cost.dp
+
+    # ------------------------------------------------------------------ step periods
+    def _period(self, nd: float, S: float, Tp: float, P: float, nps: float) -> float:
+        """Seconds between successive tokens of one sequence for a step of this composition."""
+        if self.pp == 1:
+            return self.cost.step_time(nd, S, Tp, P, nps)
+        k = self.pp
+        b = self.cost.breakdown(nd / k, S / k, Tp / k, P / k, nps / k)
+        return max(b.step_time_s, k * b.pipeline_interval_s)
+
+    def decode_period(self, batch: float, mean_context: float) -> float:
+        """Plain decode step period at ``batch`` sequences of ``mean_context`` cached tokens."""
+        return self._period(batch, batch * mean_context, 0.0, 0.0, 0.0)
+
+    # ------------------------------------------------------------------ limits
+    def max_running(self, I: float, O: float) -> tuple[int, str]:
+        """(largest number of running requests, what limits it) for one replica."""
+        limit, why = int(self.cfg.max_num_seqs), "max_num_seqs"
+        if self.kv_tokens:
+            blk = max(1, int(self.cfg.block_size))
+            per_req = math.ceil((I + O / 2.0) / blk) * blk
+            kv_lim = max(1, int(self.kv_tokens // per_req))
+            if kv_lim < limit:
+                limit, why = kv_lim, "kv_cache"
+        return limit, why
+
+    def compute_bound_concurrency(self, mean_context: float, upper: int = 8192) -> int | None:
+        """Smallest decode batch whose GEMMs are compute-bound (FLOP time >= HBM time); None if > upper."""
+
+        def compute_bound(b: int) -> bool:
+            br = self.cost.breakdown(b, int(b * mean_context), 0, 0.0)
+            c = sum(br.terms[n].compute_s for n in GEMM_TERMS if n in br.terms)
+            m = sum(br.terms[n].memory_s for n in GEMM_TERMS if n in br.terms)
+            return c >= m
+
+        if not compute_bound(upper):
+            return None
+        lo, hi = 1, upper
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if compute_bound(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    # ------------------------------------------------------------------ operating point
+    def operating_point(self, B: float, I: float, O: float) -> OperatingPoint:
+        """Steady-state step times and rates with ``B`` running requests per replica."""
+        budget = float(self.cfg.max_num_batched_tokens)
+        B = max(B, 1e-9)
+        # first guess of decoding requests, then the chunk size the budget leaves them
+        Bd = B * (O - 1) / max(O - 1 + 1, 1) if O > 1 else 0.0
+        c = max(1.0, min(I, budget - Bd)) if self.cfg.enable_chunked_prefill else I
+        n_pf = max(1, math.ceil(I / c))
+        Bd = B * (O - 1) / (O - 1 + n_pf) if O > 1 else 0.0
+        ctx = I + O / 2.0
+        S = Bd * ctx
+        pairs_chunk = I * I / (2.0 * n_pf)
+        t_dec = self._period(Bd, S, 0.0, 0.0, 0.0) if Bd > 0 else 0.0
+        t_mix = self._period(Bd, S, c, pairs_chunk, 1.0)
+        E = 1.0
+        if self.spec is not None and Bd > 0:
+            st = self.spec.step(max(1, int(round(Bd))), ctx)
+            E = st.tokens_per_step
+            extra = t_mix - t_dec
+            t_dec = st.step_s
+            t_mix = t_dec + extra
+        p = (Bd / ((O - 1) / E) * I) if O > 1 else budget
+        if p > c and Bd > 0:
+            # more prompt tokens arrive per step than one chunk: every step carries p tokens
+            # (several prompts), capped by what the token budget leaves next to the decodes
+            pt = min(p, max(1.0, budget - Bd))
+            t_mix = self._period(Bd, S, pt, pt * I / 2.0, pt / I)
+            if self.spec is not None:
+                t_mix = t_dec + (t_mix - self._period(Bd, S, 0.0, 0.0, 0.0))
+            f = 1.0
+        else:
+            f = min(1.0, p / c) if c else 1.0
+        itl = f * t_mix + (1.0 - f) * t_dec if Bd > 0 else t_mix
+        tpot = itl / E
+        ttft = n_pf * t_mix + FRONTEND_OVERHEAD_S
+        cycle = ttft + max(O - 1, 0) * tpot
+        rps = B / cycle * self.dp
+        return OperatingPoint(B * self.dp, Bd * self.dp, c, n_pf, t_dec, t_mix, f, itl, tpot, ttft, cycle,
+                              rps, rps * O, rps * I, E)
+
+    # ------------------------------------------------------------------ workload modes
+    def _result(self, mode: str, op: OperatingPoint, ttft: float, I: float, O: float, n: int | None,
+                limit: int, why: str, notes: list[str], duration: float | None = None) -> SteadyState:
+        ctx = I + O / 2.0
+        b_star = self.compute_bound_concurrency(ctx)
+        per_replica = op.decoding / self.dp
+        regime = "compute" if (b_star is not None and per_replica >= b_star) else "memory"
+        e2el = ttft + max(O - 1, 0) * op.tpot_s
+        if duration is None and n:
+            duration = n / op.request_throughput
+        return SteadyState(mode, op, ttft, op.tpot_s, op.itl_s, e2el, op.request_throughput,
+                           op.output_throughput, op.output_throughput + op.input_throughput, duration, why, limit,
+                           b_star, regime, notes)
+
+    def closed_loop(self, users: int, I: float, O: float, num_prompts: int | None = None) -> SteadyState:
+        """``users`` clients each with one request outstanding (``--max-concurrency``)."""
+        per = users / self.dp
+        limit, why = self.max_running(I, O)
+        B = min(per, limit)
+        op = self.operating_point(B, I, O)
+        ttft = op.ttft_s
+        notes: list[str] = []
+        if per > limit:
+            # the extra clients wait in vLLM's queue for a slot: (users - B) / B request lifetimes
+            wait = (per - B) / B * op.cycle_s
+            ttft += wait
+            notes.append(f"{users} clients but at most {limit} running per replica ({why}): "
+                         f"queue wait {wait * 1e3:.1f} ms added to TTFT")
+        else:
+            why = "max_concurrency"
+        return self._result("closed_loop", op, ttft, I, O, num_prompts, limit, why, notes)
+
+    def open_loop(self, rate: float, I: float, O: float, num_prompts: int | None = None) -> SteadyState:
+        """Poisson arrivals at ``rate`` requests/s (all replicas): solve B = rate x cycle(B)."""
+        limit, why = self.max_running(I, O)
+        per_rate = rate / self.dp
+        op_max = self.operating_point(limit, I, O)
+        if per_rate * op_max.cycle_s >= limit:
+            st = self.burst(num_prompts or 1000, I, O, arrival_rate=rate)
+            st.notes.insert(0, f"request rate {rate:g}/s exceeds the sustainable "
+                               f"{op_max.request_throughput:.2f}/s: the queue grows (saturated)")
+            return st
+        lo, hi = 0.0, float(limit)
+        for _ in range(60):  # B - rate x cycle(B) is increasing in B on [0, limit]
+            mid = (lo + hi) / 2
+            if mid < per_rate * self.operating_point(max(mid, 1e-6), I, O).cycle_s:
+                lo = mid
+            else:
+                hi = mid
+        B = max(hi, 1e-6)
+        op = self.operating_point(B, I, O)
+        notes = [f"mean running requests {B * self.dp:.1f} (Little's law); no queueing delay modelled"]
+        duration = (num_prompts / rate + op.cycle_s) if num_prompts else None
+        st = self._result("open_loop", op, op.ttft_s, I, O, num_prompts, limit, "request_rate", notes, duration)
+        if num_prompts:
+            st.request_throughput = num_prompts / duration
+            st.output_throughput = st.request_throughput * O
+            st.total_token_throughput = st.request_throughput * (I + O)
+        return st
+
+    def burst(self, n: int, I: float, O: float, arrival_rate: float | None = None) -> SteadyState:
+        """``n`` requests arriving at once (request rate inf): waves of ``max_running`` requests.
+
+        First wave: all prompts enter together, prefilled at the token budget per step, so the mean
+        first-wave TTFT is half the wave's prefill time. Later requests wait for a slot: request i >= B
+        starts after (i - B + 1) completions at the steady rate R, mean wait (n - B)(n - B + 1) / (2 R n).
+        """
+        limit, why = self.max_running(I, O)
+        per_n = n / self.dp
+        B = min(per_n, limit)
+        op = self.operating_point(B, I, O)
+        budget = float(self.cfg.max_num_batched_tokens)
+        wave_tokens = B * I
+        wave_steps = max(1.0, wave_tokens / budget)
+        t_budget = self._period(0.0, 0.0, min(budget, wave_tokens), min(budget, wave_tokens) * I / 2.0,
+                                max(1.0, min(B, budget / max(I, 1.0))))
+        first_wave_ttft = 0.5 * wave_steps * t_budget + op.ttft_s
+        R = op.request_throughput / self.dp
+        if per_n > B:
+            wait = (per_n - B) * (per_n - B + 1) / (2.0 * R * per_n)
+            later = per_n - B
+            ttft = (B * first_wave_ttft + later * op.ttft_s) / per_n + wait
+        else:
+            ttft = first_wave_ttft
+        duration = wave_steps * t_budget + per_n / R if per_n > B else wave_steps * t_budget + op.cycle_s
+        if arrival_rate is not None and arrival_rate * duration < n:
+            duration = max(duration, n / arrival_rate)
+        notes = [f"burst of {n} requests: at most {limit} running per replica ({why}); "
+                 "queueing approximated in closed form (the simulator computes it exactly)"]
+        st = self._result("burst" if arrival_rate is None else "saturated", op, ttft, I, O, n, limit, why, notes,
+                          duration)
+        st.request_throughput = n / duration
+        st.output_throughput = st.request_throughput * O
+        st.total_token_throughput = st.request_throughput * (I + O)
+        return st

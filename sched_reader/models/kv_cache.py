@@ -1,0 +1,269 @@
+"""KV cache: bytes per token and block, KV-cache groups, blocks, tokens and max concurrency, rounded
+the way vLLM rounds, and vLLM's start-up errors when the cache cannot hold one request.
+
+Facts (from vLLM's source; https://github.com/vllm-project/vllm):
+* per-layer page = block_size x 2 (K,V) x kv_heads_per_rank x head_size x kv_bytes
+  (``AttentionSpec.page_size_bytes``); MLA caches one latent of (kv_lora_rank + qk_rope_head_dim)
+  elements per token, not split across TP (``MLAAttentionSpec``).
+* V0 (0.6.x): ``num_gpu_blocks = available // (block_size x layers x per-layer bytes/token)``;
+  max concurrency = blocks x block_size / max_model_len.
+* V1 0.7.0..0.9.1: ``num_blocks = available // page_size // num_layers``; tokens = blocks x block_size.
+* V1 0.9.2+: hybrid allocator (vllm/v1/core/kv_cache_utils.py): layers of each attention type are
+  split into groups of ``group_size = min(layers per type)`` layers; each of the ``group_size`` KV
+  tensors is shared by one layer of every group, so ``num_blocks = available // (page x group_size)``
+  and the log prints ``num_blocks // len(groups) x block_size`` tokens (0.9.2..0.20.0) or
+  ``int(max_concurrency x max_model_len)`` (0.20.1+). Max concurrency = num_blocks / blocks one
+  max_model_len request needs over all groups (full: cdiv(len, bs); sliding window:
+  cdiv(min(window - 1 + max_num_batched_tokens, len), bs) + 1).
+Units: bytes; tokens; GiB = 2**30 bytes.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.engine_spec import EffectiveConfig
+from sched_reader.models.memory_profile import parse_version
+from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class LayerKV(BaseModel):
+    """One attention layer's KV cache spec on one GPU."""
+
+    index: int
+    kind: str                  # "full" | "sliding" | "mla"
+    window: int | None = None  # tokens, for sliding/chunked layers
+    bytes_per_token: int       # K+V (or MLA latent) bytes per token on one TP rank
+
+
+def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> int:
+    """Bytes of one cached element: ``auto`` follows the model dtype; fp8 variants are 1 byte."""
+    d = (kv_cache_dtype or "auto").lower()
+    if d == "auto":
+        return model_dtype_bytes_
+    if d.startswith("fp8") or d in ("int8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"):
+        return 1
+    if d in ("bfloat16", "float16", "half", "bf16", "fp16"):
+        return 2
+    if d in ("float32", "float"):
+        return 4
+    return model_dtype_bytes_
+
+
+def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
+    c = arch.config
+    n = arch.num_layers
+    if arch.is_mla:
+        return [("mla", None)] * n
+    lt = c.get("layer_types")
+    window = c.get("sliding_window")
+    if isinstance(lt, list) and len(lt) == n:
+        out = []
+        for t in lt:
+            if "sliding" in str(t) and window:
+                out.append(("sliding", int(window)))
+            elif "chunked" in str(t) and c.get("attention_chunk_size"):
+                out.append(("sliding", int(c["attention_chunk_size"])))
+            else:
+                out.append(("full", None))
+        return out
+    mt = arch.model_type
+    if mt == "gemma2" and window:
+        return [("sliding", int(window)) if i % 2 == 0 else ("full", None) for i in range(n)]
+    if mt in ("gemma3", "gemma3_text") and window:
+        pat = int(c.get("sliding_window_pattern", 6) or 6)
+        return [("sliding", int(window)) if (i + 1) % pat else ("full", None) for i in range(n)]
+    if mt == "llama4" and c.get("attention_chunk_size"):
+        nope = c.get("no_rope_layers")
+        if isinstance(nope, list) and len(nope) == n:
+            return [("sliding", int(c["attention_chunk_size"])) if nope[i] else ("full", None) for i in range(n)]
+        return [("full", None) if (i + 1) % 4 == 0 else ("sliding", int(c["attention_chunk_size"])) for i in range(n)]
+    return [("full", None)] * n
+
+
+def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
+    """Every attention layer's KV spec on one TP rank (all PP stages)."""
+    eb = kv_bytes_per_element(cfg.kv_cache_dtype, model_dtype_bytes(arch, cfg))
+    tp = max(1, cfg.tensor_parallel_size)
+    out = []
+    for i, (kind, win) in enumerate(_layer_kinds(arch)):
+        if kind == "mla":
+            per = (int(arch.config["kv_lora_rank"]) + int(arch.config["qk_rope_head_dim"])) * eb
+        else:
+            per = 2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb
+        out.append(LayerKV(index=i, kind=kind, window=win, bytes_per_token=per))
+    return out
+
+
+def kv_bytes_per_token(arch: ModelArch, cfg: EffectiveConfig) -> int:
+    """KV bytes one token takes on one TP rank, summed over all layers (full-length caching)."""
+    return sum(layer.bytes_per_token for layer in kv_layers(arch, cfg))
+
+
+class KVCacheResult(BaseModel):
+    """What vLLM prints about its KV cache, and whether start-up succeeds."""
+
+    block_size: int
+    num_blocks: int
+    tokens: int
+    bytes_per_token: int             # per TP rank, all layers of the engine
+    page_size_bytes: int             # one block of one layer
+    num_groups: int = 1
+    group_size: int = 0              # layers sharing one KV tensor slot (hybrid allocator)
+    max_concurrency: float
+    fits: bool
+    error: str | None = None
+    estimated_max_model_len: int | None = None
+    explain: list[Term] = Field(default_factory=list)
+
+
+def _uses_hybrid_allocator(cfg: EffectiveConfig) -> bool:
+    return cfg.engine == "v1" and parse_version(cfg.vllm_version) >= (0, 9, 2)
+
+
+def _groups(layers: list[LayerKV], hybrid: bool) -> tuple[int, int, list[tuple[str, int | None, int]]]:
+    """(group_size, num_groups, [(kind, window, layers)] per group) for one stage."""
+    if not layers:
+        return 0, 0, []
+    if not hybrid:
+        return len(layers), 1, [("full", None, len(layers))]
+    by_type: dict[tuple[str, int | None], int] = {}
+    for layer in layers:
+        key = ("sliding", layer.window) if layer.kind == "sliding" else (layer.kind, None)
+        by_type[key] = by_type.get(key, 0) + 1
+    if len(by_type) == 1:
+        (k, w), n = next(iter(by_type.items()))
+        return n, 1, [(k, w, n)]
+    gs = min(by_type.values())
+    groups = []
+    for (k, w), n in by_type.items():
+        for _ in range(cdiv(n, gs)):
+            groups.append((k, w, gs))
+    return gs, len(groups), groups
+
+
+def _blocks_per_request(kind: str, window: int | None, max_len: int, bs: int, mbt: int) -> int:
+    if kind == "sliding" and window:
+        n = min(window - 1 + mbt, max_len)
+        return cdiv(n, bs) + 1
+    return cdiv(max_len, bs)
+
+
+def _needed_bytes(layers: list[LayerKV], max_len: int, bs: int, mbt: int, hybrid: bool) -> int:
+    """Bytes one request of ``max_len`` tokens needs on one stage (vLLM max_memory_usage_bytes)."""
+    total = 0
+    for layer in layers:
+        kind = layer.kind if hybrid else "full"
+        total += _blocks_per_request(kind, layer.window, max_len, bs, mbt) * bs * layer.bytes_per_token
+    return total
+
+
+def _estimate_max_len(layers: list[LayerKV], avail: int, bs: int, mbt: int, hybrid: bool, upper: int) -> int:
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _needed_bytes(layers, mid, bs, mbt, hybrid) <= avail:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _fmt_gib(b: int, ver: tuple[int, int, int]) -> str:
+    return f"{b / GIB:.2f}"
+
+
+def _no_memory_msg(ver: tuple[int, int, int]) -> str:
+    msg = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+    if ver >= (0, 22, 0):
+        msg = msg[:-1] + " (this flag also controls CPU memory reservation on the CPU backend, despite its name)."
+    if ver >= (0, 13, 0):
+        msg += " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    return msg
+
+
+def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list[int]) -> KVCacheResult:
+    """Blocks, tokens and max concurrency of the engine from each PP stage's available KV bytes."""
+    ver = parse_version(cfg.vllm_version)
+    bs = int(cfg.block_size)
+    pp = max(1, cfg.pipeline_parallel_size)
+    mml, mbt = int(cfg.max_model_len), int(cfg.max_num_batched_tokens)
+    layers = kv_layers(arch, cfg)
+    hybrid = _uses_hybrid_allocator(cfg)
+    bpt = sum(layer.bytes_per_token for layer in layers)
+    explain: list[Term] = [Term(name="kv_bytes_per_token", formula="sum over layers of 2 x kv_heads/tp x head_dim x kv_bytes (MLA: latent + rope)",
+                                inputs={"layers": len(layers), "kv_cache_dtype": cfg.kv_cache_dtype}, value=bpt, unit="bytes")]
+    stage_blocks: list[int] = []
+    stage_info = []
+    for s in range(pp):
+        a, b = get_pp_indices(arch.num_layers, s, pp)
+        sl = layers[a:b]
+        gs, ng, groups = _groups(sl, hybrid)
+        page = bs * max(layer.bytes_per_token for layer in sl) if sl else 1
+        avail = available_per_stage[min(s, len(available_per_stage) - 1)]
+        if cfg.engine == "v0" or not hybrid:
+            per_block = bs * sum(layer.bytes_per_token for layer in sl)
+            nb = max(0, avail // per_block) if avail > 0 else 0
+        else:
+            nb = max(0, avail // (page * gs)) if avail > 0 else 0
+        if cfg.num_gpu_blocks_override:
+            nb = int(cfg.num_gpu_blocks_override)
+        stage_blocks.append(nb)
+        stage_info.append((sl, gs, ng, groups, page, avail))
+    s_min = min(range(pp), key=lambda s: stage_blocks[s])
+    nb = stage_blocks[s_min]
+    sl, gs, ng, groups, page, avail = stage_info[s_min]
+    if cfg.engine == "v0" or not hybrid:
+        per_req = cdiv(mml, bs)
+        conc = nb * bs / mml
+        tokens = nb * bs
+        ng_eff = 1
+    else:
+        per_req = sum(_blocks_per_request(k, w, mml, bs, mbt) for k, w, _ in groups)
+        conc = nb / per_req if per_req else 0.0
+        ng_eff = ng
+        tokens = int(conc * mml) if ver >= (0, 20, 1) else (nb // ng) * bs
+    explain.append(Term(name="num_blocks", formula=("available // (block_size x sum(per-layer bytes))" if ng_eff == 1 and not hybrid
+                                                     else "available // (page_size x group_size)"),
+                        inputs={"available": avail, "page_size": page, "group_size": gs, "groups": ng_eff,
+                                "stage": s_min, "block_size": bs}, value=nb, unit="blocks"))
+    explain.append(Term(name="kv_tokens", formula=("int(max_concurrency x max_model_len)" if ver >= (0, 20, 1) and hybrid
+                                                   else "num_blocks // groups x block_size"),
+                        inputs={"num_blocks": nb, "groups": ng_eff, "block_size": bs}, value=tokens, unit="tokens"))
+    explain.append(Term(name="max_concurrency", formula="num_blocks / blocks per max_model_len request",
+                        inputs={"blocks_per_request": per_req, "max_model_len": mml}, value=round(conc, 4), unit="requests"))
+
+    error = None
+    est = None
+    min_avail = min(available_per_stage) if available_per_stage else 0
+    if cfg.kv_cache_memory_bytes is None and min_avail <= 0:
+        error = _no_memory_msg(ver)
+    elif cfg.engine == "v0":
+        max_seq_len = bs * nb
+        if nb <= 0:
+            error = _no_memory_msg(ver)
+        elif max_seq_len < mml:
+            est = max_seq_len
+            error = (f"The model's max seq len ({mml}) is larger than the maximum number of tokens that can be "
+                     f"stored in KV cache ({max_seq_len}). Try increasing `gpu_memory_utilization` or decreasing "
+                     "`max_model_len` when initializing the engine.")
+    else:
+        needed = _needed_bytes(sl, mml, bs, mbt, hybrid)
+        if needed > avail:
+            est = _estimate_max_len(sl, avail, bs, mbt, hybrid, mml)
+            est_msg = f"Based on the available memory, the estimated maximum model length is {est}. " if est > 0 else ""
+            models = "model's" if ver >= (0, 22, 0) else "models's"
+            error = (f"To serve at least one request with the {models} max seq len ({mml}), "
+                     f"({_fmt_gib(needed, ver)} GiB KV cache is needed, which is larger than the available KV cache "
+                     f"memory ({_fmt_gib(avail, ver)} GiB). {est_msg}Try increasing `gpu_memory_utilization` or "
+                     "decreasing `max_model_len` when initializing the engine.")
+            if ver >= (0, 13, 0):
+                error += " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    return KVCacheResult(block_size=bs, num_blocks=nb, tokens=tokens, bytes_per_token=bpt, page_size_bytes=page,
+                         num_groups=ng_eff, group_size=gs, max_concurrency=round(conc, 2), fits=error is None,
+                         error=error, estimated_max_model_len=est, explain=explain)

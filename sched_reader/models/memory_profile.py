@@ -1,0 +1,271 @@
+"""vLLM's start-up memory profile per GPU: requested memory, activation peak, non-torch memory,
+CUDA-graph memory, and the bytes left for the KV cache.
+
+Formulas (facts copied from vLLM's source into this module; URLs per term):
+
+* V1 (0.9.2+): ``available = requested - (weights + torch_peak_increase + non_torch_increase)``
+  minus the CUDA-graph estimate from 0.20.0 (``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` default 1);
+  ``requested = total x gpu_memory_utilization`` (vllm/v1/worker/gpu_worker.py
+  determine_available_memory, vllm/utils memory_profiling).
+* V0 (0.6.x): ``available = total x gmu - peak_torch_memory - non_torch`` where peak_torch_memory is
+  absolute (weights + activation) (vllm/worker/worker.py determine_num_available_blocks).
+* ``--kv-cache-memory-bytes`` (0.10.2+) replaces the profiled figure.
+
+The torch peak increase is the largest of two moments of ``profile_run``
+(vllm/v1/worker/gpu_model_runner.py):
+
+1. the dummy forward pass over ``max_num_batched_tokens`` tokens: the largest per-layer set of live
+   tensors (residual + layer input + MLP gate/up output + activation output, or the attention block);
+2. the dummy sampler run over ``R = min(max_num_seqs, tokens)`` requests: the forward's hidden states
+   stay alive while the sampler holds ``R x vocab`` logits in the model dtype, their float32 copy
+   ``F = 4 R V`` bytes, and the sampling temporaries, which depend on the release:
+   - 0.17.0+: in-place Triton top-k/top-p (``apply_top_k_top_p_triton``, a ``num_sms x V`` fp32
+     buffer) then softmax probs + exponential noise: 2 F;
+   - 0.8.0..0.11.x: FlashInfer (``VLLM_USE_FLASHINFER_SAMPLER`` None meant on in V1; opt-in from
+     0.12.0): top-k-masked logits + softmax probs: 2 F;
+   - PyTorch sort path (0.12.0..0.16.x, V0, V1 before 0.8.0):
+     ``logits.sort`` values F + int64 indices 2 F + sort workspace (int64 iota 2 F, radix-sort
+     alternate buffers 3 F): 8 F.
+   The fused-MoE modular kernel keeps its workspace (``WorkspaceManager`` / ``SharedResizableBuffer``)
+   allocated after the forward, so it adds to the sampler moment.
+
+Non-torch memory (cuBLAS/kernels loaded during profiling; NCCL and custom all-reduce buffers when
+TP > 1) and the CUDA-graph estimate cannot be derived from shapes; their values are typical figures
+read from real start-up logs and are flagged ``guessed``.
+Units: bytes unless a name ends in ``_gib``; GiB = 2**30 bytes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, Field
+
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.engine_spec import EffectiveConfig
+from sched_reader.models.gpu import GPU
+from sched_reader.models.weights import (
+    GIB, Term, WeightBreakdown, _is_moe_layer, get_pp_indices, kv_heads_per_rank, model_dtype_bytes,
+)
+
+MIB = 2**20
+
+# ---- typical non-shape terms, from real vLLM start-up logs (guessed for other setups) ----
+# non_torch_increase at TP=1 (cuBLAS handles, lazily loaded kernels), per era.
+NON_TORCH_TP1_V0 = int(0.35 * GIB)      # vLLM issue #10517 (0.6.4 era, RTX 3090): 0.35 GiB
+NON_TORCH_TP1_V1_OLD = int(0.13 * GIB)  # llm-d v0.11.0 / v0.15.0 logs: 0.13-0.14 GiB
+NON_TORCH_TP1_V1_NEW = int(0.25 * GIB)  # llm-d-planner v0.19.0 logs: 0.24-0.27 GiB
+NON_TORCH_PP_ONLY = int(0.07 * GIB)     # llm-d-planner v0.19.0 PP=2 log: 0.07 GiB (snapshot after NCCL init)
+TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + custom all-reduce: llm-d-planner v0.19.0 TP2/TP4 H100 logs 2.07-2.21 GiB total
+TP_COMM_PLAIN = int(0.9 * GIB)          # NCCL without NVLS: dennislee22 v0.10.1.1 A100 TP2 log (requested - weights - KV - activation)
+CUBLAS_WORKSPACE_SM90 = 32 * MIB        # torch cuBLAS workspace through the caching allocator (":4096:8" on sm90+)
+CUBLAS_WORKSPACE_OTHER = 8 * MIB + 128 * 1024  # ":4096:2:16:8"
+
+
+def parse_version(v: str | None) -> tuple[int, int, int]:
+    """"0.19.0" -> (0, 19, 0); unknown -> a recent release."""
+    if not v:
+        return (0, 19, 0)
+    parts = [int(x) for x in str(v).lstrip("v").split(".")[:3] if x.isdigit()]
+    while len(parts) < 3:
+        parts.append(0)
+    return tuple(parts[:3])  # type: ignore[return-value]
+
+
+class MemoryProfile(BaseModel):
+    """One GPU's memory budget as vLLM computes it at start-up (bytes)."""
+
+    engine: str
+    total_bytes: int
+    requested_bytes: int
+    weights_bytes: int
+    activation_peak_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int
+    cuda_graph_subtracted: bool
+    kv_cache_bytes: int                     # available for KV (may be <= 0: start-up fails)
+    kv_override: bool = False               # --kv-cache-memory-bytes used
+    forward_peak_bytes: int = 0
+    sampler_peak_bytes: int = 0
+    explain: list[Term] = Field(default_factory=list)
+
+    @property
+    def total_non_kv_bytes(self) -> int:
+        return self.weights_bytes + self.activation_peak_bytes + self.non_torch_bytes
+
+
+# ----------------------------------------------------------------------------------- activation
+
+def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
+    """(name, extra fp32 R x V copies held by the sampling temporaries) for this release."""
+    ver = parse_version(cfg.vllm_version)
+    if cfg.engine == "v0":
+        return "v0 pytorch sort", 8.0
+    if ver >= (0, 17, 0):
+        return "triton top-k/top-p (in place) + softmax + noise", 2.0
+    if (0, 8, 0) <= ver < (0, 12, 0):
+        return "flashinfer top-k/top-p from logits", 2.0
+    return "pytorch sort top-k/top-p", 8.0
+
+
+def _moe_workspace_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt: int) -> int:
+    """Persistent fused-MoE workspace: max(M*topk*max(N/2, K), M*K) + M*topk*max(N, K) elements."""
+    c = arch.config
+    if cfg.engine == "v0" or parse_version(cfg.vllm_version) < (0, 10, 0):
+        return 0
+    if not any(_is_moe_layer(c, i) for i in range(arch.num_layers)):
+        return 0
+    qm = str((arch.quantization_config or {}).get("quant_method") or cfg.quantization or "")
+    if qm == "mxfp4":  # gpt-oss OAI Triton experts: no shared workspace (v0.19.0 log: no extra peak)
+        return 0
+    tp = max(1, cfg.tensor_parallel_size)
+    mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
+    n = 2 * mi // tp
+    k = arch.hidden_size
+    topk = int(c.get("num_experts_per_tok") or c.get("experts_per_token") or 2)
+    m = min(tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
+    ws13 = max(m * topk * max(n // 2, k), m * k)
+    ws2 = m * topk * max(n, k)
+    return (ws13 + ws2) * dt
+
+
+def _forward_peak_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt: int) -> tuple[int, dict]:
+    """Largest set of live tensors inside one decoder layer during the dummy forward."""
+    c = arch.config
+    tp = max(1, cfg.tensor_parallel_size)
+    h = arch.hidden_size
+    # V0 runs eagerly and keeps the layer input, the residual and the normed copy; V1's compiled
+    # graph frees the layer input after the fused add-norm.
+    c_h = 3 if cfg.engine == "v0" else 2
+    if arch.is_mla:
+        heads = arch.num_attention_heads // tp
+        qk = int(c["qk_nope_head_dim"]) + int(c["qk_rope_head_dim"])
+        attn = heads * qk + int(c["kv_lora_rank"]) + int(c["qk_rope_head_dim"]) \
+            + heads * (int(c["qk_nope_head_dim"]) + int(c["v_head_dim"])) + heads * int(c["v_head_dim"])
+    else:
+        hd = arch.head_dim
+        q = arch.num_attention_heads // tp * hd
+        kv = kv_heads_per_rank(arch.num_kv_heads, tp) * hd
+        attn = (q + 2 * kv) + q + h
+    dense_i = int(c.get("intermediate_size") or 0) // tp
+    mlp = 3 * dense_i
+    per_token = c_h * h + max(attn, mlp)
+    return tokens * per_token * dt, {"tokens": tokens, "hidden": h, "attn_elems": attn,
+                                     "mlp_elems": mlp, "c_hidden": c_h, "dtype_bytes": dt}
+
+
+def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
+                    last_stage: bool = True) -> tuple[int, int, int, list[Term]]:
+    """(peak, forward_peak, sampler_peak) bytes of the profiling run, with explain terms."""
+    dt = model_dtype_bytes(arch, cfg)
+    tokens = int(cfg.max_num_batched_tokens)
+    if cfg.engine == "v0" and not cfg.enable_chunked_prefill:
+        tokens = max(tokens, cfg.max_model_len, 2048)
+    fwd, fwd_in = _forward_peak_bytes(arch, cfg, tokens, dt)
+    moe_ws = _moe_workspace_bytes(arch, cfg, tokens, dt)
+    cc = float(gpu.compute_capability or "9.0")
+    cublas = CUBLAS_WORKSPACE_SM90 if cc >= 9.0 else CUBLAS_WORKSPACE_OTHER
+    terms = [
+        Term(name="forward_peak", formula="tokens x (c_hidden x hidden + max(attn_elems, 3 x intermediate/tp)) x dtype_bytes",
+             inputs=fwd_in, value=fwd, unit="bytes"),
+    ]
+    sampler = 0
+    if last_stage:
+        r = min(int(cfg.max_num_seqs), tokens)
+        v = arch.vocab_size
+        f32 = 4 * r * v
+        path, extra = sampler_path(cfg)
+        logits_model = r * v * dt if dt != 4 else 0      # compute_logits output (fp32 models: same tensor)
+        hidden_alive = (tokens + 2 * r) * arch.hidden_size * dt  # forward output + last-token rows + rand_like
+        triton_buf = 0
+        if "triton" in path:
+            triton_buf = min(gpu.sm_count or 132, r) * v * 4
+        sampler = hidden_alive + logits_model + f32 + int(extra * f32) + triton_buf + moe_ws
+        terms.append(Term(
+            name="sampler_peak",
+            formula="hidden_alive + R x V x dtype + F + extra x F + triton_buffer + moe_workspace (F = 4 R V)",
+            inputs={"R": r, "V": v, "path": path, "extra_F": extra, "hidden_alive": hidden_alive,
+                    "moe_workspace": moe_ws, "triton_buffer": triton_buf},
+            value=sampler, unit="bytes"))
+    peak = max(fwd + moe_ws, sampler) + cublas
+    terms.append(Term(name="cublas_workspace", formula="torch cuBLAS workspace allocated on first GEMM",
+                      inputs={"compute_capability": cc}, value=cublas, unit="bytes", guessed=True))
+    terms.append(Term(name="activation_peak", formula="max(forward_peak + moe_workspace, sampler_peak) + cublas_workspace",
+                      inputs={}, value=peak / GIB, unit="GiB"))
+    return peak, fwd + moe_ws, sampler, terms
+
+
+# ----------------------------------------------------------------------------------- the rest
+
+def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, Term]:
+    """Non-torch increase during profiling (guessed from real logs; see module constants)."""
+    ver = parse_version(cfg.vllm_version)
+    tp, pp = cfg.tensor_parallel_size, cfg.pipeline_parallel_size
+    if cfg.engine == "v0":
+        base = NON_TORCH_TP1_V0
+    elif ver >= (0, 19, 0):
+        base = NON_TORCH_TP1_V1_NEW
+    else:
+        base = NON_TORCH_TP1_V1_OLD
+    if tp == 1 and pp > 1:
+        base = NON_TORCH_PP_ONLY
+    nvls = gpu is not None and gpu.interconnect == "nvlink" and float(gpu.compute_capability or "0") >= 9.0
+    comm = (TP_COMM_NVLS if nvls else TP_COMM_PLAIN) if tp > 1 else 0
+    total = base + comm
+    return total, Term(name="non_torch", formula="base (cuBLAS/kernels) + NCCL/custom all-reduce when tp > 1",
+                       inputs={"base": base, "tp_comm": comm, "tp": tp, "pp": pp},
+                       value=total / GIB, unit="GiB", guessed=True)
+
+
+def cuda_graph_bytes(arch: ModelArch, cfg: EffectiveConfig, layers_on_stage: int) -> tuple[int, bool, Term]:
+    """CUDA-graph memory estimate and whether this release subtracts it from the KV budget."""
+    ver = parse_version(cfg.vllm_version)
+    subtract = cfg.engine == "v1" and ver >= (0, 20, 0) and not cfg.enforce_eager
+    if cfg.enforce_eager:
+        est = 0
+    else:
+        moe = any(_is_moe_layer(arch.config, i) for i in range(arch.num_layers))
+        est = int((0.35 + 0.0125 * layers_on_stage + (0.3 if moe else 0.0)) * GIB)
+    return est, subtract, Term(
+        name="cuda_graph", formula="0.35 GiB + 0.0125 GiB x layers (+0.3 GiB MoE); subtracted from 0.20.0",
+        inputs={"layers": layers_on_stage, "subtracted": subtract, "enforce_eager": cfg.enforce_eager},
+        value=est / GIB, unit="GiB", guessed=True)
+
+
+def memory_profile(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, weights: WeightBreakdown,
+                   stage: int | None = None) -> MemoryProfile:
+    """The memory profile of one GPU (pipeline ``stage``; default: the largest-weights stage)."""
+    pp = max(1, cfg.pipeline_parallel_size)
+    st = weights.pp_stage if stage is None else stage
+    last = st == pp - 1
+    total = int(gpu.cuda_total_bytes)
+    gmu = float(cfg.gpu_memory_utilization)
+    requested = math.ceil(total * gmu) if parse_version(cfg.vllm_version) >= (0, 14, 0) else int(total * gmu)
+    w = weights.stage_bytes[st] if weights.stage_bytes else weights.bytes_per_gpu
+    offload = int(cfg.cpu_offload_gb * GIB)
+    w_gpu = max(0, w - offload)
+    act, fwd, smp, terms = activation_peak(arch, gpu, cfg, last_stage=last)
+    nt, nt_term = non_torch_bytes(cfg, gpu)
+    start, end = get_pp_indices(arch.num_layers, st, pp)
+    cg, sub, cg_term = cuda_graph_bytes(arch, cfg, end - start)
+    explain = [
+        Term(name="total", formula="torch.cuda.mem_get_info() total", inputs={"gpu": gpu.id},
+             value=total / GIB, unit="GiB", guessed=bool(gpu.cuda_total_inferred)),
+        Term(name="requested", formula="total x gpu_memory_utilization", inputs={"gmu": gmu},
+             value=requested / GIB, unit="GiB"),
+        Term(name="weights", formula="weight_breakdown stage bytes - cpu_offload", inputs={"stage": st,
+             "cpu_offload_gb": cfg.cpu_offload_gb}, value=w_gpu / GIB, unit="GiB"),
+    ] + terms + [nt_term, cg_term]
+    override = cfg.kv_cache_memory_bytes is not None
+    if override:
+        kv = int(cfg.kv_cache_memory_bytes)
+        formula = "--kv-cache-memory-bytes"
+    else:
+        kv = requested - w_gpu - act - nt - (cg if sub else 0)
+        formula = ("total x gmu - peak_torch(weights + activation) - non_torch" if cfg.engine == "v0"
+                   else "requested - weights - activation_peak - non_torch" + (" - cuda_graph" if sub else ""))
+    explain.append(Term(name="kv_cache_memory", formula=formula, inputs={}, value=kv / GIB, unit="GiB"))
+    return MemoryProfile(engine=cfg.engine, total_bytes=total, requested_bytes=requested, weights_bytes=w_gpu,
+                         activation_peak_bytes=act, non_torch_bytes=nt, cuda_graph_bytes=cg,
+                         cuda_graph_subtracted=sub, kv_cache_bytes=kv, kv_override=override,
+                         forward_peak_bytes=fwd, sampler_peak_bytes=smp, explain=explain)

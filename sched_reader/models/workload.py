@@ -1,0 +1,76 @@
+"""A benchmark workload in the terms of ``vllm bench serve`` flags.
+
+Fields mirror the CLI (``--dataset-name``, ``--random-input-len``, ``--random-output-len``,
+``--num-prompts``, ``--request-rate``, ``--max-concurrency``) with the same defaults
+(vllm/benchmarks/serve.py and datasets.py: random input 1024, random output 128, 1000 prompts,
+request rate inf). The simulator (engineer E) extends workloads in its own module.
+
+ShareGPT lengths: ``vllm bench serve`` samples ShareGPT_V3_unfiltered_cleaned_split conversations
+(first human turn = prompt, first reply = output length). The mean lengths used here come from the
+published runs in tests/data/throughput.yaml (total input tokens / total generated tokens over 1000
+prompts): 219171/200752 (DeepSeek-R1 tokenizer), 215312/196205 and 215312/194171 (gpt-oss),
+217393/201648 (Qwen3): means 216.8 input and 198.2 output tokens per request -> 217 and 198.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SHAREGPT_MEAN_INPUT_TOKENS = 217
+SHAREGPT_MEAN_OUTPUT_TOKENS = 198
+SHAREGPT_SOURCE = ("mean of total_input_tokens / total_output_tokens over 1000-prompt ShareGPT runs in "
+                   "tests/data/throughput.yaml (GPUStack performance lab, vLLM 0.10.2/0.11.0)")
+
+
+class Workload(BaseModel):
+    """One ``vllm bench serve`` run. Lengths in tokens; ``request_rate`` in requests/second."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset_name: Literal["random", "sharegpt"] = "random"
+    random_input_len: int = Field(1024, ge=1)
+    random_output_len: int = Field(128, ge=1)
+    random_range_ratio: float = Field(0.0, ge=0.0, lt=1.0)
+    sharegpt_output_len: int | None = None
+    num_prompts: int = Field(1000, ge=1)
+    request_rate: float = math.inf
+    max_concurrency: int | None = Field(None, ge=1)
+
+    @field_validator("request_rate", mode="before")
+    @classmethod
+    def _rate(cls, v):
+        if v is None or (isinstance(v, str) and v.strip().lower() in ("inf", "infinity")):
+            return math.inf
+        v = float(v)
+        if v <= 0:
+            raise ValueError("request_rate must be > 0 (or inf)")
+        return v
+
+    def mean_input_len(self) -> float:
+        """Mean prompt tokens per request."""
+        if self.dataset_name == "sharegpt":
+            return float(SHAREGPT_MEAN_INPUT_TOKENS)
+        return float(self.random_input_len)
+
+    def mean_output_len(self) -> float:
+        """Mean generated tokens per request (assumes no early EOS for random data)."""
+        if self.dataset_name == "sharegpt":
+            return float(self.sharegpt_output_len or SHAREGPT_MEAN_OUTPUT_TOKENS)
+        return float(self.random_output_len)
+
+    @property
+    def is_burst(self) -> bool:
+        """All requests arrive at t=0 with no concurrency cap (vllm bench serve defaults)."""
+        return math.isinf(self.request_rate) and self.max_concurrency is None
+
+    def describe(self) -> dict:
+        d = self.model_dump()
+        d["request_rate"] = "inf" if math.isinf(self.request_rate) else self.request_rate
+        d["mean_input_len"] = self.mean_input_len()
+        d["mean_output_len"] = self.mean_output_len()
+        if self.dataset_name == "sharegpt":
+            d["length_source"] = SHAREGPT_SOURCE
+        return d

@@ -1,0 +1,157 @@
+"""Text formatter for ``sched-reader diagnose``: memory bar, KV capacity, speed, verdict, findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from sched_reader.report.text_config import render_engine_header, render_findings
+
+BAR_WIDTH = 60
+_SEGMENTS = (
+    ("weights_gib", "W", "weights"),
+    ("activation_peak_gib", "A", "activations"),
+    ("non_torch_gib", "N", "non-torch"),
+    ("cuda_graph_gib", "G", "CUDA graphs"),
+    ("kv_cache_gib", "K", "KV cache"),
+)
+
+
+def memory_bar(mem: dict[str, Any]) -> tuple[str, list[str]]:
+    """A fixed-width bar of one GPU's memory and its legend lines (GiB per GPU)."""
+    total = float(mem.get("total_gib") or 0.0)
+    if total <= 0:
+        return "", []
+    cells: list[str] = []
+    legend: list[str] = []
+    used = 0.0
+    for key, ch, label in _SEGMENTS:
+        v = float(mem.get(key) or 0.0)
+        if v <= 0:
+            continue
+        used += v
+        n = int(round(v / total * BAR_WIDTH))
+        cells.append(ch * n)
+        legend.append(f"{ch} {label:12} {v:8.2f} GiB")
+    unused = max(0.0, total - used)
+    cells.append("." * max(0, BAR_WIDTH - sum(len(c) for c in cells)))
+    legend.append(f". {'unused':12} {unused:8.2f} GiB  (total {total:.2f} GiB, requested {float(mem.get('requested_gib') or 0):.2f} GiB)")
+    return "[" + "".join(cells)[:BAR_WIDTH] + "]", legend
+
+
+def _fmt(v: Any, unit: str, digits: int = 1) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, (int, float)):
+        return f"{v:,.{digits}f} {unit}"
+    return f"{v} {unit}"
+
+
+def render_diagnoses(console: Console, results: list[Any], explain: bool = False) -> None:
+    for i, d in enumerate(results):
+        if i:
+            console.print()
+        render_one(console, d, explain)
+
+
+def render_one(console: Console, d: Any, explain: bool) -> None:
+    spec = d.spec
+    render_engine_header(console, spec)
+    eff = spec.effective
+    console.print(
+        f"  serving      TP {eff.tensor_parallel_size} x PP {eff.pipeline_parallel_size}, max-model-len "
+        f"{eff.max_model_len:,}, dtype {eff.dtype}, quantization {eff.quantization or 'none'}, "
+        f"kv-cache-dtype {eff.kv_cache_dtype}",
+        markup=False,
+    )
+    console.print(
+        f"  scheduler    max-num-seqs {eff.max_num_seqs:,}, max-num-batched-tokens {eff.max_num_batched_tokens:,}, "
+        f"chunked prefill {'on' if eff.enable_chunked_prefill else 'off'}, prefix caching "
+        f"{'on' if eff.enable_prefix_caching else 'off'}, gpu-memory-utilization {eff.gpu_memory_utilization:.2f}",
+        markup=False,
+    )
+    for note in spec.notes:
+        console.print(f"  note: {note}", markup=False)
+    cap = d.capacity.to_json()
+    mem, kv = cap["memory"], cap["kv_cache"]
+    bar, legend = memory_bar(mem)
+    console.print("  memory per GPU (as vLLM logs it)", markup=False)
+    if bar:
+        console.print(f"    {bar}", markup=False)
+    for line in legend:
+        console.print(f"    {line}", markup=False)
+    if kv.get("fits"):
+        console.print(
+            f"  KV cache     {kv['tokens']:,} tokens in {kv['num_blocks']:,} blocks of {kv['block_size']} "
+            f"({kv['bytes_per_token']:,} bytes/token); max concurrency at {eff.max_model_len:,} tokens: "
+            f"{kv['max_concurrency']:.2f}x",
+            markup=False,
+        )
+    else:
+        console.print(f"  KV cache     vLLM will not start: {kv.get('error')}", markup=False)
+    perf = d.performance
+    if perf:
+        w = d.workload
+        console.print(f"  workload     {describe_workload(w)}", markup=False)
+        console.print(
+            "  predicted    "
+            f"output {_fmt(perf.get('output_throughput'), 'tok/s', 0)}, "
+            f"TTFT mean {_fmt(perf.get('mean_ttft_ms'), 'ms')}, "
+            f"TPOT mean {_fmt(perf.get('mean_tpot_ms'), 'ms', 2)}, "
+            f"ITL p99 {_fmt(perf.get('p99_itl_ms'), 'ms', 2)}",
+            markup=False,
+        )
+        roof = perf.get("roofline") or {}
+        for phase in ("prefill", "decode"):
+            r = roof.get(phase)
+            if isinstance(r, dict) and r.get("bound"):
+                console.print(
+                    f"  {phase:12} {r.get('bound')}-bound: intensity {_fmt(r.get('intensity_flop_per_byte'), 'FLOP/B')}"
+                    f" vs ridge {_fmt(r.get('ridge_flop_per_byte'), 'FLOP/B')}",
+                    markup=False,
+                )
+    v = d.verdict
+    if v is not None:
+        console.print(f"  bottleneck   {v.bottleneck}: {v.summary}", markup=False)
+        for r in v.recommendations:
+            console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}", markup=False)
+        if explain:
+            for f in v.figures:
+                console.print(f"    {f.name}: {f.value:,} {f.unit} = {f.formula}", markup=False)
+    if explain:
+        console.print("  explain", markup=False)
+        for term in cap.get("explain", []):
+            console.print(f"    {_term_line(term)}", markup=False)
+        for term in (perf or {}).get("explain", []) or []:
+            console.print(f"    {_term_line(term)}", markup=False)
+    spec.findings = d.findings
+    render_findings(console, spec)
+
+
+def _term_line(term: Any) -> str:
+    if isinstance(term, dict):
+        name = term.get("name", "")
+        value = term.get("value")
+        unit = term.get("unit", "")
+        formula = term.get("formula", "")
+        guessed = " (guessed)" if term.get("guessed") else ""
+        inputs = term.get("inputs")
+        ins = ""
+        if isinstance(inputs, dict) and inputs:
+            ins = " with " + ", ".join(f"{k}={v}" for k, v in inputs.items())
+        return f"{name} = {value} {unit}{guessed}: {formula}{ins}"
+    return str(term)
+
+
+def describe_workload(w: Any) -> str:
+    """One line: dataset, lengths, prompts, arrival."""
+    import math
+
+    if w.dataset_name == "sharegpt":
+        lengths = f"sharegpt (mean {w.mean_input_len():.0f} in / {w.mean_output_len():.0f} out tokens)"
+    else:
+        lengths = f"random {w.random_input_len} in / {w.random_output_len} out tokens"
+    rate = "all at once" if math.isinf(w.request_rate) else f"{w.request_rate:g} req/s"
+    conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
+    return f"{lengths}, {w.num_prompts} prompts, {rate}{conc}"

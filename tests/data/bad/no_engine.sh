@@ -1,0 +1,3 @@
+#!/bin/bash
+echo hello
+# vllm serve commented/out --tp 2

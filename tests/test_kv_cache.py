@@ -108,3 +108,13 @@ def test_pipeline_engine_uses_the_smallest_stage():
     # 16 layers per stage -> 1 MiB per block; stage 1 has less memory and bounds the engine
     r = kv_capacity(a, cfg(pipeline_parallel_size=2), [68137 * MIB, 67207 * MIB])
     assert r.num_blocks == 67207 and r.tokens == 1_075_312   # v0.19.0 PP=2 log
+
+
+def test_gpt_oss_tp2_hybrid_groups_reproduce_the_log():
+    # 12 sliding(128) + 12 full layers, TP2 -> 4 KV heads per rank; page = 16 x 2 x 4 x 64 x 2 = 16,384 B.
+    # v0.19.0 log: num_gpu_blocks 323972 -> 2,591,776 tokens, 316.07x (513 + 512 blocks per request)
+    a = arch("openai/gpt-oss-20b")
+    r = kv_capacity(a, cfg(tensor_parallel_size=2), [323972 * 16_384 * 12])
+    assert (r.num_blocks, r.num_groups, r.page_size_bytes) == (323972, 2, 16_384)
+    assert r.tokens == 2_591_776
+    assert r.max_concurrency == 316.07

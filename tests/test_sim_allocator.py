@@ -75,3 +75,20 @@ def test_naive_single_request_hand_timeline():
     assert eng.held[0] == 0 and eng.alloc.free == 100
     assert cdiv(10 + 4 - 1, 4) == 4       # blocks it held at its peak
     assert eng.rec.peak_blocks == 4
+
+
+def test_v0_prefill_only_steps_vs_v1_mixed_steps():
+    """Hand timeline, 10 ms per step: A (t=0, 4 in / 5 out) and B (t=15 ms, 4 in / 2 out)."""
+    req = Requests.build([4, 4], [5, 2], [0.0, 0.015])
+    base = dict(block_size=4, num_blocks=100, max_num_seqs=4, max_num_batched_tokens=4096)
+    v0 = run_engine(req, SchedParams(engine="v0", enable_chunked_prefill=False, **base), COST)
+    v1 = run_engine(req, SchedParams(engine="v1", **base), COST)
+    # V0: steps end 10 (A prefill), 20 (A decode), 30 (B prefill only: A stalls), 40, 50, 60 -> A done at 60
+    assert v0.rec.finish_ns == [60_000_000, 40_000_000]
+    assert v0.rec.first_ns[1] == 30_000_000
+    # V1: step 3 mixes B's prefill with A's decode -> A done at 50
+    assert v1.rec.finish_ns == [50_000_000, 40_000_000]
+    assert v1.rec.first_ns[1] == 30_000_000
+    for p, run in (("v0", v0), ("v1", v1)):
+        ref = run_reference(req, SchedParams(engine=p, enable_chunked_prefill=(p == "v1"), **base), COST)
+        assert ref.rec.finish_ns == run.rec.finish_ns

@@ -35,8 +35,11 @@ class CapacityReport(BaseModel):
             return round(b / GIB, 2)
 
         error = k.error
-        if error is None and m.weights_bytes > m.requested_bytes:
-            error = "weights do not fit in the requested memory"
+        if m.weights_bytes > m.total_bytes:
+            # vLLM never reaches profiling: the weight load itself runs out of device memory
+            error = (f"Model weights ({g(m.weights_bytes)} GiB per GPU) do not fit in GPU memory "
+                     f"({g(m.total_bytes)} GiB): loading fails with CUDA out of memory. Use more tensor/pipeline "
+                     "parallel ranks, a quantized checkpoint or --cpu-offload-gb.")
         return {
             "memory": {
                 "total_gib": g(m.total_bytes),

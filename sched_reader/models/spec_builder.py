@@ -178,7 +178,6 @@ def _normalize_settings(
                 file=s.origin.file,
                 line=s.origin.line,
                 key=s.flag,
-                hint=_choices_hint(rec),
             ) from None
         previous = args.get(dest)
         overridden = []
@@ -191,14 +190,6 @@ def _normalize_settings(
 def _is_bool_flag(rec: Any) -> bool:
     action = str(_field(rec, "action") or "")
     return _field(rec, "type") == "bool" or "store_true" in action or "BooleanOptional" in action
-
-
-def _choices_hint(rec: Any) -> str | None:
-    choices = _field(rec, "choices")
-    if isinstance(choices, list) and choices:
-        shown = ", ".join(str(c) for c in choices[:12])
-        return f"choices: {shown}"
-    return None
 
 
 def _coerce(table: Any, rec: Any, value: Any, negated: bool) -> Any:

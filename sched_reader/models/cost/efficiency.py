@@ -89,11 +89,11 @@ SOURCES: dict[str, str] = {
         "host; overlapped with GPU work when async scheduling is on."
     ),
     "step_cpu_per_seq_s": (
-        "20 us per scheduled sequence per step: vLLM V1's engine core walks every running request in "
-        "Python in schedule(), input-batch preparation and update_from_output() (a few us each). "
-        "CALIBRATED, not measured: chosen so that the median TPOT of the 1000-prompt ShareGPT rows at "
-        "~1000 running requests (Qwen3-14B H100, gpt-oss-20b A100; tests/data/throughput.yaml) is not "
-        "underestimated by more than ~25%; the same value for every model and GPU."
+        "Assumed 20 us per scheduled sequence per step: vLLM V1's engine core walks every running request "
+        "in Python in schedule(), input-batch preparation and update_from_output() (a few us each). "
+        "Raised from an initial 4 us after comparing with the 1000-prompt ShareGPT rows of "
+        "tests/data/throughput.yaml, which the model still underestimates at ~1000 running requests "
+        "(benchmarks/throughput_accuracy.py); not fitted row by row."
     ),
 }
 

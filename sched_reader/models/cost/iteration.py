@@ -45,6 +45,7 @@ from sched_reader.models.gpu import GPU
 
 # Largest token count vLLM V1 replays from a captured CUDA graph by default (CompilationConfig
 # cudagraph capture sizes end at 512; from 0.11 max_cudagraph_capture_size = min(2 x max_num_seqs, 512)).
+# Larger batches run piecewise without graphs: the host launch time bounds the layer stack from below.
 CUDAGRAPH_MAX_TOKENS = 512
 
 # Elementwise traffic per token per layer, in units of hidden-size activations: 2 RMSNorms (read +
@@ -190,6 +191,8 @@ class IterationCostModel:
         self.attn_rate = peak_flops(gpu, self.precision.act_key) * self.eff.attention_compute
         self.async_overlap = bool(cfg.async_scheduling)
         self.eager = bool(cfg.enforce_eager)
+        # batches above the largest captured CUDA graph run without graphs (host launches per op)
+        self._graph_max_tokens = min(2 * int(cfg.max_num_seqs), CUDAGRAPH_MAX_TOKENS)
         self._prep()
 
     # ------------------------------------------------------------------ precomputation
@@ -312,16 +315,16 @@ class IterationCostModel:
         layers = layers + te
         add("elementwise", 0.0, T * self._elem_bytes_per_token, 0.0, te, "memory")
 
-        # small-kernel latency floor; in eager mode (or batches beyond the CUDA-graph sizes) the host
-        # launch time bounds the layer stack from below
+        # small-kernel latency floor; in eager mode (or for batches beyond the captured CUDA-graph
+        # sizes) the host launch time bounds the layer stack from below
         floor = self._L * eff.layer_overhead_graph_s
         layers = layers + floor
         add("layer_overhead", 0.0, 0.0, 0.0, floor, "latency")
-        if self.eager:
-            host = self._L * eff.layer_overhead_eager_s
-            extra = mx(host - layers, 0.0)
-            layers = layers + extra
-            add("layer_overhead", 0.0, 0.0, 0.0, extra, "latency")
+        graph_miss = 1.0 if self.eager else (T > self._graph_max_tokens)
+        host = self._L * eff.layer_overhead_eager_s
+        extra = mx(host - layers, 0.0) * graph_miss
+        layers = layers + extra
+        add("layer_overhead", 0.0, 0.0, 0.0, extra, "latency")
 
         # embedding gather, lm_head for emitting sequences, sampler
         t_emb = 2.0 * ab * self._hidden * T / bw

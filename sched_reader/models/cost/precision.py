@@ -6,7 +6,8 @@ runs it (``"bf16"``, ``"fp8"``, ``"int8"``, ``"fp4"``). Format facts (bytes per 
 are owned by ``sched_reader.models.quantization`` (engineer C1); this module only decides which
 component each format applies to: bytes per weight and which components are quantized come from
 engineer C2's ``weights.quant_layout`` (the same numbers the memory model uses); the compute pipeline
-from C1's ``quantization.compute_dtype`` when that module exists, else ``_LAYOUT_COMPUTE``.
+and KV element size from C1's ``quantization.compute_dtype`` / ``kv_bytes_per_element``
+(``_LAYOUT_COMPUTE`` only for layout names C1 does not know).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sched_reader.errors import SchedReaderError
+from sched_reader.models import quantization
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -51,25 +54,22 @@ def _dtype_key(nbytes: int, cfg: EffectiveConfig) -> str:
     return "fp16" if "float16" in (cfg.dtype or "") and "bfloat" not in (cfg.dtype or "") else "bf16"
 
 
-def _compute_key(layout_name: str, gpu: GPU, act_key: str) -> tuple[str, list[str]]:
+def _compute_key(layout_name: str, gpu: GPU, act_key: str, act_dtype: str) -> tuple[str, list[str]]:
     """Tensor-core pipeline (key of ``GPU.tflops``) for GEMMs with weights in ``layout_name``."""
-    try:  # engineer C1's module owns this fact once it exists
-        from sched_reader.models import quantization as q  # type: ignore[attr-defined]
-
-        key = str(q.compute_dtype(layout_name, gpu)).lower()
-        key = {"bfloat16": "bf16", "float16": "fp16", "float8": "fp8"}.get(key, key)
-        if key in gpu.tflops and gpu.tflops.get(key):
-            return key, []
-    except Exception:  # noqa: BLE001 - module absent or format unknown to it
-        pass
     fam = _LAYOUT_COMPUTE.get(layout_name, "w")
-    if fam == "w":
-        return act_key, []
-    if not gpu.tflops.get(fam):
-        # e.g. FP8 on Ampere: vLLM runs it weight-only (Marlin), the GEMM computes in 16-bit
-        return act_key, [f"{gpu.name} has no {fam} tensor cores: {layout_name} weights are dequantized "
-                         f"and GEMMs run in 16-bit"]
-    return fam, []
+    key: str | None = None
+    try:  # engineer C1's quantization module owns this fact
+        key = str(quantization.compute_dtype(layout_name, gpu, act_dtype)).lower()
+    except SchedReaderError:  # a layout name C1 does not know: fall back to the family table
+        key = None
+    if key is None or not gpu.tflops.get(key):
+        key = fam if (fam != "w" and gpu.tflops.get(fam)) else act_key
+    notes: list[str] = []
+    if fam != "w" and key in ("bf16", "fp16", "fp32"):
+        # e.g. FP8 on Ampere, MXFP4 on Hopper: vLLM dequantizes (Marlin-style), the GEMM runs in 16-bit
+        notes.append(f"{gpu.name} has no {fam} tensor cores: {layout_name} weights are dequantized "
+                     f"and GEMMs run in 16-bit")
+    return key, notes
 
 
 def resolve_precision(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
@@ -77,14 +77,13 @@ def resolve_precision(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
     """Bytes per weight and compute pipeline for each component (see module docstring)."""
     dt = model_dtype_bytes(arch, cfg)
     act_key = _dtype_key(dt, cfg)
-    kvd = (cfg.kv_cache_dtype or "auto").lower()
-    kv_b = 1.0 if kvd.startswith("fp8") or kvd == "int8" else float(dt)
+    kv_b = quantization.kv_bytes_per_element(cfg.kv_cache_dtype, {4: "float32"}.get(dt, act_key))
     layout = quant_layout(arch, cfg, checkpoint_quantization)
     wb = {c: float(dt) for c in COMPONENTS}
     comp = {c: act_key for c in COMPONENTS}
     notes: list[str] = []
     if layout is not None:
-        ckey, n = _compute_key(layout.name, gpu, act_key)
+        ckey, n = _compute_key(layout.name, gpu, act_key, cfg.dtype or "bfloat16")
         notes.extend(n)
         quantized = [c for c, flag in (("attn", layout.quantize_attention), ("mlp", layout.quantize_dense_mlp),
                                        ("shared", layout.quantize_dense_mlp), ("experts", layout.quantize_experts))

@@ -1,0 +1,63 @@
+"""Speed of the event-driven simulator: 100,000 ShareGPT-like requests, Poisson arrivals.
+
+Usage: python benchmarks/simulate_speed.py [--num-prompts N] [--rate R] [--cost toy|model]
+
+``toy``: the analytic LinearStepCost (12 ms + 30 us/token + 2 ns/context token);
+``model``: engineer D's IterationCostModel for Llama-3.1-8B on an H100 (if the catalog resolves it).
+Prints wall time of the simulation, of the metric summary, and peak traced memory (tracemalloc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+import tracemalloc
+
+from sched_reader.analyzers.simulator import LinearStepCost, from_bench_flags, params_for
+from sched_reader.analyzers.simulator.engine import run_engine
+from sched_reader.analyzers.simulator.metrics import summarize
+
+
+def _model_cost():
+    from sched_reader.analyzers.simulator.api import engine_inputs
+    from sched_reader.models.spec_builder import build_specs
+
+    spec = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"])[0]
+    cost, blocks = engine_inputs(spec)
+    return cost, blocks, spec.effective
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--num-prompts", type=int, default=100_000)
+    ap.add_argument("--rate", type=float, default=30.0)
+    ap.add_argument("--cost", choices=["toy", "model"], default="toy")
+    ap.add_argument("--trace-memory", action="store_true", help="tracemalloc (slows the run down)")
+    a = ap.parse_args()
+    req = from_bench_flags(dataset_name="sharegpt", num_prompts=a.num_prompts, request_rate=a.rate, seed=0)
+    if a.cost == "model":
+        cost, blocks, cfg = _model_cost()
+    else:
+        cost, blocks = LinearStepCost(base_s=0.012, per_token_s=3e-5, per_ctx_s=2e-9), 40_000
+        cfg = dict(block_size=16, max_num_seqs=256, max_num_batched_tokens=8192, max_model_len=4096)
+    params = params_for("vllm", cfg, blocks)
+    if a.trace_memory:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    eng = run_engine(req, params, cost)
+    t1 = time.perf_counter()
+    res = summarize(eng.rec, eng.send_ns, eng.prompt, eng.target)
+    t2 = time.perf_counter()
+    peak = tracemalloc.get_traced_memory()[1] / 2**20 if a.trace_memory else None
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"requests {len(req)}  steps {eng.rec.steps}  fast {eng.fast_steps}  slow {eng.slow_steps}  "
+          f"stretches {eng.stretches}")
+    print(f"simulate {t1 - t0:.2f} s  summarize {t2 - t1:.2f} s  total {t2 - t0:.2f} s  "
+          f"max RSS {rss:.0f} MiB" + (f"  traced peak {peak:.0f} MiB" if peak is not None else ""))
+    print(f"output tok/s {res['output_throughput']:.0f}  p99 ITL {res['p99_itl_ms']:.1f} ms  "
+          f"mean TTFT {res['mean_ttft_ms']:.1f} ms  preemptions {res['preemptions']}")
+
+
+if __name__ == "__main__":
+    main()

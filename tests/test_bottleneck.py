@@ -1,0 +1,61 @@
+"""Bottleneck verdicts pinned to hand calculations written here."""
+
+from __future__ import annotations
+
+from sched_reader.analyzers.bottleneck import analyze
+
+BASE = dict(block_size=16, max_model_len=8192, chunked_prefill=True, fits=True)
+
+
+def test_kv_blocks_bind_when_they_hold_fewer_sequences_than_max_num_seqs():
+    # 100,000 tokens = 6,250 blocks; a 1,000 + 1,000 token sequence needs 125 blocks -> 50 sequences.
+    v = analyze(kv_tokens=100_000, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=1000,
+                mean_output_len=1000, workload_concurrency=None, **BASE)
+    assert v.bottleneck == "kv_cache_blocks"
+    assert v.limits["kv_cache_blocks"] == 50
+    assert v.concurrency_limit == 50
+    assert v.recommendations[0].flag == "--kv-cache-dtype"
+
+
+def test_max_num_seqs_binds_when_kv_holds_more():
+    # 1,000,000 tokens = 62,500 blocks; 512 + 128 tokens = 40 blocks -> 1,562 sequences > 256.
+    v = analyze(kv_tokens=1_000_000, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=512,
+                mean_output_len=128, workload_concurrency=None, **BASE)
+    assert v.bottleneck == "max_num_seqs"
+    assert v.limits["kv_cache_blocks"] == 1562
+    assert v.recommendations[0].flag == "--max-num-seqs"
+    assert int(v.recommendations[0].suggested) == 1552  # 1,562 rounded down to a multiple of 16
+
+
+def test_token_budget_binds_for_long_prompts():
+    # 16,000-token prompts with a 2,048-token budget: ceil(16000 / 2048) = 8 iterations per prompt.
+    v = analyze(kv_tokens=2_000_000, max_num_seqs=64, max_num_batched_tokens=2048, mean_input_len=16000,
+                mean_output_len=100, workload_concurrency=16, **BASE)
+    assert v.bottleneck == "token_budget"
+    assert any(f.value == 8 and f.unit == "iterations" for f in v.figures)
+
+
+def test_workload_itself_is_the_limit_when_nothing_binds():
+    v = analyze(kv_tokens=1_000_000, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=512,
+                mean_output_len=128, workload_concurrency=8, **BASE)
+    assert v.bottleneck == "workload_concurrency"
+    assert v.concurrency_limit == 8
+
+
+def test_does_not_start_suggests_a_max_model_len_that_fits():
+    v = analyze(kv_tokens=5000, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=512,
+                mean_output_len=128, workload_concurrency=None, block_size=16, max_model_len=8192,
+                chunked_prefill=True, fits=False, start_error="max seq len too large")
+    assert v.bottleneck == "does_not_start"
+    assert v.recommendations[0].flag == "--max-model-len"
+    assert v.recommendations[0].suggested == "4992"  # floor(5000 / 16) x 16
+
+
+def test_mixed_step_is_slower_than_a_decode_only_step():
+    def step(nd, ctx, tokens, pairs):  # toy linear cost: 5 ms + 2 us/token + 10 ns/context token
+        return 0.005 + 2e-6 * (nd + tokens) + 1e-8 * ctx
+
+    v = analyze(kv_tokens=1_000_000, max_num_seqs=64, max_num_batched_tokens=2048, mean_input_len=1000,
+                mean_output_len=200, workload_concurrency=32, step_time=step, **BASE)
+    times = {f.name: f.value for f in v.figures if f.unit == "ms"}
+    assert times["step time with a prefill chunk"] > times["decode-only step time"]

@@ -48,22 +48,66 @@ class Diagnosis:
         return out
 
 
-def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> Any:
-    """The workload to evaluate: CLI flags override the file's ``workload:`` section, else defaults.
+_RICH_WORKLOAD_KEYS = ("classes", "arrival", "dataset", "trace")
+_BENCH_KEYS = ("dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "num_prompts",
+               "request_rate", "max_concurrency", "sharegpt_output_len")
 
-    Defaults (stated in the output): ``vllm bench serve --dataset-name random`` with 1,024 input and
-    128 output tokens, 1,000 prompts, all at once (``--request-rate inf``).
+
+def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, Any | None]:
+    """The workload to evaluate, as (bench-style ``Workload``, simulator ``Requests`` or None).
+
+    ``vllm bench serve``-style flags on the command line win over the file's ``workload:`` section.
+    A file section with ``classes`` / ``arrival`` / ``dataset`` / ``trace`` is a simulator workload
+    (mixes, distributions, traces); its bench-style summary carries the mean lengths. With neither, the
+    defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000 prompts, all
+    at once.
     """
     from sched_reader.models.workload import Workload
 
-    data: dict[str, Any] = {}
-    if spec.workload:
-        data.update({k.replace("-", "_"): v for k, v in spec.workload.items()})
+    flags_given = any(v is not None for v in overrides.values())
+    section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items()}
+    if not flags_given and any(k in section for k in _RICH_WORKLOAD_KEYS):
+        from pathlib import Path
+
+        from pydantic import ValidationError
+
+        from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
+
+        try:
+            wspec = WorkloadSpec.model_validate(section)
+        except ValidationError as err:
+            raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
+        requests = generate(wspec, base_dir=Path(spec.file).parent)
+        rate = wspec.arrival.rate if wspec.arrival.process in ("poisson", "gamma") else None
+        bench = Workload(
+            dataset_name="random",
+            random_input_len=max(1, round(float(requests.prompt_len.mean()))),
+            random_output_len=max(1, round(float(requests.output_len.mean()))),
+            num_prompts=wspec.num_prompts,
+            request_rate=rate,
+            max_concurrency=wspec.max_concurrency,
+        )
+        return bench, requests
+    data = {k: v for k, v in section.items() if k in _BENCH_KEYS}
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        return Workload(**data)
+        return Workload(**data), None
     except Exception as err:  # pydantic ValidationError -> one line
         raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
+
+
+def needs_queueing(bench: Any, requests: Any | None) -> bool:
+    """Whether the performance block needs the simulator (queueing, bursts, mixes, length spread).
+
+    The steady-state formula is exact only for fixed lengths in a closed loop at a fixed concurrency.
+    """
+    import math
+
+    if requests is not None:
+        return True
+    if bench.dataset_name != "random" or bench.random_range_ratio > 0:
+        return True
+    return bench.max_concurrency is None or not math.isinf(bench.request_rate)
 
 
 def _first_error(err: Exception) -> str:
@@ -92,18 +136,16 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None)
             key="model",
             hint="pass --model-config PATH to a config.json",
         )
-    workload = resolve_workload(spec, workload_overrides or {})
+    workload, requests = resolve_workload(spec, workload_overrides or {})
     cap = estimate_capacity(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
     kv = cap.kv_cache
     perf = None
     step_time = None
     if kv.fits:
         from sched_reader.models.cost.iteration import IterationCostModel
-        from sched_reader.models.cost.performance import estimate_performance
 
-        perf = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
-                                    spec.checkpoint_quantization, kv_tokens=kv.tokens)
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
+        perf = _performance(spec, workload, requests, kv, model)
 
         def step_time(nd: int, ctx: int, tp: int, pairs: float) -> float:
             return model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)
@@ -111,6 +153,45 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
     return Diagnosis(spec, cap, perf, verdict, workload, findings)
+
+
+def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any) -> dict[str, Any]:
+    """``vllm bench serve`` metrics: simulated when the workload queues, else the steady-state formula.
+
+    Both carry the roofline block of the steady-state model; ``method`` says which produced the metrics.
+    """
+    from sched_reader.models.cost.performance import estimate_performance
+
+    steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
+                                  spec.checkpoint_quantization, kv_tokens=kv.tokens)
+    if not needs_queueing(workload, requests):
+        steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
+        return steady
+    import math
+
+    from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
+
+    if requests is None:
+        requests = from_bench_flags(
+            dataset_name=workload.dataset_name,
+            random_input_len=workload.random_input_len,
+            random_output_len=workload.random_output_len,
+            num_prompts=workload.num_prompts,
+            request_rate=workload.request_rate,
+            max_concurrency=workload.max_concurrency,
+        )
+    blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
+    sim = simulate(requests, params_for("vllm", spec.effective, blocks), model)
+    perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
+    perf["roofline"] = steady.get("roofline")
+    perf["explain"] = steady.get("explain")
+    perf["steady_state_estimate"] = {
+        k: steady.get(k) for k in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms") if k in steady
+    }
+    perf["method"] = "simulation (vLLM V1 policy, event-driven) with the roofline step cost"
+    if not math.isinf(workload.request_rate) and requests is not None:
+        perf["request_rate"] = workload.request_rate
+    return perf
 
 
 def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any) -> Any:

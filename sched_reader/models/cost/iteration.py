@@ -216,7 +216,7 @@ class IterationCostModel:
         ab = p.act_bytes
         self._linear_terms: list[tuple[str, tuple[float, float, float, float]]] = []
         self._experts: list[tuple[int, float, float, float, float, float, int]] = []
-        self._attn: list[tuple[int, float, float, float, float, int | None, float]] = []
+        self._attn: list[tuple[int, float, float, float, float, int | None]] = []
         self._elem_bytes_per_token = 0.0
         for g in s.groups:
             self._linear_terms.append(("qkv_o_proj", self._lin(g.attn_linears, g.count)))
@@ -238,7 +238,7 @@ class IterationCostModel:
                                a.kv_elems_per_token * kvb,                          # bytes per decode ctx token
                                2.0 * a.heads * (a.qk_dim + a.v_dim),                # FLOPs per prefill pair
                                a.kv_elems_per_token * kvb,                          # bytes per prefill token
-                               a.window, 0.0))
+                               a.window))
             self._elem_bytes_per_token += g.count * (
                 ab * (ELEMENTWISE_HIDDEN_PASSES * s.hidden + ELEMENTWISE_INTER_PASSES * g.act_width)
                 + ab * a.heads * (a.qk_dim + a.v_dim)          # attention q in / o out
@@ -300,7 +300,7 @@ class IterationCostModel:
             t = _roof(fl, by, self._expert_rate, bw, mx)
             layers = layers + t
             add("moe_experts", fl, by, self._expert_rate, t)
-        for count, fdec, bdec, fpre, bpre, window, _ in self._attn:
+        for count, fdec, bdec, fpre, bpre, window in self._attn:
             if window:
                 Se = mn(S, nd * window)
                 Pe = mn(P, Tp * window)
@@ -415,7 +415,7 @@ class IterationCostModel:
         eff_bw = self.bw
         slope_full = slope_win = 0.0
         window_cap = float("inf")
-        for count, fdec, bdec, _, _, window, _ in self._attn:
+        for count, fdec, bdec, _, _, window in self._attn:
             slope = count * max(fdec / self.attn_rate, bdec / eff_bw)
             if window:
                 slope_win += slope

@@ -82,6 +82,7 @@ def analyze(
     kv_cache_dtype: str = "auto",
     fp8_kv_supported: bool = True,
     gpu_memory_utilization: float = 0.9,
+    tensor_parallel_size: int = 1,
     step_time: StepTime | None = None,
     itl_slo_ms: float | None = None,
 ) -> Verdict:
@@ -99,7 +100,7 @@ def analyze(
             concurrency_limit=0,
             limits={},
             recommendations=_start_fixes(kv_tokens, max_model_len, block_size, kv_cache_dtype, fp8_kv_supported,
-                                         gpu_memory_utilization),
+                                         gpu_memory_utilization, tensor_parallel_size),
         )
 
     # Average tokens a running sequence holds: its prompt plus half its output on average, rounded up to
@@ -150,7 +151,8 @@ def analyze(
             f"PagedAttention's KV budget binds first: {kv_tokens:,} tokens hold {kv_limit} sequences of "
             f"~{seq_peak_tokens:,} tokens, below --max-num-seqs {max_num_seqs}; extra requests wait or are preempted"
         )
-        recs.extend(_kv_fixes(kv_tokens, need_tokens, kv_cache_dtype, fp8_kv_supported, gpu_memory_utilization))
+        recs.extend(_kv_fixes(kv_tokens, need_tokens, kv_cache_dtype, fp8_kv_supported, gpu_memory_utilization,
+                              tensor_parallel_size))
     elif max_num_seqs < min(kv_limit, wl):
         bottleneck = "max_num_seqs"
         target = min(kv_limit, wl)
@@ -197,7 +199,8 @@ def analyze(
     )
 
 
-def _kv_fixes(kv_tokens: int, need_tokens: int, kv_cache_dtype: str, fp8_ok: bool, gmu: float) -> list[Recommendation]:
+def _kv_fixes(kv_tokens: int, need_tokens: int, kv_cache_dtype: str, fp8_ok: bool, gmu: float,
+              tp: int) -> list[Recommendation]:
     recs: list[Recommendation] = []
     if kv_cache_dtype == "auto" and fp8_ok:
         recs.append(Recommendation(
@@ -210,14 +213,14 @@ def _kv_fixes(kv_tokens: int, need_tokens: int, kv_cache_dtype: str, fp8_ok: boo
             why="more of each GPU's memory goes to KV blocks (keep headroom if other processes share the GPU)",
         ))
     recs.append(Recommendation(
-        flag="--tensor-parallel-size", current="(current)", suggested="x2",
+        flag="--tensor-parallel-size", current=str(tp), suggested=str(2 * tp),
         why="weights split across twice the GPUs free memory for KV blocks on each",
     ))
     return recs
 
 
 def _start_fixes(kv_tokens: int, max_model_len: int, block_size: int, kv_cache_dtype: str, fp8_ok: bool,
-                 gmu: float) -> list[Recommendation]:
+                 gmu: float, tp: int) -> list[Recommendation]:
     recs: list[Recommendation] = []
     if kv_tokens > 0:
         fit = (kv_tokens // block_size) * block_size
@@ -225,7 +228,7 @@ def _start_fixes(kv_tokens: int, max_model_len: int, block_size: int, kv_cache_d
             flag="--max-model-len", current=str(max_model_len), suggested=str(fit),
             why=f"the KV cache holds {kv_tokens:,} tokens; one max-model-len sequence must fit",
         ))
-    recs.extend(_kv_fixes(kv_tokens, max_model_len, kv_cache_dtype, fp8_ok, gmu))
+    recs.extend(_kv_fixes(kv_tokens, max_model_len, kv_cache_dtype, fp8_ok, gmu, tp))
     return recs
 
 

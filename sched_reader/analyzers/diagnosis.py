@@ -219,6 +219,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any) -> Any:
         kv_cache_dtype=eff.kv_cache_dtype,
         fp8_kv_supported=fp8_ok,
         gpu_memory_utilization=eff.gpu_memory_utilization,
+        tensor_parallel_size=eff.tensor_parallel_size,
         step_time=step_time,
     )
 

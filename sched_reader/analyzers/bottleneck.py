@@ -162,7 +162,9 @@ def analyze(
         )
         recs.append(Recommendation(
             flag="--max-num-seqs", current=str(max_num_seqs), suggested=str(_round_down_pow2ish(target)),
-            why=f"the KV cache holds {kv_limit} sequences at their peak length; decode steps batch that many",
+            why=(f"the KV cache holds {kv_limit} sequences at their peak length"
+                 + (f" and the workload keeps {wl} in flight" if wl < kv_limit else "")
+                 + "; decode steps can batch that many"),
         ))
     elif chunked_prefill and prefill_iters > 1 and mean_input_len > 2 * max_num_batched_tokens:
         bottleneck = "token_budget"

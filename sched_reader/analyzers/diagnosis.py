@@ -137,6 +137,15 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None)
             hint="pass --model-config PATH to a config.json",
         )
     workload, requests = resolve_workload(spec, workload_overrides or {})
+    if spec.hardware.count == 0:
+        o = spec.hardware.count_origin
+        findings.append(Finding(
+            rule="SR116", severity="info",
+            message="no GPU requested: this is a CPU deployment; GPU memory, KV and speed figures are not computed",
+            file=o.file if o else spec.file, line=o.line if o else spec.line, key=o.key if o else None,
+            fix="request GPUs (nvidia.com/gpu) or pass --gpu to analyze it as a GPU deployment"))
+        findings.sort(key=lambda f: f.sort_key())
+        return Diagnosis(spec, None, None, None, workload, findings)
     cap = estimate_capacity(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
     kv = cap.kv_cache
     perf = None

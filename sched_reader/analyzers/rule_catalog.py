@@ -11,6 +11,7 @@ Where each family comes from:
 * ``SR101``-``SR110`` -- version checks, ``sched_reader/compat`` (details in ``compat/RULES.md``);
 * ``SR111``-``SR114`` -- ``sched_reader/models/spec_builder.py`` (flag normalization, hardware);
 * ``SR115`` -- ``sched-reader lint`` (capacity checks skipped for an unresolved model);
+* ``SR116`` -- ``sched_reader/analyzers/diagnosis.py`` (a CPU deployment: no capacity figures);
 * ``SR2xx`` -- capacity, ``sched_reader/analyzers/diagnosis.py``.
 
 The ``default_severity`` is the severity of the rule's usual (or worst) form; a finding carries its own
@@ -161,6 +162,13 @@ RULES: tuple[Rule, ...] = (
        it. Flag and version checks still run.""",
        "Pass --model-config PATH to the model's config.json (or its directory).",
        ("capacity", "model"), _LINT),
+    _r("SR116", "cpu-deployment", "info",
+       "No GPU requested: GPU memory, KV and speed figures are not computed",
+       """The deployment requests no GPU (a zero GPU resource or device count), so it runs vLLM's CPU
+       backend; sched-reader's GPU memory, KV-cache and speed model does not apply and the capacity
+       findings are not computed for it.""",
+       "Request GPUs (nvidia.com/gpu), or pass --gpu to analyze it as a GPU deployment.",
+       ("capacity", "hardware"), _DIAG),
     _r("SR201", "kv-budget-below-max-model-len", "error",
        "KV-cache budget cannot hold one max-model-len sequence: vLLM will not start",
        """The KV-cache blocks left after weights, activations and headroom under --gpu-memory-utilization

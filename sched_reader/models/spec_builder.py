@@ -291,7 +291,10 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
                 key=raw.gpu_count.origin.key,
             ) from None
         count_origin = raw.gpu_count.origin
-        if count == 0:
+        if count == 0 and gpu:
+            notes.append(f"the file requests no GPU; --gpu given, so analyzed on TP x PP x DP = {world_size} GPU(s)")
+            count, count_origin, count_inferred = world_size, None, True
+        elif count == 0:
             notes.append("no GPU requested: a CPU deployment; GPU memory and speed figures do not apply")
     else:
         count = world_size

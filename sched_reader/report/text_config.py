@@ -33,6 +33,9 @@ def render_engine_header(console: Console, spec: EngineSpec) -> None:
     hw = spec.hardware
     gpu_src = "assumed (nothing names a GPU)" if hw.gpu_inferred else short_where(hw.gpu_origin, spec.file)
     cnt_src = "= TP x PP x DP" if hw.count_inferred else short_where(hw.count_origin, spec.file)
+    if hw.count == 0:
+        console.print(f"  hardware     CPU only: no GPU requested  [{cnt_src}]", markup=False)
+        return
     console.print(f"  hardware     {hw.count} x {hw.gpu.name}  [gpu: {gpu_src}; count: {cnt_src}]", markup=False)
 
 

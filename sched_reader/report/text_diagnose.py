@@ -73,6 +73,10 @@ def render_one(console: Console, d: Any, explain: bool) -> None:
     )
     for note in spec.notes:
         console.print(f"  note: {note}", markup=False)
+    if d.capacity is None:
+        spec.findings = d.findings
+        render_findings(console, spec)
+        return
     cap = d.capacity.to_json()
     mem, kv = cap["memory"], cap["kv_cache"]
     bar, legend = memory_bar(mem)

@@ -21,7 +21,9 @@ class Diagnosis:
     """Everything ``diagnose`` reports for one engine (each part keeps its own explain terms)."""
 
     def __init__(self, spec: EngineSpec, capacity: Any, performance: dict[str, Any] | None,
-                 verdict: Any | None, workload: Any | None, findings: list[Finding]) -> None:
+                 verdict: Any | None, workload: Any | None, findings: list[Finding],
+                 kv_waste: Any | None = None) -> None:
+        self.kv_waste = kv_waste
         self.spec = spec
         self.capacity = capacity
         self.performance = performance
@@ -44,6 +46,7 @@ class Diagnosis:
             perf.pop("explain", None)
         out["performance"] = perf
         out["bottleneck"] = self.verdict.model_dump() if self.verdict is not None else None
+        out["kv_waste"] = self.kv_waste.model_dump() if self.kv_waste is not None else None
         out["findings"] = [finding_json(f) for f in self.findings]
         return out
 
@@ -158,10 +161,29 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None)
 
         def step_time(nd: int, ctx: int, tp: int, pairs: float) -> float:
             return model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)
-    verdict = _verdict(spec, cap, workload, step_time)
+    verdict = _verdict(spec, cap, workload, step_time, perf)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
-    return Diagnosis(spec, cap, perf, verdict, workload, findings)
+    waste = _kv_waste(spec, cap, workload, requests)
+    return Diagnosis(spec, cap, perf, verdict, workload, findings, waste)
+
+
+def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -> Any | None:
+    """PagedAttention vs a contiguous allocator for this workload's lengths (the lesson's exercise 4)."""
+    import numpy as np
+
+    from sched_reader.models.block_accounting import account_lengths
+
+    kv = cap.kv_cache
+    if not kv.fits or not kv.tokens or not kv.bytes_per_token:
+        return None
+    if requests is not None:
+        lens = requests.prompt_len + requests.output_len
+    else:
+        lens = np.full(workload.num_prompts, int(workload.mean_input_len() + workload.mean_output_len()))
+    return account_lengths(lens, max_model_len=spec.effective.max_model_len, block_size=int(kv.block_size),
+                           kv_bytes_per_token=int(kv.bytes_per_token),
+                           kv_budget_bytes=int(kv.tokens) * int(kv.bytes_per_token))
 
 
 def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any) -> dict[str, Any]:
@@ -203,15 +225,29 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     return perf
 
 
-def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any) -> Any:
+def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:
+    """Requests the workload keeps in flight: the concurrency cap, the whole burst, or Little's law.
+
+    For an open loop at a finite rate, in-flight = request throughput (req/s) x mean end-to-end latency (s),
+    from the performance block (simulated when available).
+    """
+    import math
+
+    if workload.max_concurrency is not None:
+        return min(workload.max_concurrency, workload.num_prompts)
+    if math.isinf(workload.request_rate) or not perf:
+        return workload.num_prompts
+    rps = perf.get("request_throughput") or 0.0
+    e2e_s = (perf.get("mean_e2el_ms") or 0.0) / 1000.0
+    return max(1, min(workload.num_prompts, math.ceil(rps * e2e_s)))
+
+
+def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: dict[str, Any] | None) -> Any:
     from sched_reader.analyzers.bottleneck import analyze
 
     eff = spec.effective
     kv = cap.kv_cache
     mean_in, mean_out = workload.mean_input_len(), workload.mean_output_len()
-    conc = workload.max_concurrency
-    if conc is None and workload.request_rate not in (None, float("inf")):
-        conc = None  # open loop at a finite rate: in-flight count depends on speed; treat as unbounded
     fp8_ok = _fp8_kv_supported(spec)
     return analyze(
         kv_tokens=int(kv.tokens or 0),
@@ -222,7 +258,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any) -> Any:
         chunked_prefill=eff.enable_chunked_prefill,
         mean_input_len=mean_in,
         mean_output_len=mean_out,
-        workload_concurrency=conc if conc is not None else min(workload.num_prompts, 10**6),
+        workload_concurrency=in_flight(workload, perf),
         fits=bool(kv.fits),
         start_error=kv.error,
         kv_cache_dtype=eff.kv_cache_dtype,

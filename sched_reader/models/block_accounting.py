@@ -54,8 +54,23 @@ def block_accounting(n_requests: int = 1000, output_mean: float = 1500, output_s
     ``kv_budget_bytes`` defaults to what the contiguous allocator needs for 100 requests.
     """
     lens = sample_lengths(n_requests, output_mean, output_sd, max_model_len, seed, prompt_len)
-    used = int(lens.sum())
     budget = int(kv_budget_bytes if kv_budget_bytes is not None else 100 * max_model_len * kv_bytes_per_token)
+    lengths_term = Term(
+        name="lengths", formula="clip(rint(normal(mean, sd)) + prompt, 1, max_model_len), numpy default_rng(seed)",
+        inputs={"n": n_requests, "mean": output_mean, "sd": output_sd, "seed": seed, "prompt": prompt_len},
+        value=float(lens.mean()), unit="tokens (mean)")
+    return account_lengths(lens, max_model_len=max_model_len, block_size=block_size,
+                           kv_bytes_per_token=kv_bytes_per_token, kv_budget_bytes=budget,
+                           lengths_term=lengths_term)
+
+
+def account_lengths(lens: np.ndarray, *, max_model_len: int, block_size: int, kv_bytes_per_token: int,
+                    kv_budget_bytes: int, lengths_term: Term | None = None) -> BlockAccountingResult:
+    """Contiguous vs paged reservation for explicit per-request KV lengths (tokens, clipped to max_model_len)."""
+    lens = np.clip(np.asarray(lens, dtype=np.int64), 1, max_model_len)
+    n_requests = int(lens.shape[0])
+    used = int(lens.sum())
+    budget = int(kv_budget_bytes)
     budget_tokens = budget // kv_bytes_per_token
 
     cont_reserved = n_requests * max_model_len
@@ -70,10 +85,7 @@ def block_accounting(n_requests: int = 1000, output_mean: float = 1500, output_s
 
     cont = stats("contiguous", cont_reserved, float(max_model_len))
     paged = stats("paged", paged_reserved, paged_reserved / n_requests)
-    explain = [
-        Term(name="lengths", formula="clip(rint(normal(mean, sd)) + prompt, 1, max_model_len), numpy default_rng(seed)",
-             inputs={"n": n_requests, "mean": output_mean, "sd": output_sd, "seed": seed, "prompt": prompt_len},
-             value=float(lens.mean()), unit="tokens (mean)"),
+    explain = ([lengths_term] if lengths_term is not None else []) + [
         Term(name="contiguous_waste", formula="1 - sum(len) / (n x max_model_len)",
              inputs={"sum_len": used, "n": n_requests, "max_model_len": max_model_len},
              value=cont.waste_fraction, unit="fraction"),

@@ -295,6 +295,7 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
             notes.append(f"the file requests no GPU; --gpu given, so analyzed on TP x PP x DP = {world_size} GPU(s)")
             count, count_origin, count_inferred = world_size, None, True
         elif count == 0:
+            notes[:] = [n for n in notes if not n.startswith("GPU not stated")]
             notes.append("no GPU requested: a CPU deployment; GPU memory and speed figures do not apply")
     else:
         count = world_size

@@ -94,6 +94,14 @@ def render_one(console: Console, d: Any, explain: bool) -> None:
         )
     else:
         console.print(f"  KV cache     vLLM will not start: {kv.get('error')}", markup=False)
+    waste = getattr(d, "kv_waste", None)
+    if waste is not None:
+        console.print(
+            f"  KV waste     paged blocks {waste.paged.waste_fraction:.1%} ({waste.paged.max_concurrency:,.0f} requests fit) "
+            f"vs contiguous to max-model-len {waste.contiguous.waste_fraction:.1%} "
+            f"({waste.contiguous.max_concurrency:,.0f} fit), mean {waste.mean_len:,.0f} tokens per request",
+            markup=False,
+        )
     perf = d.performance
     if perf:
         w = d.workload

@@ -69,15 +69,30 @@ def to_ns(seconds: float) -> int:
 class StepTimer:
     """Wraps a :class:`StepCost` and returns integer-nanosecond step durations.
 
-    Pure-decode steps go through the cost's ``decode_step_time_vec`` when it exists and agrees bitwise
-    with ``step_time`` on probe points (otherwise the scalar form is used everywhere), so that a run of
-    k decode steps evaluated at once equals k steps evaluated one by one.
+    Pure-decode steps (``n`` sequences, context sum ``S``) use, in order of preference:
+
+    * the cost's closed form ``decode_linear(n)`` (``gpu = intercept + slope_full*S + slope_window*min(S, cap)``,
+      then ``max(gpu, cpu)`` with async scheduling, else ``gpu + cpu``), cached per batch size and accepted
+      for a batch size only when it matches ``step_time`` on probe contexts (relative 1e-10);
+    * the cost's ``decode_step_time_vec`` when it agrees bitwise with ``step_time`` on probe points;
+    * the scalar ``step_time``.
+
+    Whichever form is chosen for a batch size is used for every step of that size, one by one
+    (:meth:`decode`) or many at once (:meth:`decode_run`), and both give the same integers; the engine and
+    the reference loop share this timer, so they agree bit for bit. Mixed (prefill) steps always use
+    ``step_time``.
     """
+
+    LINEAR_RTOL = 1e-10
 
     def __init__(self, cost: StepCost) -> None:
         self.cost = cost
+        self._scalar = cost.step_time
         vec = getattr(cost, "decode_step_time_vec", None)
         self._vec = vec if callable(vec) and self._agrees(cost, vec) else None
+        lin = getattr(cost, "decode_linear", None)
+        self._lin = lin if callable(lin) else None
+        self._forms: dict[int, tuple | None] = {}
 
     @staticmethod
     def _agrees(cost: StepCost, vec) -> bool:
@@ -90,17 +105,83 @@ class StepTimer:
             return False
         return got.shape == (4,) and all(float(g) == w for g, w in zip(got, want))
 
+    # ------------------------------------------------------------------ closed form per batch size
+    def form(self, n: int) -> tuple | None:
+        """(intercept, slope_full, slope_window, cap, cpu, async) of n-sequence decode steps, or None."""
+        try:
+            return self._forms[n]
+        except KeyError:
+            pass
+        f = self._make_form(n)
+        self._forms[n] = f
+        return f
+
+    def _make_form(self, n: int) -> tuple | None:
+        if self._lin is None or n <= 0:
+            return None
+        try:
+            lin = self._lin(n)
+            f = (float(lin.gpu_intercept_s), float(lin.slope_full_s_per_token),
+                 float(lin.slope_window_s_per_token), float(lin.window_cap_tokens), float(lin.cpu_s),
+                 bool(lin.async_overlap))
+        except Exception:  # noqa: BLE001 - no usable closed form: scalar steps
+            return None
+        probes = [n, n * 100 + 3, n * 2000 + 7, n * 30000 + 11]
+        if f[2] and 0 < f[3] < float("inf"):
+            c = int(f[3])
+            probes += [max(n, c - n), c + n, 2 * c + 1]
+        for S in probes:
+            want = float(self._scalar(n, S, 0, 0.0, 0))
+            got = _form_time(f, S)
+            if not abs(got - want) <= self.LINEAR_RTOL * abs(want):
+                return None
+        return f
+
+    # ------------------------------------------------------------------ steps
     def step(self, num_decode: int, ctx_sum: int, prefill_tokens: int, pairs2: int, num_prefill: int) -> int:
         """One step; ``pairs2`` is twice the attention-pair count (kept integral)."""
-        return to_ns(self.cost.step_time(num_decode, ctx_sum, prefill_tokens, pairs2 / 2.0, num_prefill))
+        if not prefill_tokens and not num_prefill and num_decode > 0:
+            return self.decode(num_decode, ctx_sum)
+        return to_ns(self._scalar(num_decode, ctx_sum, prefill_tokens, pairs2 / 2.0, num_prefill))
+
+    def decode(self, n: int, ctx_sum: int) -> int:
+        """One pure-decode step of n sequences with context sum ``ctx_sum`` (ns)."""
+        f = self._forms.get(n, False)
+        if f is False:
+            f = self.form(n)
+        if f is None:   # the vector form, when used, agrees with the scalar one bitwise
+            return to_ns(self._scalar(n, ctx_sum, 0, 0.0, 0))
+        gi, sf, sw, cap, cpu, asy = f
+        g = gi + sf * ctx_sum
+        if sw:
+            g = g + sw * (ctx_sum if ctx_sum < cap else cap)
+        t = (g if g >= cpu else cpu) if asy else g + cpu
+        ns = round(t * NS_PER_S)
+        return ns if ns > 0 else 1
 
     def decode_run(self, n: int, ctx_first: int, k: int) -> np.ndarray:
         """Durations (int64 ns) of k pure-decode steps of n sequences, context sum ctx_first + n*j."""
         ctx = ctx_first + n * np.arange(k, dtype=np.int64)
-        if self._vec is not None:
+        f = self.form(n)
+        if f is not None:
+            gi, sf, sw, cap, cpu, asy = f
+            c = ctx.astype(np.float64)
+            g = gi + sf * c
+            if sw:
+                g = g + sw * np.minimum(c, cap)
+            secs = np.maximum(g, cpu) if asy else g + cpu
+        elif self._vec is not None:
             secs = np.asarray(self._vec(np.full(k, n, dtype=np.int64), ctx), dtype=np.float64)
         else:
-            secs = np.array([self.cost.step_time(n, int(c), 0, 0.0, 0) for c in ctx], dtype=np.float64)
+            secs = np.array([self._scalar(n, int(c), 0, 0.0, 0) for c in ctx], dtype=np.float64)
         ns = np.rint(secs * NS_PER_S).astype(np.int64)
         np.maximum(ns, 1, out=ns)
         return ns
+
+
+def _form_time(f: tuple, S: int) -> float:
+    gi, sf, sw, cap, cpu, asy = f
+    g = gi + sf * S
+    if sw:
+        g = g + sw * (S if S < cap else cap)
+    return (g if g >= cpu else cpu) if asy else g + cpu

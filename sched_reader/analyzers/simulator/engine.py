@@ -285,7 +285,7 @@ class Engine(SimCore):
     def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
         """A short stretch step by step in Python (cheaper than numpy for a few iterations)."""
         bs = self.p.block_size
-        hist, rec, alloc, step = self.hist, self.rec, self.alloc, self.timer.step
+        hist, rec, alloc, step = self.hist, self.rec, self.alloc, self.timer.decode
         S, sum_off = self.S, self.sum_off
         t = now
         j = 0
@@ -293,7 +293,7 @@ class Engine(SimCore):
             dem = hist[(-(S + j)) % bs]
             if dem:
                 alloc.take(dem)
-            d = step(n, n * (S + j + 1) + sum_off, 0, 0, 0)
+            d = step(n, n * (S + j + 1) + sum_off)
             t += d
             rec.step(d, alloc.used, n * (S + j + 1) + sum_off, n, t)
             rec.itl_many(d, n)

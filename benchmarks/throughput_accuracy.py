@@ -101,6 +101,12 @@ def build_workload(row: dict) -> Workload:
                     request_rate="inf" if rate in (None, "inf") else rate, max_concurrency=w.get("max_concurrency"))
 
 
+def row_endpoint(row: dict) -> str:
+    """API entry point the row's client called: "chat" for --backend openai-chat / /v1/chat/completions."""
+    tool = str((row.get("workload") or {}).get("benchmark_tool") or "")
+    return "chat" if ("openai-chat" in tool or "chat/completions" in tool) else "completions"
+
+
 def _kv_tokens_from_notes(row: dict) -> int | None:
     """KV pool size when the row quotes it from the server's startup log."""
     import re
@@ -159,7 +165,7 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
         if pred is not None:
             kind = "burst (simulator)"
     if pred is None:
-        pred = estimate_performance(arch, gpu, cfg, wl, ckpt, kv_tokens=kv)
+        pred = estimate_performance(arch, gpu, cfg, wl, ckpt, kv_tokens=kv, endpoint=row_endpoint(row))
         if not steady:
             kind = "burst (closed form, sim-pending)"
     other = (row.get("config_flags") or {}).get("other") or {}

@@ -137,3 +137,20 @@ def test_speculative_block_reports_breakeven():
     plain = estimate_performance(LLAMA8, H100, cfg(), Workload(max_concurrency=1, num_prompts=10),
                                  kv_tokens=400_000)
     assert out["mean_tpot_ms"] < plain["mean_tpot_ms"]
+
+
+def test_chat_entry_point_adds_its_fixed_frontend_ttft():
+    """TTFT = prefill + FRONTEND_TTFT_S[endpoint]: at one client the chat path is exactly 45 - 5 = 40 ms
+    slower to first token than /v1/completions (same GPU work), and the request lifetime grows with it."""
+    from sched_reader.models.cost.steady_state import FRONTEND_TTFT_S, frontend_ttft_s
+
+    assert frontend_ttft_s("chat") == FRONTEND_TTFT_S["chat"] == pytest.approx(45e-3)
+    assert frontend_ttft_s("/v1/chat/completions") == FRONTEND_TTFT_S["chat"]
+    assert frontend_ttft_s(None) == frontend_ttft_s("completions") == pytest.approx(5e-3)
+    w = Workload(max_concurrency=1, num_prompts=10, random_input_len=256, random_output_len=128)
+    comp = estimate_performance(LLAMA8, H100, cfg(), w, kv_tokens=400_000)
+    chat = estimate_performance(LLAMA8, H100, cfg(), w, kv_tokens=400_000, endpoint="chat")
+    assert chat["mean_ttft_ms"] - comp["mean_ttft_ms"] == pytest.approx(40.0, abs=1e-6)
+    assert chat["mean_tpot_ms"] == pytest.approx(comp["mean_tpot_ms"])
+    life = (chat["mean_ttft_ms"] + 127 * chat["mean_tpot_ms"]) / 1e3
+    assert chat["output_throughput"] == pytest.approx(128 / life, rel=1e-6)

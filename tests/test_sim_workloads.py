@@ -27,6 +27,17 @@ def test_sharegpt_profile_matches_documented_filter_and_means():
     assert 170 < r.prompt_len.mean() < 260 and 160 < r.output_len.mean() < 240
 
 
+def test_sharegpt_pairs_are_dropped_not_clipped_like_vllm_bench():
+    """vllm bench drops pairs outside its filter: no pile-up at the 1024-token prompt cap, and outputs
+    longer than 1024 tokens survive when prompt + output <= 2048 (the tail that ends a burst run)."""
+    r = from_bench_flags(dataset_name="sharegpt", num_prompts=20000, seed=1)
+    assert (r.prompt_len == 1024).sum() < 20          # clipping would put ~2% (400) there
+    assert r.output_len.max() > 1024
+    assert r.output_len.min() >= 4 and r.prompt_len.min() >= 4
+    # medians 155 / 126, sigma 1.1 / 1.0, filtered: means ~216 / ~198 (models.workload.SHAREGPT_MEAN_*)
+    assert abs(r.prompt_len.mean() - 216) < 8 and abs(r.output_len.mean() - 198) < 8
+
+
 @pytest.mark.parametrize("dist,mean", [
     ({"dist": "normal", "mean": 500, "std": 50}, 500),
     ({"dist": "lognormal", "mean": 500, "std": 200}, 500),

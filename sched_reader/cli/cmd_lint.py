@@ -372,9 +372,37 @@ def lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Directi
             return FileResult(file=path, skipped=f"not a vLLM deploy file ({msg})")
         kept, sup = _split_kept([_invalid_file_finding(err, path)], opts, directives)
         return FileResult(file=path, findings=kept, suppressed=sup)
+    if not explicit and not _plausible_vllm_config(path):
+        return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")
     return _lint_specs(path, lambda: build_specs([path], None, gpu=opts.gpu, vllm=opts.vllm,
                                                  model_config=opts.model_config, strict_model=False),
                        opts, directives)
+
+
+def _plausible_vllm_config(path: str) -> bool:
+    """In a directory walk, whether a file read as a bare vLLM ``--config`` mapping really is one.
+
+    Any mapping whose keys look like flag names reads as a vLLM config (``kustomization.yaml``,
+    a chart's ``values.yaml``); in a walk such a file counts only when at least half of its top-level
+    keys are flags some vLLM release registers. Files of every other form are always plausible.
+    """
+    from sched_reader.compat.argtable import first_seen
+    from sched_reader.readers.detect import kind_of
+    from sched_reader.readers.yaml_tree import load_documents
+
+    if not path.lower().endswith((".yaml", ".yml")):
+        return True
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        docs = load_documents(text, path)
+        if kind_of(docs) != "vllm-config":
+            return True
+        root = next(d.root for d in docs if isinstance(d.root, dict))
+    except Exception:  # noqa: BLE001 - the reader accepted it; let the analysis decide
+        return True
+    keys = [str(k) for k in root]
+    known = sum(1 for k in keys if k == "model" or first_seen("--" + k) is not None)
+    return known >= 1 and 2 * known >= len(keys)
 
 
 def _mentions_vllm(path: str) -> bool:

@@ -50,7 +50,7 @@ def split_inputs(files: list[str] | None) -> tuple[list[str], list[str] | None]:
         return files, tail
     for i, word in enumerate(files):
         base = Path(word).name
-        if base in _LAUNCHERS and not Path(word).is_file():
+        if base in _LAUNCHERS and not Path(word).exists():
             return files[:i], files[i:]
         if word.startswith("--"):
             return files[:i], files[i:]

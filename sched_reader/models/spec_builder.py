@@ -125,23 +125,7 @@ def _normalize_settings(
     for s in raw.settings:
         match = table.lookup(s.flag)
         if match is None or match.record is None:
-            ambiguous = list(getattr(match, "ambiguous", []) or []) if match is not None else []
-            if ambiguous:
-                findings.append(
-                    Finding(
-                        rule="SR108",
-                        severity="error",
-                        message=f"{s.flag} is an ambiguous abbreviation in vLLM {release}: "
-                        + ", ".join(ambiguous[:5]),
-                        file=s.origin.file,
-                        line=s.origin.line,
-                        key=s.flag,
-                        fix=f"write the full flag name, e.g. {ambiguous[0]}",
-                    )
-                )
-            else:
-                findings.append(_unknown_flag_finding(table, s, release))
-            continue
+            continue  # unknown or ambiguous: reported by compat.checks.check_raw (SR101 / SR108)
         rec = match.record
         dest = _field(rec, "dest")
         flag = _field(rec, "flag")
@@ -208,40 +192,6 @@ def _coerce(table: Any, rec: Any, value: Any, negated: bool) -> Any:
     if isinstance(typed, float) and (math.isnan(typed) or math.isinf(typed)):
         raise ValueError(f"{_field(rec, 'flag')} must be a finite number, got {value!r}")
     return typed
-
-
-def _unknown_flag_finding(table: Any, s: Setting, release: str) -> Finding:
-    from sched_reader.compat import argtable as at
-
-    suggestions = table.did_you_mean(s.flag)
-    canonical = "--" + s.flag.lstrip("-").replace("_", "-")
-    history = ""
-    fix = f"did you mean {suggestions[0]}?" if suggestions else "remove it"
-    first = at.first_seen(canonical)
-    last = at.last_seen(canonical)
-    if last and _older(last, release):
-        removed = at.removed_in(canonical)
-        history = f"; removed in {removed} (last in {last})" if removed else f"; last in {last}"
-        renamed = at.renamed_to(canonical)
-        fix = f"use {renamed}" if renamed else fix
-    elif first and _older(release, first):
-        history = f"; added in {first}"
-        fix = f"upgrade to vLLM >= {first} or remove it"
-    return Finding(
-        rule="SR101",
-        severity="error",
-        message=f"unknown flag {s.flag} in vLLM {release}{history}",
-        file=s.origin.file,
-        line=s.origin.line,
-        key=s.flag,
-        fix=fix,
-    )
-
-
-def _older(a: str, b: str) -> bool:
-    from sched_reader.compat.releases import version_key
-
-    return version_key(a) < version_key(b)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -505,6 +455,9 @@ def build_spec(
     (used by ``sched-reader config``, which lists what it could not resolve).
     """
     release, requested, v_origin, findings = _resolve_release(raw, vllm)
+    from sched_reader.compat.checks import check_raw
+
+    findings.extend(check_raw(raw, release))
     args, flag_findings, notes = _normalize_settings(raw, release)
     findings.extend(flag_findings)
     notes = [*raw.notes, *notes]
@@ -594,8 +547,7 @@ def _unresolved_findings(raw: RawEngine) -> list[Finding]:
                 Finding(
                     rule="SR114",
                     severity="warning",
-                    message=f"{key} is set from {u.text!r}, which is not defined in this file ({u.reason}); "
-                    "the analysis uses vLLM's default for it",
+                    message=f"{key} is set from an undefined variable ({u.reason}); the analysis uses vLLM's default for it",
                     file=u.origin.file,
                     line=u.origin.line,
                     key=key,

@@ -36,8 +36,18 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     res = summarize(run.rec, run.send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
     notes = list(run.notes)
     if params.spec_tokens:
-        notes.append(f"speculative decoding ({params.spec_tokens} draft tokens) is not simulated: "
-                     "one token per decode step")
+        if params.engine == "v0" and not params.enable_chunked_prefill:
+            notes.append(f"speculative decoding ({params.spec_tokens} draft tokens) is not simulated on the "
+                         "V0 prefill-first scheduler: one token per decode step")
+        else:
+            notes.append(f"speculative decoding ({params.spec_method}, {params.spec_tokens} draft tokens, "
+                         f"acceptance {params.spec_acceptance:.2f}): {1 + params.spec_accepted:.2f} tokens per "
+                         "verify step on average (deterministic per-request accumulator); decode steps run "
+                         "one by one (no aggregated decode stretches)")
+    if params.max_num_partial_prefills > 1 and params.engine == "v1":
+        notes.append(f"max_num_partial_prefills={params.max_num_partial_prefills}: vLLM V1's scheduler does not cap "
+                     "concurrent partial prefills; only long_prefill_token_threshold "
+                     f"({params.long_prefill_token_threshold}) applies")
     res.update({"policy": params.policy, "engine_counters": counters, "notes": notes,
                 "params": {k: v for k, v in params.__dict__.items()}})
     return res

@@ -28,6 +28,8 @@ from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
 from sched_reader.errors import InputError
 
+SPEC_SHIFT = 20
+
 
 def prepare(req: Requests, p: SchedParams) -> tuple[list[int], list[int], list[str]]:
     """Prompt and output lengths the engine will see; outputs are clipped to ``max_model_len``.
@@ -82,8 +84,16 @@ class SimCore:
         self.inflight = 0
         self.reopen_ns = 0
         self.finished = 0
-        self.lookahead = 0
         self.last_preempted = False
+        # speculative decoding (V1 scheduling path only): a decoding request asks for 1 + k tokens; a
+        # verify step with j draft tokens commits E(j) = 1 + a + ... + a^j tokens on average, realized
+        # deterministically by a per-request fractional accumulator in units of 2**-SPEC_SHIFT tokens
+        v1_path = not (p.engine == "v0" and not p.enable_chunked_prefill)
+        self.spec_k = int(p.spec_tokens) if (p.spec_tokens and v1_path) else 0
+        self.lookahead = int(p.spec_lookahead) if self.spec_k else 0
+        a = float(p.spec_acceptance)
+        self.spec_en = [round(sum(a ** i for i in range(0, j + 1)) * (1 << SPEC_SHIFT)) for j in range(self.spec_k + 1)]
+        self.acc = [0] * n if self.spec_k else []
 
     # ------------------------------------------------------------------ arrivals
     def admit_arrivals(self, now: int) -> None:
@@ -149,15 +159,20 @@ class SimCore:
         budget = p.max_num_batched_tokens
         thr = p.long_prefill_token_threshold
         running = self.running
+        spec = self.spec_k
         preempted = False
         i = 0
         while i < len(running) and budget > 0:
             r = running[i]
             num_new = self.prompt[r] + self.out[r] - self.computed[r]
+            if spec and num_new == 1 and self.out[r] > 0:
+                num_new += spec                      # the draft tokens proposed after the last step
             if 0 < thr < num_new:
                 num_new = thr
             if num_new > budget:
                 num_new = budget
+            if spec and num_new > p.max_model_len - 1 - self.computed[r]:
+                num_new = p.max_model_len - 1 - self.computed[r]
             ok = self._grow(r, self.computed[r] + num_new + self.lookahead)
             while not ok:
                 victim = running.pop()
@@ -256,6 +271,8 @@ class SimCore:
         self.last_preempted = self.rec.npreempt != before
         if not sched:
             return None
+        if self.spec_k:
+            return self.run_sched_spec(now, sched)
         return self.run_sched(now, sched)
 
     def run_sched(self, now: int, sched: list[tuple[int, int]], nd: int = 0, ctx: int = 0) -> int:
@@ -293,6 +310,61 @@ class SimCore:
         for r in done:
             self.finish(r, end)
         return end
+
+    def run_sched_spec(self, now: int, sched: list[tuple[int, int]]) -> int:
+        """:meth:`run_sched` with speculative decoding: a decoding request scheduled for q tokens
+        verifies q - 1 drafts and commits ``floor(acc + E(q - 1))`` of them (at least 1, capped by its
+        output length); the rejected slots are given back to ``computed`` (their blocks stay held)."""
+        nd = ctx = extra = xp2 = pf = pairs2 = npf = 0
+        prompt, out, computed = self.prompt, self.out, self.computed
+        for r, k in sched:
+            c = computed[r]
+            if out[r] > 0 and c + 1 == prompt[r] + out[r]:
+                nd += 1
+                ctx += c + 1
+                x = k - 1
+                extra += x
+                xp2 += x * (2 * (c + 1) + x)
+            else:
+                npf += 1
+                pf += k
+                pairs2 += k * (2 * c + k)
+        dur = self.timer.spec_step(nd, ctx, extra, xp2, pf, pairs2, npf, self.spec_k + 1)
+        end = now + dur
+        self.rec.step(dur, self.alloc.used, self.kv_tokens + self.extra_tokens(), len(sched) + self.extra_batch(),
+                      end)
+        done: list[int] = []
+        mask = (1 << SPEC_SHIFT) - 1
+        for r, k in sched:
+            c = computed[r]
+            if out[r] > 0 and c + 1 == prompt[r] + out[r]:
+                tot = self.acc[r] + self.spec_en[k - 1]
+                self.acc[r] = tot & mask
+                e = min(tot >> SPEC_SHIFT, self.target[r] - out[r])
+                computed[r] = c + e
+                self.kv_tokens -= k - e
+                self.rec.itl_one(end - self.last_emit[r])   # the e tokens arrive together (one chunk)
+                self.last_emit[r] = end
+                out[r] += e
+                if out[r] == self.target[r]:
+                    done.append(r)
+                continue
+            computed[r] = c + k
+            self._maybe_register(r, c + k, k)
+            if c + k == prompt[r] + out[r]:
+                if self.emit(r, end):
+                    done.append(r)
+        for r in done:
+            self.finish(r, end)
+        return end
+
+    def _maybe_register(self, r: int, c: int, k: int) -> None:
+        pid = self.pid[r]
+        edge = self.pblocks[r] * self.p.block_size
+        if pid >= 0 and self.pref[r] < 0 and 0 < edge <= c and c - k < edge and self.alloc.hit(pid) is None:
+            self.alloc.register(pid, self.pblocks[r], r)
+            self.held[r] -= self.pblocks[r]
+            self.pref[r] = pid
 
     # hooks for the event-driven engine (aggregated decoders); the explicit form has none
     def extra_tokens(self) -> int:

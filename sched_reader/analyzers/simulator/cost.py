@@ -12,7 +12,7 @@ event-driven engine reproduces the per-iteration reference loop bit for bit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -46,6 +46,7 @@ class LinearStepCost:
     per_token_s: float = 2.0e-5
     per_ctx_s: float = 1.0e-8
     per_pair_s: float = 0.0
+    draft_per_seq_s: float = 0.0   # speculative decoding: draft cost per sequence per step
 
     def step_time(self, num_decode: int, decode_context_sum: int, prefill_tokens: int,
                   prefill_attn_pairs: float, num_prefill_seqs: int = 0) -> float:
@@ -53,6 +54,14 @@ class LinearStepCost:
         seqs = num_decode + num_prefill_seqs
         return (self.base_s + self.per_seq_s * seqs + self.per_token_s * tokens
                 + self.per_ctx_s * decode_context_sum + self.per_pair_s * prefill_attn_pairs)
+
+    def verify_step_time(self, num_seqs: int, context_sum: int, tokens_per_seq: int) -> float:
+        """A speculative verify step: ``tokens_per_seq`` query tokens per sequence."""
+        return (self.base_s + self.per_seq_s * num_seqs + self.per_token_s * (num_seqs * tokens_per_seq)
+                + self.per_ctx_s * context_sum)
+
+    def draft_time(self, num_seqs: int, context_sum: int) -> float:
+        return self.draft_per_seq_s * num_seqs
 
     def decode_step_time_vec(self, num_decode: np.ndarray, context_sum: np.ndarray) -> np.ndarray:
         n = np.asarray(num_decode, dtype=np.float64)
@@ -85,8 +94,11 @@ class StepTimer:
 
     LINEAR_RTOL = 1e-10
 
-    def __init__(self, cost: StepCost) -> None:
+    def __init__(self, cost: StepCost, draft: Callable[[int, int], float] | None = None) -> None:
         self.cost = cost
+        self._draft = draft
+        verify = getattr(cost, "verify_step_time", None)
+        self._verify = verify if callable(verify) else None
         self._scalar = cost.step_time
         vec = getattr(cost, "decode_step_time_vec", None)
         self._vec = vec if callable(vec) and self._agrees(cost, vec) else None
@@ -144,6 +156,25 @@ class StepTimer:
             return self.decode(num_decode, ctx_sum)
         return to_ns(self._scalar(num_decode, ctx_sum, prefill_tokens, pairs2 / 2.0, num_prefill))
 
+    def spec_step(self, nd: int, ctx_sum: int, extra: int, extra_pairs2: int, prefill_tokens: int, pairs2: int,
+                  num_prefill: int, q: int) -> int:
+        """A step with speculative decoding: ``nd`` decoding sequences verify ``extra`` draft tokens in
+        all (``q`` = k + 1 query tokens each when none was cut by the budget).
+
+        Pure verify steps (no prefill, every sequence with q tokens) cost the cost model's
+        ``verify_step_time``; otherwise the draft positions are charged as prefill tokens (``extra_pairs2``:
+        twice their attention pairs). Plus the draft cost of the ``nd`` sequences (the drafter runs for
+        each sequence that decodes)."""
+        if nd and not prefill_tokens and not num_prefill and extra == nd * (q - 1) and self._verify is not None:
+            t = float(self._verify(nd, ctx_sum, q))
+        elif not extra and not prefill_tokens and not num_prefill and nd:
+            t = float(self._scalar(nd, ctx_sum, 0, 0.0, 0))
+        else:
+            t = float(self._scalar(nd, ctx_sum, prefill_tokens + extra, (pairs2 + extra_pairs2) / 2.0, num_prefill))
+        if nd and self._draft is not None:
+            t += float(self._draft(nd, ctx_sum))
+        return to_ns(t)
+
     def decode(self, n: int, ctx_sum: int) -> int:
         """One pure-decode step of n sequences with context sum ``ctx_sum`` (ns)."""
         f = self._forms.get(n, False)
@@ -177,6 +208,23 @@ class StepTimer:
         ns = np.rint(secs * NS_PER_S).astype(np.int64)
         np.maximum(ns, 1, out=ns)
         return ns
+
+
+def make_timer(cost: StepCost, p) -> StepTimer:
+    """The StepTimer for cost and scheduler params ``p``: with speculative decoding (``p.spec_tokens``),
+    the draft cost comes from the cost's own ``draft_time`` when it has one, else from
+    :class:`sched_reader.models.cost.speculative.SpeculativeModel` for an IterationCostModel."""
+    draft = None
+    if getattr(p, "spec_tokens", 0):
+        own = getattr(cost, "draft_time", None)
+        if callable(own):
+            draft = own
+        elif hasattr(cost, "arch") and hasattr(cost, "cfg"):
+            from sched_reader.models.cost.speculative import SpeculativeModel
+            sm = SpeculativeModel(cost, {"method": p.spec_method, "num_speculative_tokens": p.spec_tokens},
+                                  acceptance=p.spec_acceptance)
+            draft = sm.draft_time
+    return StepTimer(cost, draft=draft)
 
 
 def _form_time(f: tuple, S: int) -> float:

@@ -26,7 +26,7 @@ import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
 from sched_reader.analyzers.simulator.core import SimCore
-from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
+from sched_reader.analyzers.simulator.cost import StepCost, StepTimer, make_timer
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
@@ -123,7 +123,7 @@ class Engine(SimCore):
     def fast_step(self, now: int) -> int | None | bool:
         """One iteration with the steady decoders in aggregate. False when the conditions do not hold."""
         p = self.p
-        if p.engine == "v0" and not p.enable_chunked_prefill:
+        if (p.engine == "v0" and not p.enable_chunked_prefill) or self.spec_k:
             return False
         nd = self.n_dec
         running = self.running
@@ -192,6 +192,9 @@ class Engine(SimCore):
         if end is None:
             return None
         self.t_last = end
+        if self.spec_k:      # speculative decoders advance unevenly: no steady set, explicit steps
+            self.slow_steps += 1
+            return end
         for r in self.running:
             if self._decode_ready(r, end):
                 self.lazify(r)
@@ -227,7 +230,8 @@ class Engine(SimCore):
         return need > self.alloc.available - p.watermark_blocks
 
     def stretch(self, now: int) -> int | None:
-        """Take as many identical pure-decode iterations as certainly happen; returns the new time."""
+        """Take as many identical pure-decode iterations as certainly happen, up to and including the
+        next one where a steady decoder finishes; returns the new time."""
         p = self.p
         n = self.n_dec
         if n == 0 or len(self.running) != n or p.max_num_batched_tokens < n:
@@ -239,10 +243,8 @@ class Engine(SimCore):
         elif len(self.running) < p.max_num_seqs and (
                 p.max_num_batched_tokens > n or (p.engine == "v0" and not p.enable_chunked_prefill)):
             t_arr = self.next_send_time()
-        k = self.heap[0][0] - self.S - 1
-        if k <= 0:
-            return None
-        k = min(k, STRETCH_CAP)
+        # iterations S..S+k-1; the last one is where the earliest steady decoder emits its last token
+        k = min(self.heap[0][0] - self.S, STRETCH_CAP)
         bs = p.block_size
         S = self.S
         avail = self.alloc.available
@@ -258,58 +260,77 @@ class Engine(SimCore):
             if k <= 0:
                 return None
         if k <= SMALL_STRETCH:
-            return self._stretch_small(now, n, k, t_arr)
-        durs = self.timer.decode_run(n, n * (S + 1) + self.sum_off, k)
-        if t_arr is not None:
-            starts = np.cumsum(durs) - durs + now
-            k = int(np.searchsorted(starts, t_arr, side="left"))
-            if k <= 0:
+            end = self._stretch_small(now, n, k, t_arr)
+            if end is None:
                 return None
-            durs = durs[:k]
-        hist = np.asarray(self.hist, dtype=np.int64)
-        dem = hist[(-(S + np.arange(k, dtype=np.int64))) % bs]
-        cum = np.cumsum(dem)
-        blocks = self.alloc.used + cum
-        tokens = n * (S + 1 + np.arange(k, dtype=np.int64)) + self.sum_off
-        end = now + int(durs.sum())
-        self.rec.run(durs, blocks, tokens, n, end)
-        total = int(cum[-1])
-        if total:
-            self.alloc.take(total)
-        self.S += k
+        else:
+            durs = self.timer.decode_run(n, n * (S + 1) + self.sum_off, k)
+            if t_arr is not None:
+                starts = np.cumsum(durs) - durs + now
+                k = int(np.searchsorted(starts, t_arr, side="left"))
+                if k <= 0:
+                    return None
+                durs = durs[:k]
+            hist = np.asarray(self.hist, dtype=np.int64)
+            dem = hist[(-(S + np.arange(k, dtype=np.int64))) % bs]
+            cum = np.cumsum(dem)
+            blocks = self.alloc.used + cum
+            tokens = n * (S + 1 + np.arange(k, dtype=np.int64)) + self.sum_off
+            end = now + int(durs.sum())
+            self.rec.run(durs, blocks, tokens, n, end)
+            total = int(cum[-1])
+            if total:
+                self.alloc.take(total)
+            self.S += k
         self.t_last = end
         self.stretches += 1
+        heap = self.heap
+        S = self.S
+        if heap and heap[0][0] == S:
+            # the reference admits arrivals at the start of every iteration; before the finish step
+            # that only matters now, because a finish changes the concurrency gate
+            self.admit_arrivals(end - self.rec.ts_step[-1])
+            while heap and heap[0][0] == S:
+                _, r = heapq.heappop(heap)
+                self._finish_dec(r, end)
         return end
-
 
     def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
         """A short stretch step by step in Python (cheaper than numpy for a few iterations)."""
         bs = self.p.block_size
-        hist, rec, alloc, step = self.hist, self.rec, self.alloc, self.timer.decode
+        hist, alloc, decode = self.hist, self.alloc, self.timer.decode
         S, sum_off = self.S, self.sum_off
+        used = alloc.used
+        durs: list[int] = []
+        blocks: list[int] = []
+        ctxs: list[int] = []
+        ends: list[int] = []
         t = now
         j = 0
         while j < k and (t_arr is None or t < t_arr):
             dem = hist[(-(S + j)) % bs]
             if dem:
                 alloc.take(dem)
-            d = step(n, n * (S + j + 1) + sum_off)
+                used += dem
+            ctx = n * (S + j + 1) + sum_off
+            d = decode(n, ctx)
             t += d
-            rec.step(d, alloc.used, n * (S + j + 1) + sum_off, n, t)
-            rec.itl_many(d, n)
+            durs.append(d)
+            blocks.append(used)
+            ctxs.append(ctx)
+            ends.append(t)
             j += 1
         if j == 0:
             return None
+        self.rec.decode_steps(durs, blocks, ctxs, n, ends)
         self.S = S + j
-        self.t_last = t
-        self.stretches += 1
         return t
 
 
 def run_engine(req: Requests, p: SchedParams, cost: StepCost,
                progress: Callable[[int, int], None] | None = None) -> Engine:
     """Simulate ``req`` under ``p`` event by event; ``progress(done, total)`` is called now and then."""
-    eng = Engine(req, p, StepTimer(cost), Recorder(len(req), p.num_blocks, p.block_size))
+    eng = Engine(req, p, make_timer(cost, p), Recorder(len(req), p.num_blocks, p.block_size))
     now = 0
     loops = 0
     while eng.finished < eng.n:

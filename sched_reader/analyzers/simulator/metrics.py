@@ -64,6 +64,24 @@ class Recorder:
         self.ts_blocks.append(blocks)
         self.ts_step.append(dur)
 
+    def decode_steps(self, durs: list[int], blocks: list[int], tokens: list[int], batch: int,
+                     ends: list[int]) -> None:
+        """Several iterations of ``batch`` decoding sequences each (lists, one entry per iteration):
+        the same as calling :meth:`step` and ``itl_many(dur, batch)`` for each."""
+        self.steps += len(durs)
+        self.busy_ns += sum(durs)
+        self.kv_blocks_ns += sum(map(int.__mul__, blocks, durs))
+        self.kv_tokens_ns += sum(map(int.__mul__, tokens, durs))
+        pk = max(blocks)
+        if pk > self.peak_blocks:
+            self.peak_blocks = pk
+        self.ts_t.extend(ends)
+        self.ts_batch.extend([batch] * len(durs))
+        self.ts_blocks.extend(blocks)
+        self.ts_step.extend(durs)
+        self.itl_v.extend(durs)
+        self.itl_w.extend([batch] * len(durs))
+
     def run(self, durs: np.ndarray, blocks: np.ndarray, tokens: np.ndarray, batch: int, end: int,
             itl: bool = True) -> None:
         """k iterations at once (arrays of length k, int64); every one of ``batch`` sequences emits a

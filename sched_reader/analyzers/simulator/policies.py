@@ -23,7 +23,12 @@ class SchedParams:
     ``engine`` "v0" without chunking: a step is prefill-only when a waiting request can be admitted,
     decode-only otherwise; V0 keeps ``watermark_blocks`` free when admitting.
     ``spec_tokens``/``spec_accepted``: speculative decoding, draft tokens per step and the expected
-    number accepted (each decode step of a request commits ``1 + accepted`` tokens on average).
+    number accepted (each decode step of a request commits ``1 + accepted`` tokens on average);
+    ``spec_method`` (ngram, eagle, eagle3, mtp, medusa, draft_model), ``spec_acceptance`` the per-token
+    acceptance rate, ``spec_lookahead`` the KV slots vLLM reserves beyond the scheduled tokens of a
+    RUNNING request (``num_lookahead_tokens``: k for EAGLE-style drafters, else 0).
+    ``max_num_partial_prefills``: recorded only; vLLM V1's scheduler does not cap concurrent partial
+    prefills (its only effect is the default ``long_prefill_token_threshold``, applied by :func:`params_for`).
     """
 
     block_size: int
@@ -38,6 +43,10 @@ class SchedParams:
     max_model_len: int = UNLIMITED
     spec_tokens: int = 0
     spec_accepted: float = 0.0
+    spec_method: str = ""
+    spec_acceptance: float = 0.0
+    spec_lookahead: int = 0
+    max_num_partial_prefills: int = 1
     policy: str = "vllm"
     static_window_s: float = STATIC_WINDOW_S
 
@@ -54,8 +63,12 @@ def expected_accepted(num_spec: int, acceptance_rate: float) -> float:
 
 
 def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESSON_CHUNK_TOKENS,
-               spec_acceptance: float = 0.7) -> SchedParams:
-    """SchedParams of ``policy`` for an EffectiveConfig-like ``cfg`` (object or dict) and a KV budget."""
+               spec_acceptance: float | None = None) -> SchedParams:
+    """SchedParams of ``policy`` for an EffectiveConfig-like ``cfg`` (object or dict) and a KV budget.
+
+    ``spec_acceptance``: per-token draft acceptance rate; default: the method's
+    ``sched_reader.models.cost.speculative.DEFAULT_ACCEPTANCE``.
+    """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
     bs = int(_get(cfg, "block_size", 16))
@@ -76,11 +89,26 @@ def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESS
     chunked = bool(_get(cfg, "enable_chunked_prefill", True))
     spec = _get(cfg, "speculative", None) or {}
     k = int(spec.get("num_speculative_tokens", 0) or 0) if isinstance(spec, dict) else 0
+    method = str(spec.get("method") or "draft_model").lower() if k else ""
+    acc = 0.0
+    if k:
+        from sched_reader.models.cost.speculative import DEFAULT_ACCEPTANCE
+        acc = float(spec_acceptance) if spec_acceptance is not None else \
+            DEFAULT_ACCEPTANCE.get(method, DEFAULT_ACCEPTANCE["draft_model"])[0]
+    # vllm/config/scheduler.py: with concurrent partial prefills the long-prefill threshold defaults
+    # to 4% of max_model_len; the V1 scheduler itself only applies the threshold
+    thr = int(_get(cfg, "long_prefill_token_threshold", 0))
+    mnpp = int(_get(cfg, "max_num_partial_prefills", 1))
+    if mnpp > 1 and thr == 0 and mml < UNLIMITED:
+        thr = int(mml * 0.04)
     return replace(
         base, engine=engine, enable_chunked_prefill=chunked,
         max_num_batched_tokens=mnbt if chunked else max(mnbt, whole),
-        long_prefill_token_threshold=int(_get(cfg, "long_prefill_token_threshold", 0)),
+        long_prefill_token_threshold=thr,
         enable_prefix_caching=bool(_get(cfg, "enable_prefix_caching", False)),
         watermark_blocks=int(0.01 * num_blocks) if engine == "v0" else 0,
-        spec_tokens=k, spec_accepted=expected_accepted(k, spec_acceptance) if k else 0.0,
+        spec_tokens=k, spec_accepted=expected_accepted(k, acc) if k else 0.0,
+        spec_method=method, spec_acceptance=acc,
+        spec_lookahead=k if method in ("eagle", "eagle3", "mtp") else 0,
+        max_num_partial_prefills=mnpp,
     )

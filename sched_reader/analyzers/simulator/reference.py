@@ -11,7 +11,7 @@ from typing import Callable
 
 from sched_reader.analyzers.simulator.allocator import PagedAllocator
 from sched_reader.analyzers.simulator.core import SimCore
-from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
+from sched_reader.analyzers.simulator.cost import StepCost, make_timer
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
@@ -21,7 +21,7 @@ def run_reference(req: Requests, p: SchedParams, cost: StepCost,
                   on_step: Callable[[SimCore], None] | None = None) -> SimCore:
     """Simulate ``req`` under ``p`` step by step; ``on_step(core)`` is called after every iteration."""
     alloc = PagedAllocator(p.num_blocks)
-    core = SimCore(req, p, StepTimer(cost), alloc, Recorder(len(req), p.num_blocks, p.block_size))
+    core = SimCore(req, p, make_timer(cost, p), alloc, Recorder(len(req), p.num_blocks, p.block_size))
     now = 0
     while core.finished < core.n:
         core.admit_arrivals(now)

@@ -20,7 +20,7 @@ from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost.efficiency import SOURCES
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.speculative import SpeculativeModel
-from sched_reader.models.cost.steady_state import FRONTEND_OVERHEAD_S, SteadyState, SteadyStateModel
+from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.workload import Workload
@@ -53,12 +53,15 @@ def _phase(b) -> dict[str, Any]:
 
 def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, workload: Workload,
                          checkpoint_quantization: str | None = None, kv_tokens: int | None = None,
-                         acceptance_rate: float | None = None, draft_arch: ModelArch | None = None) -> dict:
+                         acceptance_rate: float | None = None, draft_arch: ModelArch | None = None,
+                         endpoint: str | None = None) -> dict:
     """Predict ``vllm bench serve`` metrics for ``workload`` on one engine (all its DP replicas).
 
     ``kv_tokens``: KV-cache capacity per replica in tokens (from the capacity model; computed here when
     None and the capacity model is importable). ``acceptance_rate``: speculative-decoding per-token
-    acceptance (default per method, see speculative.DEFAULT_ACCEPTANCE).
+    acceptance (default per method, see speculative.DEFAULT_ACCEPTANCE). ``endpoint``: the API entry point
+    the client calls, ``"chat"`` (/v1/chat/completions) or ``"completions"`` (default); it sets the fixed
+    frontend share of TTFT (steady_state.FRONTEND_TTFT_S).
     """
     explain: list[str] = []
     if kv_tokens is None:
@@ -68,7 +71,7 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
     spec = None
     if cfg.speculative:
         spec = SpeculativeModel(cost, cfg.speculative, acceptance_rate, draft_arch)
-    model = SteadyStateModel(cost, kv_tokens, spec)
+    model = SteadyStateModel(cost, kv_tokens, spec, endpoint)
     I, O = workload.mean_input_len(), workload.mean_output_len()
     n = workload.num_prompts
 
@@ -100,8 +103,8 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
         if st.compute_bound_concurrency else "decode stays memory-bound up to 8192 concurrent sequences",
         f"TPOT = mean step {op.itl_s * 1e3:.2f} ms / {op.tokens_per_step:.2f} tokens per step; "
         f"{op.prefill_fraction:.0%} of steps carry a prefill chunk",
-        f"TTFT = {op.prefill_steps} x {op.mixed_step_s * 1e3:.2f} ms + {FRONTEND_OVERHEAD_S * 1e3:.0f} ms "
-        f"frontend (+ queueing: mean TTFT {st.mean_ttft_s * 1e3:.1f} ms)",
+        f"TTFT = {op.prefill_steps} x {op.mixed_step_s * 1e3:.2f} ms + {model.frontend_s * 1e3:.0f} ms "
+        f"frontend ({endpoint or 'completions'} entry point) (+ queueing: mean TTFT {st.mean_ttft_s * 1e3:.1f} ms)",
     ]
     if cost.async_overlap:
         explain.append("async scheduling: host time overlaps GPU time (step = max(GPU, host))")

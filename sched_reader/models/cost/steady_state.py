@@ -11,7 +11,7 @@ B_d = B (O - 1) / (O - 1 + n_pf) requests decoding, ctx = I + O / 2 mean cached 
                                    carries p prompt tokens (capped by the budget left to the decodes)
   ITL     = f t_mix + (1 - f) t_dec                     (mean step; each decode sequence emits 1 token)
   TPOT    = ITL / E[tokens per step]                    (E = 1 without speculative decoding)
-  TTFT_0  = n_pf x t_mix + FRONTEND_OVERHEAD_S          (no queueing)
+  TTFT_0  = n_pf x t_mix + t_fe   (no queueing; t_fe = FRONTEND_TTFT_S[endpoint])
   cycle   = TTFT_0 + (O - 1) x TPOT                      (one request's life)
   req/s   = B / cycle (Little's law);  output tok/s = req/s x O
 Pipeline parallel: micro-batches of B / pp, token period = max(latency, pp x stage interval).
@@ -29,9 +29,25 @@ from typing import Any
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.speculative import SpeculativeModel
 
-# Assumed: per-request time in vLLM's OpenAI server outside the engine loop that lands in TTFT (HTTP
-# parsing, chat template, tokenization, first detokenized chunk).
-FRONTEND_OVERHEAD_S = 5e-3
+# Per-request time outside the engine loop that lands in the TTFT a ``vllm bench serve`` client measures
+# at low load (HTTP request/response, request validation, chat template, tokenization, first streamed
+# chunk), per OpenAI entry point of vLLM's API server (seconds).
+#   completions  Assumed 5 ms: no chat template; HTTP + tokenization + one SSE chunk.
+#   chat         45 ms: GPUStack performance lab, Qwen3-8B on one H100, same `vllm bench serve --backend
+#                openai-chat` client (docs/performance-lab/qwen3-8b/h100-latency.md, gpustack@47277d7):
+#                vLLM 0.11.0 mean/median TTFT 59.0/60.4 ms at concurrency 1 and 64.0/60.3 ms at
+#                concurrency 4, while the GPU prefill of the ~233-token prompts is ~12 ms (this cost
+#                model; SGLang 0.5.3 on the same GPU and client: 27 ms). 59 - 12 ~ 45 ms lands outside
+#                the GPU, independent of prompt length (p99 TTFT 73 ms).
+FRONTEND_TTFT_S: dict[str, float] = {"completions": 5e-3, "chat": 45e-3}
+FRONTEND_OVERHEAD_S = FRONTEND_TTFT_S["completions"]  # default entry point (vllm bench serve --backend vllm)
+
+
+def frontend_ttft_s(endpoint: str | None) -> float:
+    """Fixed TTFT share of the API server entry point: ``chat`` (/v1/chat/completions, ``--backend
+    openai-chat``) or ``completions`` (/v1/completions, the default)."""
+    e = (endpoint or "completions").lower()
+    return FRONTEND_TTFT_S["chat" if "chat" in e else "completions"]
 
 GEMM_TERMS = ("qkv_o_proj", "mlp", "moe_router", "moe_shared", "moe_experts", "lm_head")
 
@@ -86,8 +102,9 @@ class SteadyStateModel:
     """Closed-form serving estimates on top of an :class:`IterationCostModel` (see module docstring)."""
 
     def __init__(self, cost: IterationCostModel, kv_tokens: int | None = None,
-                 spec: SpeculativeModel | None = None) -> None:
+                 spec: SpeculativeModel | None = None, endpoint: str | None = None) -> None:
         self.cost = cost
+        self.frontend_s = frontend_ttft_s(endpoint)
         self.cfg = cost.cfg
         self.kv_tokens = kv_tokens
         self.spec = spec
@@ -174,7 +191,7 @@ class SteadyStateModel:
             f = min(1.0, p / c) if c else 1.0
         itl = f * t_mix + (1.0 - f) * t_dec if Bd > 0 else t_mix
         tpot = itl / E
-        ttft = n_pf * t_mix + FRONTEND_OVERHEAD_S
+        ttft = n_pf * t_mix + self.frontend_s
         cycle = ttft + max(O - 1, 0) * tpot
         rps = B / cycle * self.dp
         return OperatingPoint(B * self.dp, Bd * self.dp, c, n_pf, t_dec, t_mix, f, itl, tpot, ttft, cycle,

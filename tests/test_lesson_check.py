@@ -147,7 +147,10 @@ def test_throughput_all_on_128(by_id):
     assert c.outcome.value <= max_seqs / step
     assert c.outcome.inputs["running_requests"] < 128
     for v in c.outcome.variants:
-        assert v.value < 2200 * 0.9 and v.holds is False
+        if "TWO GPUs" not in v.label:              # one GPU: memory-bound far below the claim
+            assert v.value < 2200 * 0.9 and v.holds is False
+    two = _variant(c, "TWO GPUs")                  # TP 2 frees ~34 GiB of KV per GPU: all 128 run
+    assert two.value > 2400 and "per GPU" in two.label
     assert c.verdict == "wrong"
 
 

@@ -594,8 +594,11 @@ def check_serving_throughput(ctx: LessonContext, claim: dict[str, Any], c: dict[
     for v in c.get("variants", []) or []:
         vf = flags + [str(x) for x in v["flags"]]
         x, vst = _throughput(ctx, setup, vf, wl)
-        variants.append(Variant(f"{v['label']} ({int(vst.get('running_requests') or 0)} running)", x, "tok/s",
-                                holds(claim["states"], x, tol)))
+        ve = ctx.spec(setup, vf).effective
+        gpus = ve.tensor_parallel_size * ve.pipeline_parallel_size * ve.data_parallel_size
+        per_gpu = f", {x / gpus:,.0f} tok/s per GPU" if gpus > 1 else ""
+        variants.append(Variant(f"{v['label']} ({int(vst.get('running_requests') or 0)} running{per_gpu})", x,
+                                "tok/s", holds(claim["states"], x, tol)))
     notes = [f"setup: {ctx.setup(setup)['about']}" + (f"; flags {' '.join(flags)}" if flags else "")]
     notes += _default_len_note(ctx, setup)
     if kv <= 0:
@@ -661,7 +664,7 @@ def _premise_chunked_off(ctx: LessonContext, spec: Any) -> list[str]:
                        "every other release turns chunked prefill on by default, so there 'all three on' IS the default")
         else:
             out.append(f"premise 'vLLM default = no chunked prefill' (max_model_len {mml:,}): false in every known "
-                       "release (V0 turns chunked prefill on above 32K context, V1 always)")
+                       f"release ({vals[0][2]})")
     return out
 
 

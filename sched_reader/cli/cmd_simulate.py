@@ -71,13 +71,13 @@ def _progress_factory():
     return prog, cb
 
 
-def _text(engines: list[dict[str, Any]], workload_desc: str) -> None:
+def _text(engines: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
     con = Console()
     for e in engines:
-        table = Table(title=f"{e['name']} ({e['file']}) - {workload_desc}")
+        table = Table(title=f"{e['name']} ({e['file']}) - {e['workload']}")
         table.add_column("metric")
         for pol in e["results"]:
             table.add_column(pol.upper(), justify="right")
@@ -99,11 +99,11 @@ def register(app: typer.Typer) -> None:
         policy: str = typer.Option("vllm", "--policy", help="naive | static | continuous | chunked | vllm"),
         compare: Optional[str] = typer.Option(None, "--compare", help="Comma list of policies, side by side."),
         workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML (classes, arrivals, trace)."),
-        dataset_name: str = typer.Option("random", "--dataset-name", help="random | sharegpt"),
-        random_input_len: int = typer.Option(1024, "--random-input-len", min=1),
-        random_output_len: int = typer.Option(128, "--random-output-len", min=1),
-        num_prompts: int = typer.Option(1000, "--num-prompts", min=1, max=10_000_000),
-        request_rate: str = typer.Option("inf", "--request-rate", help="Requests/s (Poisson) or inf."),
+        dataset_name: Optional[str] = typer.Option(None, "--dataset-name", help="random | sharegpt (default random)"),
+        random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, help="default 1024"),
+        random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, help="default 128"),
+        num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=10_000_000, help="default 1000"),
+        request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s (Poisson) or inf (default)."),
         max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1),
         seed: int = typer.Option(0, "--seed"),
         chunk_size: int = typer.Option(512, "--chunk-size", min=1, help="Prefill chunk of the 'chunked' policy."),
@@ -122,24 +122,27 @@ def register(app: typer.Typer) -> None:
                 raise InputError("must be text or json", key="--format")
             pols = _policies(policy, compare)
             paths, cmdline = _inputs(config)
-            requests, desc = _workload(workload, dataset_name, random_input_len, random_output_len, num_prompts,
-                                       request_rate, max_concurrency, seed)
             from sched_reader.analyzers.simulator import simulate_spec
             from sched_reader.models.spec_builder import build_specs
 
             specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
             if not specs:
                 raise InputError("no vLLM engine found in the input")
+            overrides = {"dataset_name": dataset_name, "random_input_len": random_input_len,
+                         "random_output_len": random_output_len, "num_prompts": num_prompts,
+                         "request_rate": _rate(request_rate) if request_rate is not None else None,
+                         "max_concurrency": max_concurrency}
+            per_engine = [_workload(workload, spec, overrides, seed) for spec in specs]
             prog, cb = _progress_factory()
             engines = []
             try:
                 if prog is not None:
                     prog.start()
-                for spec in specs:
+                for spec, (requests, desc) in zip(specs, per_engine):
                     res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo_ttft_ms,
                                         slo_tpot_ms=slo_tpot_ms,
                                         progress=(lambda p, d, t, _n=spec.name: cb(f"{_n}:{p}", d, t)) if cb else None)
-                    engines.append({"name": spec.name, "file": spec.file, "results": res})
+                    engines.append({"name": spec.name, "file": spec.file, "workload": desc, "results": res})
             finally:
                 if prog is not None:
                     prog.stop()
@@ -150,12 +153,12 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2)
         if fmt == "json":
-            typer.echo(json.dumps({"schema_version": 1, "workload": desc, "engines": engines}, indent=1))
+            typer.echo(json.dumps({"schema_version": 1, "engines": engines}, indent=1))
         else:
             for e in engines:
                 for r in e["results"].values():
                     r.pop("timeseries", None)
-            _text(engines, desc)
+            _text(engines)
 
 
 def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
@@ -172,17 +175,21 @@ def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
     return paths, cmdline
 
 
-def _workload(path, dataset_name, in_len, out_len, n, rate_text, maxc, seed):
+def _workload(path, spec, overrides: dict[str, Any], seed: int):
+    """(requests, description) for one engine: --workload FILE, else the bench flags over the file's section."""
+    from sched_reader.analyzers.diagnosis import resolve_workload
     from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_yaml
+    from sched_reader.report.text_diagnose import describe_workload
 
     if path is not None:
         req = load_workload_yaml(path, {"seed": seed} if seed else None)
-        if maxc is not None:
-            req.max_concurrency = maxc
+        if overrides.get("max_concurrency") is not None:
+            req.max_concurrency = overrides["max_concurrency"]
         return req, f"workload {path} ({len(req)} requests)"
-    rate = _rate(rate_text)
-    req = from_bench_flags(dataset_name=dataset_name, random_input_len=in_len, random_output_len=out_len,
-                           num_prompts=n, request_rate=rate, max_concurrency=maxc, seed=seed)
-    lens = "sharegpt-like lengths" if dataset_name == "sharegpt" else f"{in_len} in / {out_len} out"
-    return req, f"{dataset_name}: {n} prompts, {lens}, rate {rate_text}" + (
-        f", max concurrency {maxc}" if maxc else "")
+    bench, req = resolve_workload(spec, overrides)
+    if req is None:
+        req = from_bench_flags(dataset_name=bench.dataset_name, random_input_len=bench.random_input_len,
+                               random_output_len=bench.random_output_len, num_prompts=bench.num_prompts,
+                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency, seed=seed)
+        return req, describe_workload(bench)
+    return req, f"{describe_workload(bench)} (from the file's workload section: means of {len(req)} requests)"

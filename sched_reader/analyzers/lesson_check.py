@@ -484,18 +484,20 @@ def check_gmu_meaning(ctx: LessonContext, claim: dict[str, Any], c: dict[str, An
         verdict, why = "holds", "both readings give the same KV budget here"
     else:
         verdict = "misleading" if default_ok else "wrong"
-        why = (f"gmu caps EVERYTHING (weights, activations, graphs, KV) at {gmu:g} x {m.total_bytes / GIB:.2f} GiB; "
+        parts = "weights, activations, " + ("CUDA graphs, " if m.cuda_graph_subtracted else "") + "KV"
+        why = (f"gmu caps everything ({parts}) at {gmu:g} x {m.total_bytes / GIB:.2f} GiB; "
                f"the lesson's 'share after weights' reading gives {lesson_kv / GIB:.2f} GiB of KV, vLLM gives "
                f"{vllm_kv / GIB:.2f} GiB")
     return Outcome(
         value=float(vllm_kv), unit="B",
         text=f"KV {vllm_kv / GIB:.2f} GiB (lesson: {lesson_kv / GIB:.2f})",
-        formula="vLLM: KV = total x gmu - (weights + activation peak + non-torch + CUDA graphs); "
+        formula="vLLM: KV = total x gmu - (weights + activation peak + non-torch [+ CUDA graphs from 0.20.0]); "
                 "lesson: KV = gmu x (total - those)",
         inputs={"total_gib": round(m.total_bytes / GIB, 2), "gpu_memory_utilization": gmu,
                 "requested_gib": round(m.requested_bytes / GIB, 2), "weights_gib": round(m.weights_bytes / GIB, 2),
                 "activation_peak_gib": round(m.activation_peak_bytes / GIB, 2),
                 "non_torch_gib": round(m.non_torch_bytes / GIB, 2), "cuda_graph_gib": round(m.cuda_graph_bytes / GIB, 2),
+                "cuda_graph_subtracted": m.cuda_graph_subtracted,
                 "kv_cache_gib": round(vllm_kv / GIB, 2), "lesson_reading_kv_gib": round(lesson_kv / GIB, 2),
                 "release": cfg.vllm_version},
         notes=[f"setup: {ctx.setup(c['setup'])['about']}",

@@ -26,7 +26,7 @@ import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
 from sched_reader.analyzers.simulator.core import SimCore
-from sched_reader.analyzers.simulator.cost import StepCost, StepTimer, make_timer
+from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
@@ -298,9 +298,11 @@ class Engine(SimCore):
     def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
         """A short stretch step by step in Python (cheaper than numpy for a few iterations)."""
         bs = self.p.block_size
-        hist, alloc, decode = self.hist, self.alloc, self.timer.decode
+        hist, alloc = self.hist, self.alloc
         S, sum_off = self.S, self.sum_off
-        used = alloc.used
+        used0 = used = alloc.used
+        form = self.timer.form(n)
+        decode = self.timer.decode
         durs: list[int] = []
         blocks: list[int] = []
         ctxs: list[int] = []
@@ -308,12 +310,18 @@ class Engine(SimCore):
         t = now
         j = 0
         while j < k and (t_arr is None or t < t_arr):
-            dem = hist[(-(S + j)) % bs]
-            if dem:
-                alloc.take(dem)
-                used += dem
+            used += hist[(-(S + j)) % bs]
             ctx = n * (S + j + 1) + sum_off
-            d = decode(n, ctx)
+            if form is None:
+                d = decode(n, ctx)
+            else:   # StepTimer.decode, inlined
+                gi, sf, sw, cap, cpu, asy = form
+                g = gi + sf * ctx
+                if sw:
+                    g = g + sw * (ctx if ctx < cap else cap)
+                d = round(((g if g >= cpu else cpu) if asy else g + cpu) * NS_PER_S)
+                if d < 1:
+                    d = 1
             t += d
             durs.append(d)
             blocks.append(used)
@@ -322,6 +330,8 @@ class Engine(SimCore):
             j += 1
         if j == 0:
             return None
+        if used > used0:
+            alloc.take(used - used0)     # one claim evicts exactly what the per-step claims would
         self.rec.decode_steps(durs, blocks, ctxs, n, ends)
         self.S = S + j
         return t

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 
 from sched_reader.models.engine_spec import EngineSpec
@@ -64,7 +65,7 @@ def render_config(console: Console, specs: list[EngineSpec]) -> None:
                 if fv.overridden:
                     origin += "; overrides " + ", ".join(short_where(o, spec.file) for o in fv.overridden)
                 table.add_row(fv.flag, _show(fv.value), origin)
-            console.print(table)
+            console.print(Padding(table, (0, 0, 0, 1), expand=False))
         if spec.unresolved:
             console.print("  unresolved:", markup=False)
             for u in spec.unresolved:

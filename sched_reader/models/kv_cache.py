@@ -41,18 +41,12 @@ class LayerKV(BaseModel):
     bytes_per_token: int       # K+V (or MLA latent) bytes per token on one TP rank
 
 
-def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> int:
-    """Bytes of one cached element: ``auto`` follows the model dtype; fp8 variants are 1 byte."""
-    d = (kv_cache_dtype or "auto").lower()
-    if d == "auto":
-        return model_dtype_bytes_
-    if d.startswith("fp8") or d in ("int8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"):
-        return 1
-    if d in ("bfloat16", "float16", "half", "bf16", "fp16"):
-        return 2
-    if d in ("float32", "float"):
-        return 4
-    return model_dtype_bytes_
+def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> float:
+    """Bytes of one cached element from the quantization catalog (``auto`` follows the model dtype)."""
+    from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
+
+    model_dtype = "float32" if model_dtype_bytes_ == 4 else "bfloat16"
+    return catalog_bytes(kv_cache_dtype, model_dtype)
 
 
 def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
@@ -93,9 +87,9 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     out = []
     for i, (kind, win) in enumerate(_layer_kinds(arch)):
         if kind == "mla":
-            per = (int(arch.config["kv_lora_rank"]) + int(arch.config["qk_rope_head_dim"])) * eb
+            per = round((int(arch.config["kv_lora_rank"]) + int(arch.config["qk_rope_head_dim"])) * eb)
         else:
-            per = 2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb
+            per = round(2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb)
         out.append(LayerKV(index=i, kind=kind, window=win, bytes_per_token=per))
     return out
 

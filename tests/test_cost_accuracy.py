@@ -1,7 +1,8 @@
 """Published vLLM measurements the closed-form model must reproduce (tests/data/throughput.yaml).
 
-Only rows a steady-state model can express are pinned here; burst rows (1000 requests at once) wait
-for the simulator and are reported, not asserted, by benchmarks/throughput_accuracy.py.
+Closed-loop rows are pinned through the steady-state formula; the 200-request burst row through the
+simulator (as the benchmark evaluates it). The 1000-request ShareGPT bursts are reported, not asserted, by
+benchmarks/throughput_accuracy.py.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def test_qwen3_8b_h100_batch1_tpot_and_throughput():
 
 def test_qwen2_7b_a100_decode_tpot_at_full_batch():
     # dennislee22/vLLM-benchmarking Test 5: 200 x (1024 in, 1024 out) on one A100 80GB, KV pool
-    # 464,848 tokens (startup log): mean TPOT 40.34 ms with ~200 sequences decoding
-    r = BENCH.evaluate_row(ROWS["dennislee22-qwen2-7b-1xa100-80gb-gmu0.5-n200-1024in-1024out"], use_simulator=False)
+    # 464,848 tokens (startup log): mean TPOT 40.34 ms with ~200 sequences decoding; a burst, so the
+    # simulator replays the queue
+    r = BENCH.evaluate_row(ROWS["dennislee22-qwen2-7b-1xa100-80gb-gmu0.5-n200-1024in-1024out"], use_simulator=True)
     assert r["tpot"]["published"] == pytest.approx(40.34)
     assert abs(r["tpot"]["error_pct"]) < 25

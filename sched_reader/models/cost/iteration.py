@@ -187,6 +187,7 @@ class IterationCostModel:
         self.shapes: ModelShapes = model_shapes(arch, self.tp, self.dp, bool(cfg.enable_expert_parallel))
         self.precision: Precision = resolve_precision(arch, gpu, cfg, checkpoint_quantization)
         self.bw = gpu.hbm_bandwidth_tb_s * 1e12 * self.eff.memory_bandwidth
+        self.kv_bw = gpu.hbm_bandwidth_tb_s * 1e12 * self.eff.kv_read_bandwidth
         # attention kernels compute in the activation dtype (16-bit) whatever the weight format
         self.attn_rate = peak_flops(gpu, self.precision.act_key) * self.eff.attention_compute
         self.async_overlap = bool(cfg.async_scheduling)
@@ -306,7 +307,7 @@ class IterationCostModel:
                 Pe = mn(P, Tp * window)
             else:
                 Se, Pe = S, P
-            td = count * Se * mx(fdec * q / self.attn_rate, bdec / bw)
+            td = count * Se * mx(fdec * q / self.attn_rate, bdec / self.kv_bw)
             tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre
             add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td)
@@ -412,7 +413,7 @@ class IterationCostModel:
 
     def decode_linear(self, num_decode: int) -> DecodeLinearModel:
         """Closed-form decode step time vs context sum at batch ``num_decode`` (see DecodeLinearModel)."""
-        eff_bw = self.bw
+        eff_bw = self.kv_bw
         slope_full = slope_win = 0.0
         window_cap = float("inf")
         for count, fdec, bdec, _, _, window in self._attn:

@@ -1,7 +1,8 @@
 """Accuracy of the cost model against published vLLM serving benchmarks (tests/data/throughput.yaml).
 
-For every vLLM row whose model and GPU the catalogs resolve, the serving config is rebuilt (explicit
-flags from the row, the release's defaults for the rest), the workload is rebuilt from its
+For every vLLM row whose model and GPU the catalogs resolve, the row's `vllm serve` command line is
+replayed through sched-reader's own pipeline (spec builder: the release's defaults for the GPU, the
+model catalog), the workload is rebuilt from its
 ``vllm bench serve`` arguments, and the prediction is compared with the published results:
 output throughput, mean TPOT and mean TTFT (median when the source gives only the median), and
 median TPOT where published (the closed form's median equals its mean).
@@ -31,12 +32,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sched_reader.compat.defaults import scheduler_defaults  # noqa: E402
+from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.models.cost.iteration import IterationCostModel  # noqa: E402
 from sched_reader.models.cost.performance import estimate_performance  # noqa: E402
-from sched_reader.models.engine_spec import EffectiveConfig  # noqa: E402
-from sched_reader.models.gpu_catalog import resolve_gpu  # noqa: E402
-from sched_reader.models.model_catalog import arch_from_hf_config, resolve_model  # noqa: E402
+from sched_reader.models.spec_builder import build_specs  # noqa: E402
 from sched_reader.models.workload import Workload  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -44,52 +43,33 @@ METRICS = (("output_throughput", "output_throughput_tok_s"), ("tpot", "tpot_ms")
            ("median_tpot", "median_tpot_ms"))
 
 
-def _extra_models() -> dict[str, dict]:
-    p = DATA / "throughput_models.yaml"
-    return {m["id"]: m for m in yaml.safe_load(p.read_text())["models"]} if p.exists() else {}
-
-
-def resolve_row_model(name: str):
-    """(ModelArch, checkpoint_quantization) from the catalog, else tests/data/throughput_models.yaml."""
-    extra = _extra_models()
-    if name in extra:
-        m = extra[name]
-        arch, _ = arch_from_hf_config(dict(m["config"]), m["id"], m["source"])
-        return arch, None
-    r = resolve_model(name)
-    return r.arch, r.checkpoint_quantization
-
-
-def _release(v: str) -> str:
-    parts = str(v).split(".")
-    return ".".join(parts[:3])
-
-
-def build_config(row: dict, arch, gpu) -> EffectiveConfig:
-    """The EffectiveConfig vLLM ran with: row flags, release defaults for everything else."""
+def row_argv(row: dict) -> list[str]:
+    """The `vllm serve` command line the row states (vLLM's defaults for the rest come from sched-reader)."""
     flags = row.get("config_flags") or {}
     other = flags.get("other") or {}
-    version = _release(row["engine_version"])
-    max_len = row.get("max_model_len") or int(arch.get("max_position_embeddings", 8192))
-    explicit = {k: flags.get(k) for k in ("max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill",
-                                          "enable_prefix_caching")}
-    if other.get("async_scheduling") is not None:
-        explicit["async_scheduling"] = other["async_scheduling"]
-    gmu = row.get("gpu_memory_utilization")
-    if isinstance(gmu, (int, float)):
-        explicit["gpu_memory_utilization"] = gmu
-    d = scheduler_defaults(version, gpu.name, gpu.cuda_total_gib, max_model_len=int(max_len), explicit=explicit)
-    vals = {k: (v[0] if isinstance(v, tuple) else getattr(v, "value", v)) for k, v in d.items()}
-    vals.update({k: v for k, v in explicit.items() if v is not None})
-    return EffectiveConfig(
-        vllm_version=version, tensor_parallel_size=row.get("tensor_parallel_size") or 1,
-        pipeline_parallel_size=row.get("pipeline_parallel_size") or 1,
-        data_parallel_size=row.get("data_parallel_size") or 1, max_model_len=int(max_len),
-        gpu_memory_utilization=float(vals["gpu_memory_utilization"]), dtype="bfloat16",
-        max_num_seqs=int(vals["max_num_seqs"]), max_num_batched_tokens=int(vals["max_num_batched_tokens"]),
-        enable_chunked_prefill=bool(vals["enable_chunked_prefill"]),
-        enable_prefix_caching=bool(vals["enable_prefix_caching"]),
-        async_scheduling=bool(vals.get("async_scheduling") or False), block_size=int(vals.get("block_size") or 16))
+    argv = ["vllm", "serve", row["model"]]
+    for key, flag in (("tensor_parallel_size", "--tensor-parallel-size"),
+                      ("pipeline_parallel_size", "--pipeline-parallel-size"),
+                      ("data_parallel_size", "--data-parallel-size"),
+                      ("max_model_len", "--max-model-len"), ("gpu_memory_utilization", "--gpu-memory-utilization")):
+        v = row.get(key)
+        if isinstance(v, (int, float)) and not (key.endswith("_size") and v == 1):
+            argv += [flag, str(v)]
+    for key in ("max_num_seqs", "max_num_batched_tokens"):
+        if flags.get(key):
+            argv += ["--" + key.replace("_", "-"), str(flags[key])]
+    for key in ("enable_chunked_prefill", "enable_prefix_caching"):
+        if flags.get(key) is True:
+            argv += ["--" + key.replace("_", "-")]
+    if other.get("async_scheduling"):
+        argv += ["--async-scheduling"]
+    return argv
+
+
+def build_spec(row: dict):
+    """The row's engine spec through sched-reader's own pipeline (release defaults, catalogs)."""
+    [spec] = build_specs([], row_argv(row), gpu=row["gpu"], vllm=str(row["engine_version"]))
+    return spec
 
 
 def build_workload(row: dict) -> Workload:
@@ -149,12 +129,11 @@ def _published(results: dict, metric: str) -> tuple[float | None, str]:
 def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {"id": row["id"], "source_url": row["source_url"]}
     try:
-        gpu = resolve_gpu(row["gpu"]).gpu
-        arch, ckpt = resolve_row_model(row["model"])
-    except Exception as exc:  # noqa: BLE001
+        spec = build_spec(row)
+    except SchedReaderError as exc:
         out["status"] = f"skipped: {exc}"
         return out
-    cfg = build_config(row, arch, gpu)
+    arch, gpu, cfg, ckpt = spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization
     wl = build_workload(row)
     kv = _kv_tokens_from_notes(row)
     steady = wl.max_concurrency is not None or not math.isinf(wl.request_rate)

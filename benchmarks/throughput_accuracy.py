@@ -95,7 +95,7 @@ def _kv_tokens_from_notes(row: dict) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
-def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens) -> dict | None:
+def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint: str | None = None) -> dict | None:
     """Run engineer E's simulator (``sched_reader.analyzers.simulator``) on this row when it exists:
     requests from the bench flags, vLLM scheduler params for ``cfg`` and the KV block budget, and this
     package's IterationCostModel as the step cost. Returns its bench-serve metric dict."""
@@ -110,8 +110,12 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens) -> dict |
     requests = from_bench_flags(dataset_name=workload.dataset_name, random_input_len=workload.random_input_len,
                                 random_output_len=workload.random_output_len, num_prompts=workload.num_prompts,
                                 request_rate=workload.request_rate, max_concurrency=workload.max_concurrency)
+    from sched_reader.analyzers.simulator.metrics import add_client_latency
+    from sched_reader.models.cost.steady_state import frontend_ttft_s
+
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
-    return simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt))
+    res = simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt))
+    return add_client_latency(res, frontend_ttft_s(endpoint), f"API-server time for the {endpoint} endpoint")
 
 
 def _published(results: dict, metric: str) -> tuple[float | None, str]:
@@ -140,7 +144,7 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     pred = None
     kind = "steady" if steady else "burst"
     if not steady and use_simulator:
-        pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv)
+        pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row))
         if pred is not None:
             kind = "burst (simulator)"
     if pred is None:

@@ -207,3 +207,18 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
         "step_ms": [rec.ts_step[i] / 1e6 for i in idx],
     }
     return res
+
+
+def add_client_latency(res: dict[str, Any], seconds: float, why: str) -> dict[str, Any]:
+    """Add a fixed per-request latency that the engine never sees (API server, HTTP) to what a
+    ``vllm bench serve`` client measures: every TTFT and end-to-end latency grows by ``seconds``; token
+    spacing (TPOT/ITL) is unchanged. Throughputs are left as simulated (the shift is per request and
+    overlaps across requests). Returns ``res`` updated in place."""
+    ms = seconds * 1e3
+    for name in ("ttft", "e2el"):
+        for stat in ("mean", "median", "p90", "p99"):
+            key = f"{stat}_{name}_ms"
+            if key in res and res[key] is not None:
+                res[key] += ms
+    res.setdefault("notes", []).append(f"TTFT and E2EL include {ms:.0f} ms of {why}")
+    return res

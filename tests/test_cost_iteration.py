@@ -10,6 +10,9 @@ Independent inputs used here:
 from __future__ import annotations
 
 import math
+from functools import partial
+
+from helpers import effective_config
 
 import numpy as np
 import pytest
@@ -17,7 +20,6 @@ import pytest
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.efficiency import DEFAULT_EFFICIENCY
-from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 
 H100 = GPU(id="h100-test", vendor="NVIDIA", name="H100 SXM5 80GB", arch="Hopper", memory_bytes=85520809984,
@@ -46,12 +48,7 @@ LLAMA8_BODY_PARAMS = 32 * LLAMA8_LAYER_PARAMS          # 6,979,321,856 (no embed
 LLAMA8_LM_HEAD = 4096 * 128256                         # 525,336,576
 
 
-def cfg(**kw) -> EffectiveConfig:
-    d = dict(vllm_version="0.11.0", max_model_len=8192, gpu_memory_utilization=0.9, dtype="bfloat16",
-             max_num_seqs=256, max_num_batched_tokens=8192, enable_chunked_prefill=True,
-             enable_prefix_caching=True)
-    d.update(kw)
-    return EffectiveConfig(**d)
+cfg = partial(effective_config, vllm_version="0.11.0", max_num_seqs=256)
 
 
 def test_llama8b_decode_batch1_cannot_beat_weight_read_bound():

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+from helpers import effective_config
+
 import pytest
 
 from sched_reader.models.architecture import ModelArch
@@ -9,7 +13,6 @@ from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.speculative import (
     DEFAULT_ACCEPTANCE, SpeculativeModel, expected_tokens_per_step,
 )
-from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 
 H100 = GPU(id="h100-test", vendor="NVIDIA", name="H100 SXM5 80GB", arch="Hopper", memory_bytes=85520809984,
@@ -21,12 +24,7 @@ LLAMA8 = ModelArch(id="meta-llama/Llama-3.1-8B", model_type="llama", config=dict
     num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False))
 
 
-def cfg(**kw) -> EffectiveConfig:
-    d = dict(vllm_version="0.11.0", max_model_len=8192, gpu_memory_utilization=0.9, dtype="bfloat16",
-             max_num_seqs=1024, max_num_batched_tokens=8192, enable_chunked_prefill=True,
-             enable_prefix_caching=True)
-    d.update(kw)
-    return EffectiveConfig(**d)
+cfg = partial(effective_config, vllm_version="0.11.0")
 
 
 @pytest.mark.parametrize("a,k,expected", [

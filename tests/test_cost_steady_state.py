@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+from helpers import effective_config
+
 import pytest
 
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.cost.steady_state import SteadyStateModel
-from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.workload import Workload
 
@@ -28,12 +31,7 @@ BENCH_KEYS = {
 }
 
 
-def cfg(**kw) -> EffectiveConfig:
-    d = dict(vllm_version="0.11.0", max_model_len=8192, gpu_memory_utilization=0.9, dtype="bfloat16",
-             max_num_seqs=1024, max_num_batched_tokens=8192, enable_chunked_prefill=True,
-             enable_prefix_caching=True)
-    d.update(kw)
-    return EffectiveConfig(**d)
+cfg = partial(effective_config, vllm_version="0.11.0")
 
 
 def test_result_has_vllm_bench_serve_keys_and_roofline():

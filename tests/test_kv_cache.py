@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from sched_reader.models.engine_spec import EffectiveConfig
+from functools import partial
+
+from helpers import effective_config
+
 from sched_reader.models.kv_cache import kv_bytes_per_token, kv_capacity
 from sched_reader.models.model_catalog import resolve_model
 
 MIB = 2**20
 
 
-def cfg(**kw) -> EffectiveConfig:
-    base = dict(vllm_version="0.19.0", max_model_len=8192, gpu_memory_utilization=0.95, dtype="bfloat16",
-                max_num_seqs=1024, max_num_batched_tokens=8192, enable_chunked_prefill=True,
-                enable_prefix_caching=False)
-    base.update(kw)
-    return EffectiveConfig(**base)
+cfg = partial(effective_config, gpu_memory_utilization=0.95, enable_prefix_caching=False)
 
 
 def arch(name):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+from helpers import effective_config
+
 from sched_reader.models.capacity import estimate_capacity
-from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu_catalog import resolve_gpu
 from sched_reader.models.memory_profile import memory_profile, sampler_path
 from sched_reader.models.model_catalog import resolve_model
@@ -12,12 +15,7 @@ from sched_reader.models.weights import weight_breakdown
 GIB = 2**30
 
 
-def cfg(**kw) -> EffectiveConfig:
-    base = dict(vllm_version="0.19.0", max_model_len=8192, gpu_memory_utilization=0.95, dtype="bfloat16",
-                max_num_seqs=1024, max_num_batched_tokens=8192, enable_chunked_prefill=True,
-                enable_prefix_caching=False)
-    base.update(kw)
-    return EffectiveConfig(**base)
+cfg = partial(effective_config, gpu_memory_utilization=0.95, enable_prefix_caching=False)
 
 
 H100 = resolve_gpu("H100").gpu

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+from helpers import effective_config
+
 import pytest
 
-from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.model_catalog import resolve_model
 from sched_reader.models.weights import (
     get_pp_indices, kv_heads_per_rank, vocab_rows_per_rank, weight_breakdown,
@@ -13,12 +16,7 @@ from sched_reader.models.weights import (
 GIB = 2**30
 
 
-def cfg(**kw) -> EffectiveConfig:
-    base = dict(vllm_version="0.19.0", max_model_len=8192, gpu_memory_utilization=0.9, dtype="bfloat16",
-                max_num_seqs=1024, max_num_batched_tokens=8192, enable_chunked_prefill=True,
-                enable_prefix_caching=True)
-    base.update(kw)
-    return EffectiveConfig(**base)
+cfg = partial(effective_config)
 
 
 def arch(name):

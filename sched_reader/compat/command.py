@@ -325,16 +325,10 @@ def _text_table(head: list[str], rows: list[list[str]]) -> str:
 # ------------------------------------------------------------------------------------------------
 
 def read_raws(files: list[str], command_line: list[str] | None) -> list[Any]:
-    from sched_reader.readers import read_command_line, read_path
+    """Raw engines from files and/or a command line (the spec builder's reader entry point)."""
+    from sched_reader.models.spec_builder import read_engines
 
-    raws: list[Any] = []
-    for f in files:
-        raws.extend(read_path(f))
-    if command_line:
-        raws.extend(read_command_line(list(command_line)))
-    if not raws:
-        raise InputError("nothing to read", hint="give a deploy file, or a command line after `--`")
-    return raws
+    return read_engines(files, command_line)
 
 
 def check_engine(raw: Any, *, vllm: str | None, gpu: str | None) -> dict[str, Any]:

@@ -46,7 +46,23 @@ def short_where(origin: Origin | None, engine_file: str) -> str:
         return ""
     if origin.file == engine_file and origin.line:
         return f"line {origin.line}"
-    return origin.where()
+    if origin.file is None:
+        return origin.where()
+    path = display_path(origin.file)
+    return f"{path}:{origin.line}" if origin.line else path
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it (shorter, stable output)."""
+    import os
+
+    if not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
 
 
 def render_config(console: Console, specs: list[EngineSpec]) -> None:
@@ -59,7 +75,7 @@ def render_config(console: Console, specs: list[EngineSpec]) -> None:
             table = Table(show_edge=False, box=None, pad_edge=True, padding=(0, 1, 0, 1))
             table.add_column("flag")
             table.add_column("value")
-            table.add_column("origin")
+            table.add_column("origin", no_wrap=True, overflow="ignore")
             for dest, fv in sorted(spec.args.items()):
                 origin = f"{short_where(fv.origin, spec.file)} ({fv.origin.source})"
                 if fv.overridden:

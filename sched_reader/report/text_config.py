@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.padding import Padding
-from rich.table import Table
 
 from sched_reader.models.engine_spec import EngineSpec
 from sched_reader.readers.raw import Origin
@@ -72,16 +70,14 @@ def render_config(console: Console, specs: list[EngineSpec]) -> None:
             console.print()
         render_engine_header(console, spec)
         if spec.args:
-            table = Table(show_edge=False, box=None, pad_edge=True, padding=(0, 1, 0, 1))
-            table.add_column("flag")
-            table.add_column("value")
-            table.add_column("origin", no_wrap=True, overflow="ignore")
+            rows = [("flag", "value", "origin")]
             for dest, fv in sorted(spec.args.items()):
                 origin = f"{short_where(fv.origin, spec.file)} ({fv.origin.source})"
                 if fv.overridden:
                     origin += "; overrides " + ", ".join(short_where(o, spec.file) for o in fv.overridden)
-                table.add_row(fv.flag, _show(fv.value), origin)
-            console.print(Padding(table, (0, 0, 0, 1), expand=False))
+                rows.append((fv.flag, _show(fv.value), origin))
+            for line in aligned(rows):
+                console.print("  " + line, markup=False)
         if spec.unresolved:
             console.print("  unresolved:", markup=False)
             for u in spec.unresolved:
@@ -89,6 +85,12 @@ def render_config(console: Console, specs: list[EngineSpec]) -> None:
         for note in spec.notes:
             console.print(f"  note: {note}", markup=False)
         render_findings(console, spec)
+
+
+def aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as left-aligned columns separated by two spaces (no wrapping, no trailing spaces)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
 def _show(value: object) -> str:

@@ -19,10 +19,13 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
-from sched_reader.analyzers.simulator import LinearStepCost, from_bench_flags, params_for
-from sched_reader.analyzers.simulator.engine import run_engine
-from sched_reader.analyzers.simulator.metrics import summarize
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sched_reader.analyzers.simulator import LinearStepCost, from_bench_flags, params_for  # noqa: E402
+from sched_reader.analyzers.simulator.engine import run_engine  # noqa: E402
+from sched_reader.analyzers.simulator.metrics import summarize  # noqa: E402
 
 
 def _model_cost(spec_k: int = 0):

@@ -196,3 +196,41 @@ def test_nearest_prefers_the_same_family():
 def test_bad_input_raises_user_error_not_traceback(bad):
     with pytest.raises(UnknownGPUError):
         resolve_gpu(bad)  # type: ignore[arg-type]
+
+
+# --- widened catalog -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "name, gpu_id",
+    [   # nvidia-smi / torch names and Kubernetes GPU feature discovery labels
+        ("Tesla T4", "nvidia-t4-16gb"), ("Tesla-T4", "nvidia-t4-16gb"), ("T4", "nvidia-t4-16gb"),
+        ("NVIDIA A10G", "nvidia-a10g-24gb"), ("NVIDIA-A10G", "nvidia-a10g-24gb"),
+        ("NVIDIA L4", "nvidia-l4-24gb"), ("NVIDIA-L4", "nvidia-l4-24gb"),
+        ("NVIDIA L40S", "nvidia-l40s-48gb"), ("NVIDIA-L40S", "nvidia-l40s-48gb"),
+        ("NVIDIA RTX A6000", "nvidia-rtx-a6000-48gb"), ("NVIDIA-RTX-A6000", "nvidia-rtx-a6000-48gb"),
+        ("A6000", "nvidia-rtx-a6000-48gb"),
+        ("NVIDIA RTX 6000 Ada Generation", "nvidia-rtx-6000-ada-48gb"),
+        ("NVIDIA-RTX-6000-Ada-Generation", "nvidia-rtx-6000-ada-48gb"),
+        ("NVIDIA GeForce RTX 4090", "nvidia-rtx-4090-24gb"), ("NVIDIA-GeForce-RTX-4090", "nvidia-rtx-4090-24gb"),
+        ("NVIDIA GeForce RTX 5090", "nvidia-rtx-5090-32gb"), ("NVIDIA-GeForce-RTX-5090", "nvidia-rtx-5090-32gb"),
+        ("NVIDIA H20", "nvidia-h20-96gb"), ("NVIDIA-H20", "nvidia-h20-96gb"),
+        ("NVIDIA B200", "nvidia-b200"), ("NVIDIA-B200", "nvidia-b200"),
+        ("NVIDIA GB200", "nvidia-gb200"), ("NVIDIA-GB200", "nvidia-gb200"),
+        ("AMD Instinct MI300X", "amd-mi300x-192gb"), ("AMD Instinct MI325X", "amd-mi325x-256gb"),
+    ],
+)
+def test_common_inference_gpus_resolve_exactly(name, gpu_id):
+    r = resolve_gpu(name)
+    assert (r.gpu.id, r.guessed) == (gpu_id, False)
+
+
+def test_added_gpus_facts():
+    t4 = resolve_gpu("Tesla T4").gpu
+    assert t4.compute_capability == "7.5" and t4.tflops["bf16"] is None and t4.tflops["fp16"] == 65.0
+    assert t4.memory_bytes == 15360 * MIB
+    a6000 = resolve_gpu("NVIDIA RTX A6000").gpu
+    assert a6000.compute_capability == "8.6" and a6000.tflops["fp8"] is None and a6000.tflops_estimated
+    ada = resolve_gpu("NVIDIA RTX 6000 Ada Generation").gpu
+    assert ada.tflops["fp8"] == pytest.approx(1457.0 / 2) and ada.hbm_bandwidth_tb_s == 0.96
+    r5090 = resolve_gpu("NVIDIA GeForce RTX 5090").gpu
+    assert r5090.compute_capability == "12.0" and r5090.tflops_estimated and r5090.cuda_total_inferred

@@ -275,3 +275,120 @@ def test_instruct_variant_keeps_its_own_context_length():
     awq = resolve_model("Qwen/Qwen2.5-7B-Instruct-AWQ")
     assert awq.arch.config["max_position_embeddings"] == 32768 and awq.checkpoint_quantization == "awq"
     assert resolve_model("/models/Qwen2.5-72B-Instruct").arch.config["max_position_embeddings"] == 32768
+
+
+# --- widened catalog: popular deployments ------------------------------------------------------
+
+def _tool_params(name: str) -> int:
+    """Parameter count sched-reader's weight counter computes for a catalog model (whole model)."""
+    from sched_reader.models.engine_spec import EffectiveConfig
+    from sched_reader.models.weights import weight_breakdown
+
+    cfg = EffectiveConfig(vllm_version="0.19.0", max_model_len=8192, gpu_memory_utilization=0.9,
+                          dtype="bfloat16", max_num_seqs=1024, max_num_batched_tokens=8192,
+                          enable_chunked_prefill=True, enable_prefix_caching=True)
+    return weight_breakdown(resolve_model(name).arch, cfg).params_total
+
+
+@pytest.mark.parametrize(
+    "name, official",
+    [   # HF safetensors.total (public copies cited in models.yaml), counts: main
+        ("Qwen/Qwen2.5-0.5B-Instruct", 494_032_768),
+        ("Qwen/Qwen2.5-1.5B-Instruct", 1_543_714_304),
+        ("Qwen/Qwen2.5-14B-Instruct", 14_770_033_664),
+        ("Qwen/Qwen3-4B", 4_022_468_096),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", 1_777_088_000),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", 7_615_616_512),   # Qwen2.5-7B tensor shapes
+        ("Qwen/QwQ-32B", 32_763_876_352),                              # Qwen2.5-32B tensor shapes
+        ("mistralai/Mistral-Nemo-Instruct-2407", 12_247_782_400),
+        ("google/gemma-3-1b-it", 999_885_952),
+        ("microsoft/Phi-4-mini-instruct", 3_836_021_760),
+    ],
+)
+def test_added_models_tool_count_matches_official_total(name, official):
+    computed = _tool_params(name)
+    assert abs(computed - official) / official < 0.01, (name, computed, official)
+    assert computed == official        # these layouts are exact
+    assert resolve_model(name).arch.official_params == official   # alias variants carry the base total
+
+
+@pytest.mark.parametrize("name", ["Qwen/Qwen3-0.6B", "Qwen/Qwen3-1.7B"])
+def test_small_qwen3_checkpoints_store_the_tied_head_twice(name):
+    # HF safetensors.total counts lm_head.weight although tie_word_embeddings is true
+    a = resolve_model(name).arch
+    assert a.official_params_counts == "main + tied_lm_head_copy"
+    assert _tool_params(name) + a.vocab_size * a.hidden_size == a.official_params
+
+
+def test_gemma3_4b_text_plus_vision_is_official_total():
+    arch = get_model("google/gemma-3-4b-it")
+    c = arch.config
+    text = _dense_params(c) + c["num_hidden_layers"] * (2 * c["hidden_size"] + 2 * c["head_dim"])
+    # SigLIP-So400m tower (~417M, Gemma 3 report) + projector
+    assert 0.40e9 < arch.official_params - text < 0.43e9
+    assert _tool_params("google/gemma-3-4b-it") == arch.official_params
+
+
+def test_llama4_scout_count_within_one_percent():
+    # 48 MoE layers x (16 routed + 1 shared expert of 3 x 5120 x 8192) + attention + 2 x 202048 x 5120
+    # embeddings = 107.77B; the official 108.64B also holds the vision tower the catalog does not carry
+    official = get_model("meta-llama/Llama-4-Scout-17B-16E-Instruct").official_params
+    assert abs(_tool_params("meta-llama/Llama-4-Scout-17B-16E-Instruct") - official) / official < 0.01
+
+
+@pytest.mark.parametrize(
+    "name, layers, kv_heads, head_dim",
+    [
+        ("Qwen/Qwen2.5-0.5B-Instruct", 24, 2, 64),
+        ("Qwen/Qwen2.5-14B-Instruct", 48, 8, 128),
+        ("Qwen/Qwen3-0.6B", 28, 8, 128),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", 28, 2, 128),
+        ("Qwen/QwQ-32B", 64, 8, 128),
+        ("mistralai/Mistral-Nemo-Instruct-2407", 40, 8, 128),
+        ("google/gemma-3-1b-it", 26, 1, 256),
+        ("microsoft/Phi-4-mini-instruct", 32, 8, 128),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", 48, 8, 128),
+    ],
+)
+def test_added_models_kv_bytes_per_token(name, layers, kv_heads, head_dim):
+    a = resolve_model(name).arch
+    # hand formula: K and V x layers x kv_heads x head_dim x 2 bytes (bf16), full attention every layer
+    assert a.num_layers * 2 * a.num_kv_heads * a.head_dim * 2 == 2 * layers * kv_heads * head_dim * 2
+
+
+@pytest.mark.parametrize(
+    "name, model_id, quant, method",
+    [
+        ("Qwen/Qwen2.5-72B-Instruct-AWQ", "Qwen/Qwen2.5-72B-Instruct", "awq", "awq"),
+        ("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4", "Qwen/Qwen2.5-72B-Instruct", "gptq", "gptq"),
+        ("Qwen/Qwen2.5-14B-Instruct-AWQ", "Qwen/Qwen2.5-14B-Instruct", "awq", "awq"),
+        ("Qwen/Qwen2.5-32B-Instruct-GPTQ-Int8", "Qwen/Qwen2.5-32B-Instruct", "gptq_int8", "gptq"),
+        ("Qwen/QwQ-32B-AWQ", "Qwen/QwQ-32B", "awq", "awq"),
+        ("Qwen/Qwen3-0.6B-FP8", "Qwen/Qwen3-0.6B", "fp8", "fp8"),
+        ("Qwen/Qwen3-235B-A22B-Thinking-2507-FP8", "Qwen/Qwen3-235B-A22B-Thinking-2507", "fp8", "fp8"),
+        ("neuralmagic/Qwen2.5-7B-Instruct-FP8-dynamic", "Qwen/Qwen2.5-7B-Instruct", "fp8", "compressed-tensors"),
+        ("nvidia/Llama-3.3-70B-Instruct-FP8", "meta-llama/Llama-3.3-70B-Instruct", "fp8", "modelopt"),
+        ("RedHatAI/Mistral-Nemo-Instruct-2407-FP8", "mistralai/Mistral-Nemo-Instruct-2407", "fp8", "compressed-tensors"),
+        ("nvidia/Llama-4-Scout-17B-16E-Instruct-FP8", "meta-llama/Llama-4-Scout-17B-16E-Instruct", "fp8", "modelopt"),
+        ("RedHatAI/gemma-3-4b-it-quantized.w4a16", "google/gemma-3-4b-it", "w4a16", "compressed-tensors"),
+    ],
+)
+def test_quantized_derivatives_of_added_models(name, model_id, quant, method):
+    r = resolve_model(name)
+    assert r.arch.id == model_id
+    assert (r.checkpoint_quantization, r.quantization_method) == (quant, method)
+    assert r.guessed is False
+
+
+def test_variant_context_and_rope_follow_the_alias():
+    qwq = resolve_model("Qwen/QwQ-32B").arch
+    assert (qwq.config["max_position_embeddings"], qwq.config["sliding_window"]) == (131072, 32768)
+    d7 = resolve_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B").arch
+    assert d7.config["rope_theta"] == 10000 and d7.vocab_size == 152064
+    assert resolve_model("Qwen/Qwen2.5-14B-Instruct").arch.config["max_position_embeddings"] == 32768
+    assert resolve_model("Qwen/Qwen3-30B-A3B-Base").arch.config["max_position_embeddings"] == 32768
+    t = resolve_model("Qwen/Qwen3-235B-A22B-Thinking-2507").arch
+    assert (t.config["max_position_embeddings"], t.config["rope_theta"]) == (262144, 5000000.0)
+    assert resolve_model("mistralai/Mistral-Nemo-Instruct-2407").arch.config["max_position_embeddings"] == 1024000
+    # R1 distill 1.5B is untied (Qwen2.5-Math base), unlike Qwen2.5-1.5B
+    assert resolve_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B").arch.config["tie_word_embeddings"] is False

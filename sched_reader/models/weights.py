@@ -220,6 +220,9 @@ def _is_moe_layer(c: dict[str, Any], i: int) -> bool:
     n_exp = c.get("num_experts") or c.get("num_local_experts")
     if not n_exp:
         return False
+    if "interleave_moe_layer_step" in c:  # Llama-4: MoE every `step`-th layer (vLLM Llama4DecoderLayer)
+        step = int(c.get("interleave_moe_layer_step") or 0)
+        return step > 0 and (i + 1) % step == 0
     if i in (c.get("mlp_only_layers") or []):
         return False
     step = int(c.get("decoder_sparse_step", 1) or 1)
@@ -260,7 +263,8 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
     o_rank = (q_out // tp) * h + (h if o_bias else 0)
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
-    if arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2") or c.get("use_qk_norm"):
+    if arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2") or (
+            c.get("use_qk_norm") and not arch.model_type.startswith("llama4")):  # Llama-4's qk norm has no weight
         norms = 2 * hd
     return (qkv_total + o_total + sinks_total, qkv_rank + o_rank + sinks_total // tp, norms,
             {"kv_heads_per_rank": kvr})
@@ -308,6 +312,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             r += n_exp                                   # e_score_correction_bias
         lay.router = (r, r)
         n_sh = int(c.get("n_shared_experts") or 0)
+        if arch.model_type.startswith("llama4"):         # one shared expert of the routed size per MoE layer
+            n_sh = 1
         if n_sh:
             t = 3 * h * mi * n_sh
             lay.moe_shared = (t, t // tp)
@@ -316,7 +322,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             t = 3 * h * si + h                           # + shared_expert_gate (Qwen2-MoE)
             lay.moe_shared = (t, 3 * h * si // tp + h)
     else:
-        inter = int(c.get("intermediate_size"))
+        inter = int(c.get("intermediate_size_mlp") or c.get("intermediate_size"))  # Llama-4 dense layers
         lay.mlp_dense = _mlp_dense_params(h, inter, tp)
     return lay
 

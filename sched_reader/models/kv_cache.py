@@ -72,7 +72,7 @@ def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     if mt in ("gemma3", "gemma3_text") and window:
         pat = int(c.get("sliding_window_pattern", 6) or 6)
         return [("sliding", int(window)) if (i + 1) % pat else ("full", None) for i in range(n)]
-    if mt == "llama4" and c.get("attention_chunk_size"):
+    if mt.startswith("llama4") and c.get("attention_chunk_size"):
         nope = c.get("no_rope_layers")
         if isinstance(nope, list) and len(nope) == n:
             return [("sliding", int(c["attention_chunk_size"])) if nope[i] else ("full", None) for i in range(n)]

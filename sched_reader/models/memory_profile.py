@@ -45,7 +45,7 @@ from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.weights import (
-    GIB, Term, WeightBreakdown, _is_moe_layer, get_pp_indices, kv_heads_per_rank, model_dtype_bytes,
+    GIB, Term, WeightBreakdown, is_moe_layer, get_pp_indices, kv_heads_per_rank, model_dtype_bytes,
 )
 
 MIB = 2**20
@@ -113,7 +113,7 @@ def _moe_workspace_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt:
     c = arch.config
     if cfg.engine == "v0" or parse_version(cfg.vllm_version) < (0, 10, 0):
         return 0
-    if not any(_is_moe_layer(c, i) for i in range(arch.num_layers)):
+    if not any(is_moe_layer(c, i) for i in range(arch.num_layers)):
         return 0
     qm = str((arch.quantization_config or {}).get("quant_method") or cfg.quantization or "")
     if qm == "mxfp4":  # gpt-oss OAI Triton experts: no shared workspace (v0.19.0 log: no extra peak)
@@ -224,7 +224,7 @@ def cuda_graph_bytes(arch: ModelArch, cfg: EffectiveConfig, layers_on_stage: int
     if cfg.enforce_eager:
         est = 0
     else:
-        moe = any(_is_moe_layer(arch.config, i) for i in range(arch.num_layers))
+        moe = any(is_moe_layer(arch.config, i) for i in range(arch.num_layers))
         est = int((0.35 + 0.0125 * layers_on_stage + (0.3 if moe else 0.0)) * GIB)
     return est, subtract, Term(
         name="cuda_graph", formula="0.35 GiB + 0.0125 GiB x layers (+0.3 GiB MoE); subtracted from 0.20.0",

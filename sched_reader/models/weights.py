@@ -212,7 +212,8 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
 
 # ----------------------------------------------------------------------------------- counting
 
-def _is_moe_layer(c: dict[str, Any], i: int) -> bool:
+def is_moe_layer(c: dict[str, Any], i: int) -> bool:
+    """Whether decoder layer ``i`` (0-based) of an HF config is a mixture-of-experts layer in vLLM."""
     if c.get("n_routed_experts"):  # DeepSeek family
         k = int(c.get("first_k_dense_replace", 0) or 0)
         freq = int(c.get("moe_layer_freq", 1) or 1)
@@ -282,6 +283,24 @@ def _norms_per_layer(arch: ModelArch) -> int:
     return 2 * h
 
 
+def dense_intermediate(arch: ModelArch) -> int:
+    """MLP width of the dense (non-MoE) layers (Llama-4 keeps it in ``intermediate_size_mlp``)."""
+    c = arch.config
+    return int(c.get("intermediate_size_mlp") or c.get("intermediate_size"))
+
+
+def shared_expert_intermediate(arch: ModelArch) -> int:
+    """Total width of the shared expert(s) of a MoE layer (0 when none)."""
+    c = arch.config
+    if c.get("shared_expert_intermediate_size"):
+        return int(c["shared_expert_intermediate_size"])
+    mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0)
+    n_sh = int(c.get("n_shared_experts") or 0)
+    if arch.model_type.startswith("llama4"):  # one shared expert of the routed size per MoE layer
+        n_sh = 1
+    return n_sh * mi
+
+
 class _Layer(BaseModel):
     attention: tuple[int, int] = (0, 0)
     mlp_dense: tuple[int, int] = (0, 0)
@@ -298,7 +317,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
     norms = _norms_per_layer(arch) + qk_norms
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
-    if _is_moe_layer(c, i):
+    if is_moe_layer(c, i):
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts"))
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
         per_expert = 3 * h * mi
@@ -311,19 +330,15 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         if c.get("topk_method") == "noaux_tc":
             r += n_exp                                   # e_score_correction_bias
         lay.router = (r, r)
-        n_sh = int(c.get("n_shared_experts") or 0)
-        if arch.model_type.startswith("llama4"):         # one shared expert of the routed size per MoE layer
-            n_sh = 1
-        if n_sh:
-            t = 3 * h * mi * n_sh
-            lay.moe_shared = (t, t // tp)
-        elif c.get("shared_expert_intermediate_size"):
-            si = int(c["shared_expert_intermediate_size"])
+        si = shared_expert_intermediate(arch)
+        if si and c.get("shared_expert_intermediate_size"):
             t = 3 * h * si + h                           # + shared_expert_gate (Qwen2-MoE)
             lay.moe_shared = (t, 3 * h * si // tp + h)
+        elif si:
+            t = 3 * h * si
+            lay.moe_shared = (t, t // tp)
     else:
-        inter = int(c.get("intermediate_size_mlp") or c.get("intermediate_size"))  # Llama-4 dense layers
-        lay.mlp_dense = _mlp_dense_params(h, inter, tp)
+        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp)
     return lay
 
 
@@ -458,7 +473,7 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
         per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu)
         for s_i in range(pp):
             a, b = get_pp_indices(L, s_i, pp)
-            n_moe = sum(1 for i in range(a, b) if _is_moe_layer(c, i))
+            n_moe = sum(1 for i in range(a, b) if is_moe_layer(c, i))
             stages[s_i]["moe_routed_experts"][2] = n_moe * per_layer
 
     text_total = sum(st[k][0] for st in stages for k in COMPONENTS)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sched_reader.models.architecture import ModelArch
+from sched_reader.models.weights import is_moe_layer, shared_expert_intermediate
 
 # HF model_type values whose MLP is a plain two-matrix MLP (no gate); everything else is gated
 # (SwiGLU / GeGLU: gate, up, down).
@@ -154,14 +155,7 @@ def _layer_windows(arch: ModelArch) -> list[int | None]:
 
 
 def _moe_layers(arch: ModelArch) -> list[bool]:
-    c = arch.config
-    n = arch.num_layers
-    if not _int(c, "num_local_experts", "n_routed_experts", "num_experts"):
-        return [False] * n
-    first_dense = _int(c, "first_k_dense_replace", default=0) or 0
-    step = _int(c, "decoder_sparse_step", "moe_layer_freq", default=1) or 1
-    mlp_only = set(c.get("mlp_only_layers") or [])
-    return [i >= first_dense and (i + 1) % step == 0 and i not in mlp_only for i in range(n)]
+    return [is_moe_layer(arch.config, i) for i in range(arch.num_layers)]
 
 
 def _attention(arch: ModelArch, tp: int, window: int | None) -> tuple[tuple[Linear, ...], AttentionSpec]:
@@ -207,8 +201,9 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
     moe_flags = _moe_layers(arch)
     E = _int(c, "num_local_experts", "n_routed_experts", "num_experts", default=0) or 0
     top_k = _int(c, "num_experts_per_tok", "experts_per_token", "moe_topk", default=0) or 0
-    inter = _int(c, "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * h) or 4 * h
-    moe_inter = _int(c, "moe_intermediate_size", default=inter) or inter
+    inter = (_int(c, "intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * h)
+             or 4 * h)
+    moe_inter = _int(c, "moe_intermediate_size", "intermediate_size", default=inter) or inter
     ep = tp * dp if (expert_parallel and E) else 1
 
     groups: dict[tuple, int] = {}
@@ -226,8 +221,7 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
                 local, shard = E, tp
             expert = _mlp("expert", "experts", h, moe_inter // shard, gated)
             moe = MoESpec(E, top_k, local, expert, ep)
-            shared_inter = (_int(c, "n_shared_experts", default=0) or 0) * moe_inter
-            shared_inter = _int(c, "shared_expert_intermediate_size", default=shared_inter) or shared_inter
+            shared_inter = shared_expert_intermediate(arch)
             mlp_lins: tuple[Linear, ...] = (Linear("router", "router", h, E),)
             if shared_inter:
                 mlp_lins = mlp_lins + _mlp("shared_expert", "shared", h, shared_inter // tp, gated)

@@ -68,6 +68,12 @@ def run_guarded(fn: Callable[[], T]) -> T:
         fail(str(err), err.exit_code)
     except KeyboardInterrupt:
         fail("interrupted", 130)
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(0) from None
     except (typer.Exit, typer.Abort, SystemExit):
         raise
     except Exception as err:  # noqa: BLE001 - last line of defence: never a traceback

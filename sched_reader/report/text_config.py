@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from typing import Any
+
 
 from sched_reader.models.engine_spec import EngineSpec
 from sched_reader.readers.raw import Origin
 
 
-def render_findings(console: Console, spec: EngineSpec) -> None:
+def render_findings(console: Any, spec: EngineSpec) -> None:
     """Findings as `SEVERITY RULE file:line message (fix)` lines."""
     for f in spec.findings:
         loc = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
@@ -16,7 +17,7 @@ def render_findings(console: Console, spec: EngineSpec) -> None:
         console.print(f"  {f.severity.upper():7} {f.rule} {loc} {f.message}{fix}", markup=False)
 
 
-def render_engine_header(console: Console, spec: EngineSpec) -> None:
+def render_engine_header(console: Any, spec: EngineSpec) -> None:
     loc = f"{spec.file}:{spec.line}" if spec.line else spec.file
     role = f" [{spec.role}]" if spec.role else ""
     console.print(f"engine {spec.name}{role}  ({loc})", style="bold", markup=False)
@@ -63,7 +64,7 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def render_config(console: Console, specs: list[EngineSpec]) -> None:
+def render_config(console: Any, specs: list[EngineSpec]) -> None:
     """All engines, one block each."""
     for i, spec in enumerate(specs):
         if i:

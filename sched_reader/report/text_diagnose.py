@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
 
 from sched_reader.report.text_config import render_engine_header, render_findings
 
@@ -48,14 +47,14 @@ def _fmt(v: Any, unit: str, digits: int = 1) -> str:
     return f"{v} {unit}"
 
 
-def render_diagnoses(console: Console, results: list[Any], explain: bool = False) -> None:
+def render_diagnoses(console: Any, results: list[Any], explain: bool = False) -> None:
     for i, d in enumerate(results):
         if i:
             console.print()
         render_one(console, d, explain)
 
 
-def render_one(console: Console, d: Any, explain: bool) -> None:
+def render_one(console: Any, d: Any, explain: bool) -> None:
     spec = d.spec
     render_engine_header(console, spec)
     eff = spec.effective

@@ -158,9 +158,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None)
 
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
         perf = _performance(spec, workload, requests, kv, model)
-
-        def step_time(nd: int, ctx: int, tp: int, pairs: float) -> float:
-            return model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)
+        step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
     verdict = _verdict(spec, cap, workload, step_time, perf)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from sched_reader.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, InputError, SchedReaderError
+from sched_reader.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, SchedReaderError
 
 Finding = Any  # sched_reader.findings.Finding, imported lazily (pydantic is slow to import)
 

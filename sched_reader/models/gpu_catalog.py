@@ -19,10 +19,8 @@ from __future__ import annotations
 import difflib
 import re
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from sched_reader.errors import UnknownGPUError
@@ -153,9 +151,9 @@ class _Catalog:
 
 @lru_cache(maxsize=1)
 def _catalog() -> _Catalog:
-    text = resources.files("sched_reader.models.data").joinpath("gpus.yaml").read_text(encoding="utf-8")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return _Catalog(yaml.load(text, Loader=loader))
+    from sched_reader.models.data_files import load
+
+    return _Catalog(load("gpus"))
 
 
 def list_gpus() -> list[GPU]:

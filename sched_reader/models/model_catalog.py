@@ -17,11 +17,9 @@ import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from sched_reader.errors import InputError, UnknownModelError
@@ -151,9 +149,9 @@ class _Catalog:
 
 @lru_cache(maxsize=1)
 def _catalog() -> _Catalog:
-    text = resources.files("sched_reader.models.data").joinpath("models.yaml").read_text(encoding="utf-8")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return _Catalog(yaml.load(text, Loader=loader))
+    from sched_reader.models.data_files import load
+
+    return _Catalog(load("models"))
 
 
 def list_models() -> list[ModelArch]:

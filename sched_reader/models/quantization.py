@@ -13,10 +13,8 @@ per stored weight element including scale / zero-point overhead; KV sizes are by
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from sched_reader.errors import InputError
@@ -52,9 +50,9 @@ class WeightFormat(BaseModel):
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = resources.files("sched_reader.models.data").joinpath("quantization.yaml").read_text(encoding="utf-8")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    raw = yaml.load(text, Loader=loader)
+    from sched_reader.models.data_files import load
+
+    raw = load("quantization")
     formats = {row["id"]: WeightFormat(**row) for row in raw["weight_formats"]}
     for method, fid in raw["methods"].items():
         if fid not in formats:

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.findings import Finding
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
-from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting, Unresolved
+from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
 _MODEL_DESTS = {"model", "model_tag"}

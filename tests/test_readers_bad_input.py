@@ -1,7 +1,6 @@
 """Bad input never produces a traceback: every case raises InputError (exit code 2) naming the file,
 the line where known, and a hint. Files in tests/data/bad/ were written by hand for these cases."""
 
-import os
 from pathlib import Path
 
 import pytest

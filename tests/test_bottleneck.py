@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sched_reader.analyzers.bottleneck import analyze
+from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
 
 BASE = dict(block_size=16, max_model_len=8192, chunked_prefill=True, fits=True)
 
@@ -42,13 +42,34 @@ def test_workload_itself_is_the_limit_when_nothing_binds():
     assert v.concurrency_limit == 8
 
 
-def test_does_not_start_suggests_a_max_model_len_that_fits():
-    v = analyze(kv_tokens=5000, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=512,
-                mean_output_len=128, workload_concurrency=None, block_size=16, max_model_len=8192,
-                chunked_prefill=True, fits=False, start_error="max seq len too large")
+GIB = 2**30
+
+
+def test_kv_shortfall_suggests_a_max_model_len_that_fits_and_only_fixes_that_close_the_gap():
+    # 80 GiB GPU at gmu 0.3 = 24 GiB requested; 15 GiB weights + 2 GiB other leave 7 GiB of KV at
+    # 131,072 B/token = 57,344 tokens < max-model-len 131,072. At gmu 0.95: 76 - 17 = 59 GiB -> 483,328 tokens.
+    # fp8 KV doubles to 114,688 < 131,072: not offered. TP 2: 24 - 7.5 - 2 = 14.5 GiB -> 118,784: not offered.
+    mem = MemoryBudget(total_bytes=80 * GIB, requested_bytes=24 * GIB, weights_bytes=15 * GIB,
+                       other_bytes=2 * GIB, bytes_per_token=131072)
+    v = analyze(kv_tokens=57344, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=512,
+                mean_output_len=128, workload_concurrency=None, block_size=16, max_model_len=131072,
+                chunked_prefill=True, fits=False, start_error="max seq len too large",
+                gpu_memory_utilization=0.3, memory=mem)
     assert v.bottleneck == "does_not_start"
-    assert v.recommendations[0].flag == "--max-model-len"
-    assert v.recommendations[0].suggested == "4992"  # floor(5000 / 16) x 16
+    flags = {r.flag: r.suggested for r in v.recommendations}
+    assert flags == {"--max-model-len": "57344", "--gpu-memory-utilization": "0.95"}
+
+
+def test_weights_that_do_not_load_get_only_more_gpus():
+    # 131 GiB of weights, 71 GiB requested, 3 GiB other: TP 2 leaves 71 - 65.5 - 3 = 2.5 GiB (8,192 tokens at
+    # 327,680 B/token): 2.5 GiB / 327,680 B = 8,192 tokens exactly, enough for max-model-len 8,192.
+    mem = MemoryBudget(total_bytes=80 * GIB, requested_bytes=71 * GIB, weights_bytes=131 * GIB,
+                       other_bytes=3 * GIB, bytes_per_token=327680)
+    v = analyze(kv_tokens=0, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=512,
+                mean_output_len=128, workload_concurrency=None, block_size=16, max_model_len=8192,
+                chunked_prefill=True, fits=False, start_error="weights do not fit", memory=mem)
+    assert [(r.flag, r.suggested) for r in v.recommendations][0] == ("--tensor-parallel-size", "2")
+    assert all(r.flag not in ("--kv-cache-dtype", "--gpu-memory-utilization") for r in v.recommendations)
 
 
 def test_mixed_step_is_slower_than_a_decode_only_step():

@@ -41,6 +41,25 @@ class Recommendation(BaseModel):
     why: str
 
 
+class MemoryBudget(BaseModel):
+    """One GPU's memory as vLLM's profiler splits it (bytes), for start-up advice."""
+
+    total_bytes: int
+    requested_bytes: int          # total x gpu_memory_utilization
+    weights_bytes: int
+    other_bytes: int              # activation peak + non-torch (+ CUDA graphs where subtracted)
+    bytes_per_token: int          # KV bytes per token per GPU
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    weights_16bit: bool = True    # an FP8 checkpoint would halve the weights
+
+    def kv_tokens_at(self, gmu: float | None = None, weights_scale: float = 1.0) -> int:
+        """KV tokens at another gpu_memory_utilization and/or with the weights scaled (e.g. 1/2 for 2x TP)."""
+        requested = self.requested_bytes if gmu is None else self.total_bytes * gmu
+        free = requested - self.weights_bytes * weights_scale - self.other_bytes
+        return max(0, int(free // self.bytes_per_token)) if self.bytes_per_token else 0
+
+
 class Figure(BaseModel):
     """A number the verdict relies on, with its unit and how it was computed."""
 
@@ -83,6 +102,7 @@ def analyze(
     fp8_kv_supported: bool = True,
     gpu_memory_utilization: float = 0.9,
     tensor_parallel_size: int = 1,
+    memory: MemoryBudget | None = None,
     step_time: StepTime | None = None,
     itl_slo_ms: float | None = None,
 ) -> Verdict:
@@ -99,8 +119,8 @@ def analyze(
             summary=start_error or "vLLM will not start with this configuration",
             concurrency_limit=0,
             limits={},
-            recommendations=_start_fixes(kv_tokens, max_model_len, block_size, kv_cache_dtype, fp8_kv_supported,
-                                         gpu_memory_utilization, tensor_parallel_size),
+            recommendations=start_fixes(max_model_len, block_size, kv_cache_dtype, fp8_kv_supported,
+                                        gpu_memory_utilization, memory) if memory is not None else [],
         )
 
     # Average tokens a running sequence holds: its prompt plus half its output on average, rounded up to
@@ -221,16 +241,56 @@ def _kv_fixes(kv_tokens: int, need_tokens: int, kv_cache_dtype: str, fp8_ok: boo
     return recs
 
 
-def _start_fixes(kv_tokens: int, max_model_len: int, block_size: int, kv_cache_dtype: str, fp8_ok: bool,
-                 gmu: float, tp: int) -> list[Recommendation]:
+def start_fixes(max_model_len: int, block_size: int, kv_cache_dtype: str, fp8_ok: bool, gmu: float,
+                mem: MemoryBudget) -> list[Recommendation]:
+    """Only the changes that make vLLM start, each checked against the memory figures.
+
+    Weights that do not load need more GPUs per replica (or smaller weights); a KV cache shorter than one
+    max-model-len sequence needs a shorter max-model-len, or more KV memory (fp8 KV, a higher
+    gpu-memory-utilization, more tensor parallelism) only when that closes the gap.
+    """
     recs: list[Recommendation] = []
-    if kv_tokens > 0:
-        fit = (kv_tokens // block_size) * block_size
+    tp, pp = mem.tensor_parallel_size, mem.pipeline_parallel_size
+    need = max_model_len
+    if mem.kv_tokens_at() <= 0:
+        for factor in (2, 4, 8, 16):
+            if mem.kv_tokens_at(weights_scale=1 / factor) >= need:
+                recs.append(Recommendation(
+                    flag="--tensor-parallel-size", current=str(tp), suggested=str(tp * factor),
+                    why=(f"weights take {mem.weights_bytes / 2**30:.1f} GiB per GPU against "
+                         f"{mem.requested_bytes / 2**30:.1f} GiB requested; at TP {tp * factor} they take "
+                         f"{mem.weights_bytes / factor / 2**30:.1f} GiB and leave room for a {need:,}-token sequence"
+                         + (" (or raise --pipeline-parallel-size)" if pp == 1 else "")),
+                ))
+                break
+        if mem.weights_16bit and fp8_ok and mem.kv_tokens_at(weights_scale=0.5) >= need:
+            recs.append(Recommendation(
+                flag="model", current="16-bit checkpoint", suggested="an FP8 checkpoint (or --quantization fp8)",
+                why="1-byte weights halve the per-GPU weight memory, which then fits",
+            ))
+        return recs
+    kv_tokens = mem.kv_tokens_at()
+    fit = (kv_tokens // block_size) * block_size
+    if fit > 0:
         recs.append(Recommendation(
             flag="--max-model-len", current=str(max_model_len), suggested=str(fit),
             why=f"the KV cache holds {kv_tokens:,} tokens; one max-model-len sequence must fit",
         ))
-    recs.extend(_kv_fixes(kv_tokens, max_model_len, kv_cache_dtype, fp8_ok, gmu, tp))
+    if kv_cache_dtype == "auto" and fp8_ok and 2 * kv_tokens >= need:
+        recs.append(Recommendation(
+            flag="--kv-cache-dtype", current="auto", suggested="fp8",
+            why=f"1-byte KV doubles the cache to ~{2 * kv_tokens:,} tokens, enough for {need:,}",
+        ))
+    if gmu < 0.95 and mem.kv_tokens_at(0.95) >= need:
+        recs.append(Recommendation(
+            flag="--gpu-memory-utilization", current=f"{gmu:.2f}", suggested="0.95",
+            why=f"gives ~{mem.kv_tokens_at(0.95):,} KV tokens, enough for {need:,} (if nothing else shares the GPU)",
+        ))
+    if mem.kv_tokens_at(weights_scale=0.5) >= need:
+        recs.append(Recommendation(
+            flag="--tensor-parallel-size", current=str(tp), suggested=str(2 * tp),
+            why=f"halving the weights per GPU leaves ~{mem.kv_tokens_at(weights_scale=0.5):,} KV tokens",
+        ))
     return recs
 
 

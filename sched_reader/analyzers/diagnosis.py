@@ -153,7 +153,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None)
     kv = cap.kv_cache
     perf = None
     step_time = None
-    if kv.fits:
+    if cap.start_error() is None:
         from sched_reader.models.cost.iteration import IterationCostModel
 
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
@@ -173,7 +173,7 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
     from sched_reader.models.block_accounting import account_lengths
 
     kv = cap.kv_cache
-    if not kv.fits or not kv.tokens or not kv.bytes_per_token:
+    if cap.start_error() is not None or not kv.tokens or not kv.bytes_per_token:
         return None
     if requests is not None:
         lens = requests.prompt_len + requests.output_len
@@ -262,13 +262,31 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         mean_input_len=mean_in,
         mean_output_len=mean_out,
         workload_concurrency=in_flight(workload, perf),
-        fits=bool(kv.fits),
-        start_error=kv.error,
+        fits=cap.start_error() is None,
+        start_error=cap.start_error(),
+        memory=_memory_budget(cap, eff),
         kv_cache_dtype=eff.kv_cache_dtype,
         fp8_kv_supported=fp8_ok,
         gpu_memory_utilization=eff.gpu_memory_utilization,
         tensor_parallel_size=eff.tensor_parallel_size,
         step_time=step_time,
+    )
+
+
+def _memory_budget(cap: Any, eff: Any) -> Any:
+    """The per-GPU memory figures the start-up advice needs (bytes)."""
+    from sched_reader.analyzers.bottleneck import MemoryBudget
+
+    m = cap.memory
+    return MemoryBudget(
+        total_bytes=int(m.total_bytes),
+        requested_bytes=int(m.requested_bytes),
+        weights_bytes=int(m.weights_bytes),
+        other_bytes=int(m.requested_bytes - m.weights_bytes - m.kv_cache_bytes),
+        bytes_per_token=int(cap.kv_cache.bytes_per_token),
+        tensor_parallel_size=eff.tensor_parallel_size,
+        pipeline_parallel_size=eff.pipeline_parallel_size,
+        weights_16bit=eff.quantization is None and eff.dtype in ("bfloat16", "float16"),
     )
 
 
@@ -283,13 +301,12 @@ def _fp8_kv_supported(spec: EngineSpec) -> bool:
 def _verdict_findings(spec: EngineSpec, cap: Any, verdict: Any) -> list[Finding]:
     """Capacity findings (SR2xx) with the figures that justify them."""
     out: list[Finding] = []
-    kv = cap.kv_cache
     eff = spec.effective
     mml = spec.args.get("max_model_len")
     line = mml.origin.line if mml else spec.line
-    if not kv.fits:
+    if cap.start_error() is not None:
         fix = "; ".join(f"{r.flag} {r.suggested}" for r in verdict.recommendations[:3]) or None
-        out.append(Finding(rule="SR201", severity="error", message=kv.error or "vLLM will not start",
+        out.append(Finding(rule="SR201", severity="error", message=cap.start_error(),
                            file=spec.file, line=line, key="--max-model-len" if mml else None, fix=fix))
         return out
     if verdict.bottleneck == "kv_cache_blocks":

@@ -28,18 +28,26 @@ class CapacityReport(BaseModel):
     stage_kv_bytes: list[int] = Field(default_factory=list)
     explain: list[Term] = Field(default_factory=list)
 
+    def weights_do_not_load(self) -> bool:
+        """True when the weights alone exceed the device: vLLM fails while loading, before profiling."""
+        return self.memory.weights_bytes > self.memory.total_bytes
+
+    def start_error(self) -> str | None:
+        """vLLM's start-up failure for this configuration (its own message), or None when it starts."""
+        m, k = self.memory, self.kv_cache
+        if self.weights_do_not_load():
+            return (f"Model weights ({round(m.weights_bytes / GIB, 2)} GiB per GPU) do not fit in GPU memory "
+                    f"({round(m.total_bytes / GIB, 2)} GiB): loading fails with CUDA out of memory. Use more "
+                    "tensor/pipeline parallel ranks, a quantized checkpoint or --cpu-offload-gb.")
+        return k.error
+
     def to_json(self) -> dict[str, Any]:
         m, k = self.memory, self.kv_cache
 
         def g(b: int) -> float:
             return round(b / GIB, 2)
 
-        error = k.error
-        if m.weights_bytes > m.total_bytes:
-            # vLLM never reaches profiling: the weight load itself runs out of device memory
-            error = (f"Model weights ({g(m.weights_bytes)} GiB per GPU) do not fit in GPU memory "
-                     f"({g(m.total_bytes)} GiB): loading fails with CUDA out of memory. Use more tensor/pipeline "
-                     "parallel ranks, a quantized checkpoint or --cpu-offload-gb.")
+        error = self.start_error()
         return {
             "memory": {
                 "total_gib": g(m.total_bytes),

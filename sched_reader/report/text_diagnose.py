@@ -6,6 +6,7 @@ from typing import Any
 
 
 from sched_reader.report.text_config import render_engine_header, render_findings
+from sched_reader.report.units import fmt_duration_ms, fmt_int, fmt_rate
 
 BAR_WIDTH = 60
 _SEGMENTS = (
@@ -45,6 +46,39 @@ def _fmt(v: Any, unit: str, digits: int = 1) -> str:
     if isinstance(v, (int, float)):
         return f"{v:,.{digits}f} {unit}"
     return f"{v} {unit}"
+
+
+ITL_P99_NA = "n/a (steady-state formula; run with a queueing workload for tails)"
+
+
+def speculative_line(sp: Any, max_num_seqs: int | None = None) -> str | None:
+    """One line for the performance block's ``speculative`` entry (None when there is none).
+
+    Method and draft tokens, the assumed per-token acceptance, tokens committed per verify step, the
+    speedup at the operating batch, and the batch from which speculation stops paying (or why none).
+    """
+    if not isinstance(sp, dict) or not sp:
+        return None
+    parts = [f"{sp.get('method') or 'unknown method'}, {fmt_int(sp.get('num_speculative_tokens'))} draft tokens"]
+    acc = sp.get("acceptance_rate")
+    if isinstance(acc, (int, float)):
+        how = "given" if sp.get("acceptance_source") == "given" else "assumed"
+        parts.append(f"acceptance {acc:.2f} per token ({how})")
+    tps = sp.get("tokens_per_step")
+    if isinstance(tps, (int, float)):
+        parts.append(f"{tps:.2f} tokens per step")
+    step = sp.get("step_at_operating_batch")
+    if isinstance(step, dict) and isinstance(step.get("speedup"), (int, float)):
+        parts.append(f"speedup {step['speedup']:.2f}x at batch {fmt_int(step.get('num_seqs'))}")
+    b = sp.get("breakeven_batch")
+    if isinstance(b, int) and b <= 1:
+        parts.append("break-even batch 1 (no speedup at any batch)")
+    elif isinstance(b, int):
+        parts.append(f"break-even batch {fmt_int(b)} (no speedup from there on)")
+    elif "breakeven_batch" in sp:
+        upto = f" up to max-num-seqs {fmt_int(max_num_seqs)}" if max_num_seqs else ""
+        parts.append(f"no break-even batch: speculation pays at every batch{upto}")
+    return ", ".join(parts)
 
 
 def render_diagnoses(console: Any, results: list[Any], explain: bool = False) -> None:
@@ -105,14 +139,18 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     if perf:
         w = d.workload
         console.print(f"  workload     {describe_workload(w)}", markup=False)
+        p99_itl = perf.get("p99_itl_ms")
         console.print(
             "  predicted    "
-            f"output {_fmt(perf.get('output_throughput'), 'tok/s', 0)}, "
-            f"TTFT mean {_fmt(perf.get('mean_ttft_ms'), 'ms')}, "
-            f"TPOT mean {_fmt(perf.get('mean_tpot_ms'), 'ms', 2)}, "
-            f"ITL p99 {_fmt(perf.get('p99_itl_ms'), 'ms', 2)}",
+            f"output {fmt_rate(perf.get('output_throughput'), 'tok/s', 0)}, "
+            f"TTFT mean {fmt_duration_ms(perf.get('mean_ttft_ms'))}, "
+            f"TPOT mean {fmt_duration_ms(perf.get('mean_tpot_ms'), ms_digits=2)}, "
+            f"ITL p99 {fmt_duration_ms(p99_itl, ms_digits=2) if p99_itl is not None else ITL_P99_NA}",
             markup=False,
         )
+        spec_line = speculative_line(perf.get("speculative"), eff.max_num_seqs)
+        if spec_line:
+            console.print(f"  speculative  {spec_line}", markup=False)
         roof = perf.get("roofline") or {}
         for phase in ("prefill", "decode"):
             r = roof.get(phase)

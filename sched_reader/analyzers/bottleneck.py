@@ -103,6 +103,7 @@ def analyze(
     gpu_memory_utilization: float = 0.9,
     tensor_parallel_size: int = 1,
     memory: MemoryBudget | None = None,
+    shares_gpu: bool = False,
     step_time: StepTime | None = None,
     itl_slo_ms: float | None = None,
 ) -> Verdict:
@@ -171,8 +172,8 @@ def analyze(
             f"PagedAttention's KV budget binds first: {kv_tokens:,} tokens hold {kv_limit} sequences of "
             f"~{seq_peak_tokens:,} tokens, below --max-num-seqs {max_num_seqs}; extra requests wait or are preempted"
         )
-        recs.extend(_kv_fixes(kv_tokens, need_tokens, kv_cache_dtype, fp8_kv_supported, gpu_memory_utilization,
-                              tensor_parallel_size))
+        recs.extend(_kv_fixes(kv_tokens, need_tokens, kv_cache_dtype, fp8_kv_supported,
+                              1.0 if shares_gpu else gpu_memory_utilization, tensor_parallel_size))
     elif max_num_seqs < min(kv_limit, wl):
         bottleneck = "max_num_seqs"
         target = min(kv_limit, wl)

@@ -265,6 +265,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         fits=cap.start_error() is None,
         start_error=cap.start_error(),
         memory=_memory_budget(cap, eff),
+        shares_gpu=spec.shared_gpu_group is not None,
         kv_cache_dtype=eff.kv_cache_dtype,
         fp8_kv_supported=fp8_ok,
         gpu_memory_utilization=eff.gpu_memory_utilization,

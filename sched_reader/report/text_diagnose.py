@@ -41,10 +41,8 @@ def memory_bar(mem: dict[str, Any]) -> tuple[str, list[str]]:
 
 
 def _fmt(v: Any, unit: str, digits: int = 1) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, (int, float)):
-        return f"{v:,.{digits}f} {unit}"
+    if v is None or isinstance(v, (int, float)):
+        return fmt_rate(v, unit, digits)
     return f"{v} {unit}"
 
 

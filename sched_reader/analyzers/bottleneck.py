@@ -172,8 +172,8 @@ def analyze(
             f"PagedAttention's KV budget binds first: {kv_tokens:,} tokens hold {kv_limit} sequences of "
             f"~{seq_peak_tokens:,} tokens, below --max-num-seqs {max_num_seqs}; extra requests wait or are preempted"
         )
-        recs.extend(_kv_fixes(kv_tokens, need_tokens, kv_cache_dtype, fp8_kv_supported,
-                              1.0 if shares_gpu else gpu_memory_utilization, tensor_parallel_size))
+        recs.extend(_kv_fixes(kv_tokens, need_tokens, kv_cache_dtype, fp8_kv_supported, gpu_memory_utilization,
+                              tensor_parallel_size, gmu_can_rise=not shares_gpu))
     elif max_num_seqs < min(kv_limit, wl):
         bottleneck = "max_num_seqs"
         target = min(kv_limit, wl)
@@ -223,14 +223,14 @@ def analyze(
 
 
 def _kv_fixes(kv_tokens: int, need_tokens: int, kv_cache_dtype: str, fp8_ok: bool, gmu: float,
-              tp: int) -> list[Recommendation]:
+              tp: int, gmu_can_rise: bool = True) -> list[Recommendation]:
     recs: list[Recommendation] = []
     if kv_cache_dtype == "auto" and fp8_ok:
         recs.append(Recommendation(
             flag="--kv-cache-dtype", current="auto", suggested="fp8",
             why=f"1 byte per element instead of 2 doubles the KV tokens to ~{2 * kv_tokens:,} (need {need_tokens:,})",
         ))
-    if gmu < 0.95:
+    if gmu < 0.95 and gmu_can_rise:
         recs.append(Recommendation(
             flag="--gpu-memory-utilization", current=f"{gmu:.2f}", suggested="0.95",
             why="more of each GPU's memory goes to KV blocks (keep headroom if other processes share the GPU)",

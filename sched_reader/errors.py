@@ -48,7 +48,7 @@ class SchedReaderError(Exception):
         loc = self.location()
         if loc:
             parts.append(f"{loc}:")
-        if self.key:
+        if self.key and not self.message.startswith(self.key):
             parts.append(f"{self.key}:")
         parts.append(self.message)
         text = " ".join(parts)

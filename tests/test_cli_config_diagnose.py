@@ -111,6 +111,9 @@ def test_huge_file_is_refused_without_reading_it(run_cli, tmp_path):
         (["--gpu-memory-utilization", "NaN"], "--gpu-memory-utilization"),
         (["--tensor-parallel-size", "two"], "--tensor-parallel-size"),
         (["--kv-cache-dtype", "fp7"], "must be one of"),
+        (["--gpu-memory-utilization", "1.7"], "(0, 1]"),      # vLLM: "GPU memory utilization must be less than 1.0"
+        (["--max-num-seqs", "0"], ">= 1"),
+        (["--max-num-batched-tokens", "0"], ">= 1"),
     ],
 )
 def test_bad_values_exit_2_naming_the_flag(run_cli, argv, needle):
@@ -168,3 +171,11 @@ def test_help_lists_commands(run_cli):
     assert code == 0
     for cmd in ("config", "diagnose", "compat", "simulate"):
         assert cmd in out
+
+
+def test_out_of_range_value_in_a_config_file_names_its_line(run_cli, tmp_path):
+    cfg = tmp_path / "serve.yaml"
+    cfg.write_text("model: meta-llama/Llama-3.1-8B-Instruct\ngpu-memory-utilization: 1.7\n")
+    code, _, err = run_cli("diagnose", str(cfg))
+    assert code == 2
+    assert f"{cfg}:2:" in err and "gpu-memory-utilization" in err

@@ -5,28 +5,88 @@ from __future__ import annotations
 import json
 import math
 import sys
+from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 
-_ROWS = [  # (label, key, format)
-    ("requests/s", "request_throughput", "{:.2f}"),
-    ("output tok/s", "output_throughput", "{:.1f}"),
-    ("total tok/s", "total_token_throughput", "{:.1f}"),
-    ("mean TTFT ms", "mean_ttft_ms", "{:.1f}"),
-    ("p99 TTFT ms", "p99_ttft_ms", "{:.1f}"),
-    ("mean TPOT ms", "mean_tpot_ms", "{:.2f}"),
-    ("mean ITL ms", "mean_itl_ms", "{:.2f}"),
-    ("p99 ITL ms", "p99_itl_ms", "{:.2f}"),
-    ("p99 E2EL ms", "p99_e2el_ms", "{:.1f}"),
-    ("goodput req/s", "request_goodput", "{:.2f}"),
-    ("peak KV use", "kv_peak_use", "{:.1%}"),
-    ("mean KV use", "kv_mean_use", "{:.1%}"),
-    ("KV fragmentation", "kv_fragmentation", "{:.1%}"),
-    ("preemptions", "preemptions", "{:d}"),
-    ("steps", "num_steps", "{:d}"),
-]
+from sched_reader.cli.common import (
+    FormatOption,
+    GpuOption,
+    ModelConfigOption,
+    OutputFormat,
+    VllmOption,
+    run_guarded,
+    split_inputs,
+)
+
+
+class Dataset(str, Enum):
+    """Workload shapes of ``vllm bench serve``'s ``--dataset-name`` that the simulator generates."""
+
+    random = "random"
+    sharegpt = "sharegpt"
+
+
+_UNLIMITED = 1 << 40  # simulator.policies.UNLIMITED (not imported: keeps `--help` free of the simulator)
+
+
+def _params(r: dict[str, Any]) -> dict[str, Any]:
+    return r.get("params") or {}
+
+
+def _token_budget(r: dict[str, Any]) -> str:
+    """Tokens one step may schedule; "(chunked)": a longer prompt is prefilled in chunks of that size."""
+    from sched_reader.report.units import fmt_int
+
+    p = _params(r)
+    budget = p.get("max_num_batched_tokens")
+    if budget is None:
+        return "n/a"
+    text = "unlimited" if budget >= _UNLIMITED else fmt_int(budget)
+    return f"{text} (chunked)" if p.get("enable_chunked_prefill") else text
+
+
+def _row_formatters() -> tuple[list[tuple[str, Callable[[dict[str, Any]], str]]], list[tuple[str, Callable]]]:
+    """(parameter rows, metric rows) of the text table: label and cell formatter of one policy's result."""
+    from sched_reader.report.units import fmt_duration_ms, fmt_int, fmt_rate
+
+    def dur(key: str, digits: int = 1) -> Callable[[dict[str, Any]], str]:
+        return lambda r: fmt_duration_ms(r.get(key), ms_digits=digits)
+
+    def rate(key: str, unit: str) -> Callable[[dict[str, Any]], str]:
+        return lambda r: fmt_rate(r.get(key), unit)
+
+    def pct(key: str) -> Callable[[dict[str, Any]], str]:
+        return lambda r: "n/a" if r.get(key) is None else f"{r[key]:.1%}"
+
+    def count(key: str) -> Callable[[dict[str, Any]], str]:
+        return lambda r: fmt_int(r.get(key))
+
+    params = [
+        ("max-num-seqs", lambda r: fmt_int(_params(r).get("max_num_seqs"))),
+        ("token budget", _token_budget),
+        ("KV blocks", lambda r: fmt_int(_params(r).get("num_blocks"))),
+    ]
+    metrics = [
+        ("request throughput", rate("request_throughput", "req/s")),
+        ("output throughput", rate("output_throughput", "tok/s")),
+        ("total throughput", rate("total_token_throughput", "tok/s")),
+        ("mean TTFT", dur("mean_ttft_ms")),
+        ("p99 TTFT", dur("p99_ttft_ms")),
+        ("mean TPOT", dur("mean_tpot_ms", 2)),
+        ("mean ITL", dur("mean_itl_ms", 2)),
+        ("p99 ITL", dur("p99_itl_ms", 2)),
+        ("p99 E2EL", dur("p99_e2el_ms")),
+        ("goodput", rate("request_goodput", "req/s")),
+        ("peak KV use", pct("kv_peak_use")),
+        ("mean KV use", pct("kv_mean_use")),
+        ("KV fragmentation", pct("kv_fragmentation")),
+        ("preemptions", count("preemptions")),
+        ("steps", count("num_steps")),
+    ]
+    return params, metrics
 
 
 def _rate(text: str) -> float:
@@ -42,14 +102,21 @@ def _rate(text: str) -> float:
 
 
 def _policies(policy: str, compare: str | None) -> list[str]:
+    """The policies to run, in the order given; an unknown name is an input error with a suggestion."""
+    import difflib
+
     from sched_reader.analyzers.simulator.policies import POLICIES
     from sched_reader.errors import InputError
 
-    names = [p.strip() for p in compare.split(",") if p.strip()] if compare else [policy]
+    names = [p.strip() for p in compare.split(",") if p.strip()] if compare else [policy.strip()]
+    if not names:
+        raise InputError("no policy named", key="--compare")
     for p in names:
         if p not in POLICIES:
+            close = difflib.get_close_matches(p.lower(), POLICIES, n=1, cutoff=0.6)
             raise InputError(f"unknown policy {p!r}; choose from {', '.join(POLICIES)}",
-                             key="--compare" if compare else "--policy")
+                             key="--compare" if compare else "--policy",
+                             hint=f"did you mean {close[0]!r}?" if close else None)
     return list(dict.fromkeys(names))
 
 
@@ -71,99 +138,161 @@ def _progress_factory():
     return prog, cb
 
 
-def _text(engines: list[dict[str, Any]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def table_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """(header, parameter rows, metric rows) of one engine's table: one column per policy."""
+    params, metrics = _row_formatters()
+    header = ["", *(pol.upper() for pol in results)]
+    sizes = {_params(r).get("block_size") for r in results.values()} - {None}
+    rows_p = []
+    for label, cell in params:
+        if label == "KV blocks" and len(sizes) == 1:
+            label = f"KV blocks of {sizes.pop()} tokens"
+        rows_p.append([label, *(cell(r) for r in results.values())])
+    rows_m = [[label, *(cell(r) for r in results.values())] for label, cell in metrics]
+    return header, rows_p, rows_m
 
-    con = Console()
-    for e in engines:
-        table = Table(title=f"{e['name']} ({e['file']}) - {e['workload']}")
-        table.add_column("metric")
-        for pol in e["results"]:
-            table.add_column(pol.upper(), justify="right")
-        for label, key, fmt in _ROWS:
-            table.add_row(label, *[fmt.format(r[key]) for r in e["results"].values()])
-        con.print(table)
+
+def plain_table(header: list[str], *sections: list[list[str]]) -> list[str]:
+    """Aligned text lines: first column left, the others right; a dashed rule between sections."""
+    rows = [header] + [row for sec in sections for row in sec]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+
+    def line(row: list[str]) -> str:
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        return "  ".join(cells).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    out = [line(header)]
+    for sec in sections:
+        out.append(rule)
+        out.extend(line(row) for row in sec)
+    return out
+
+
+def _text(engines: list[dict[str, Any]]) -> None:
+    from sched_reader.report.console import PlainConsole, make_console
+
+    con = make_console()
+    for i, e in enumerate(engines):
+        if i:
+            con.print()
+        con.print(f"engine    {e['name']} ({e['file']})", markup=False)
+        con.print(f"workload  {e['workload']}", markup=False)
+        header, rows_p, rows_m = table_rows(e["results"])
+        if isinstance(con, PlainConsole):
+            for line in plain_table(header, rows_p, rows_m):
+                con.print(line)
+        else:
+            from rich.table import Table
+
+            table = Table()
+            table.add_column("metric")
+            for name in header[1:]:
+                table.add_column(name, justify="right")
+            for row in rows_p:
+                table.add_row(*row)
+            table.add_section()
+            for row in rows_m:
+                table.add_row(*row)
+            con.print(table)
+        con.print("token budget: tokens one step may schedule; (chunked): longer prompts are prefilled in "
+                  "chunks of that size", markup=False)
         for pol, r in e["results"].items():
             for note in r.get("notes", []):
-                con.print(f"note ({pol}): {note}")
+                con.print(f"note ({pol}): {note}", markup=False)
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``simulate`` to the app."""
+def simulate(
+    config: Optional[List[str]] = typer.Argument(
+        None, help="Deploy file(s) (compose, k8s, helm values, vLLM config); or a command line after --."
+    ),
+    policy: str = typer.Option("vllm", "--policy", help="naive | static | continuous | chunked | vllm."),
+    compare: Optional[str] = typer.Option(
+        None, "--compare", help="Comma list of policies to run side by side, e.g. naive,continuous,vllm."
+    ),
+    workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML (classes, arrivals, trace)."),
+    dataset_name: Optional[Dataset] = typer.Option(
+        None, "--dataset-name", case_sensitive=False, help="Workload shape, as `vllm bench serve` (default random)."
+    ),
+    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, help="Prompt tokens (random dataset; default 1024)."),
+    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, help="Output tokens (random dataset; default 128)."),
+    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=10_000_000, help="Requests in the run (default 1000)."),
+    request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s (Poisson arrivals), or inf for all at once (default inf)."),
+    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, help="Cap on requests in flight."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the generated workload."),
+    chunk_size: int = typer.Option(512, "--chunk-size", min=1, help="Prefill chunk of the 'chunked' policy (tokens)."),
+    slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", help="Goodput TTFT target (ms)."),
+    slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", help="Goodput TPOT/ITL target (ms)."),
+    fmt: OutputFormat = FormatOption,
+    gpu: Optional[str] = GpuOption,
+    vllm: Optional[str] = VllmOption,
+    model_config: Optional[str] = ModelConfigOption,
+) -> None:
+    """Predict throughput, TTFT, ITL, KV use and preemptions of a deploy config under a workload.
 
-    @app.command("simulate")
-    def simulate_cmd(
-        config: Optional[list[str]] = typer.Argument(None, help="Deploy file(s) (compose, k8s, helm values, "
-                                                     "vLLM config); or a command line after --."),
-        policy: str = typer.Option("vllm", "--policy", help="naive | static | continuous | chunked | vllm"),
-        compare: Optional[str] = typer.Option(None, "--compare", help="Comma list of policies, side by side."),
-        workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML (classes, arrivals, trace)."),
-        dataset_name: Optional[str] = typer.Option(None, "--dataset-name", help="random | sharegpt (default random)"),
-        random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, help="default 1024"),
-        random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, help="default 128"),
-        num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=10_000_000, help="default 1000"),
-        request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s (Poisson) or inf (default)."),
-        max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1),
-        seed: int = typer.Option(0, "--seed"),
-        chunk_size: int = typer.Option(512, "--chunk-size", min=1, help="Prefill chunk of the 'chunked' policy."),
-        slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", help="Goodput TTFT target (ms)."),
-        slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", help="Goodput TPOT/ITL target (ms)."),
-        fmt: str = typer.Option("text", "--format", help="text | json"),
-        gpu: Optional[str] = typer.Option(None, "--gpu"),
-        vllm: Optional[str] = typer.Option(None, "--vllm"),
-        model_config: Optional[str] = typer.Option(None, "--model-config"),
-    ) -> None:
-        """Predict throughput, TTFT, ITL, KV use and preemptions of a deploy config under a workload."""
-        from sched_reader.errors import InputError, SchedReaderError
+    Each policy replays the same requests on the same KV budget and step-cost model; the table's first
+    rows show the scheduler limits that make the policies differ.
 
+    Exit codes: 0 simulated, 2 unreadable or invalid input (unknown policy, GPU, model or file).
+
+    \b
+    Examples:
+      sched-reader simulate deploy.yaml
+      sched-reader simulate --compare naive,static,continuous,chunked,vllm --num-prompts 200 deploy.yaml
+      sched-reader simulate --request-rate 8 --format json -- vllm serve meta-llama/Llama-3.1-8B-Instruct
+    """
+
+    def body() -> int:
+        from sched_reader.errors import InputError
+
+        pols = _policies(policy, compare)
+        rate = _rate(request_rate) if request_rate is not None else None
+        if workload is not None and not workload.is_file():
+            raise InputError("no such file" if not workload.exists() else "not a file", file=str(workload),
+                             key="--workload")
+        paths, cmdline = _inputs(config)
+        from sched_reader.analyzers.simulator import simulate_spec
+        from sched_reader.models.spec_builder import build_specs
+
+        specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
+        if not specs:
+            raise InputError("no vLLM engine found in the input")
+        overrides = {"dataset_name": dataset_name.value if dataset_name else None,
+                     "random_input_len": random_input_len, "random_output_len": random_output_len,
+                     "num_prompts": num_prompts, "request_rate": rate, "max_concurrency": max_concurrency}
+        per_engine = [_workload(workload, spec, overrides, seed) for spec in specs]
+        prog, cb = _progress_factory()
+        engines = []
         try:
-            if fmt not in ("text", "json"):
-                raise InputError("must be text or json", key="--format")
-            pols = _policies(policy, compare)
-            paths, cmdline = _inputs(config)
-            from sched_reader.analyzers.simulator import simulate_spec
-            from sched_reader.models.spec_builder import build_specs
-
-            specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
-            if not specs:
-                raise InputError("no vLLM engine found in the input")
-            overrides = {"dataset_name": dataset_name, "random_input_len": random_input_len,
-                         "random_output_len": random_output_len, "num_prompts": num_prompts,
-                         "request_rate": _rate(request_rate) if request_rate is not None else None,
-                         "max_concurrency": max_concurrency}
-            per_engine = [_workload(workload, spec, overrides, seed) for spec in specs]
-            prog, cb = _progress_factory()
-            engines = []
-            try:
-                if prog is not None:
-                    prog.start()
-                for spec, (requests, desc) in zip(specs, per_engine):
-                    res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo_ttft_ms,
-                                        slo_tpot_ms=slo_tpot_ms,
-                                        progress=(lambda p, d, t, _n=spec.name: cb(f"{_n}:{p}", d, t)) if cb else None)
-                    engines.append({"name": spec.name, "file": spec.file, "workload": desc, "results": res})
-            finally:
-                if prog is not None:
-                    prog.stop()
-        except SchedReaderError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(e.exit_code)
-        except (ValueError, OSError) as e:  # last-resort guard: one line, never a traceback
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2)
-        if fmt == "json":
+            if prog is not None:
+                prog.start()
+            for spec, (requests, desc) in zip(specs, per_engine):
+                res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo_ttft_ms,
+                                    slo_tpot_ms=slo_tpot_ms,
+                                    progress=(lambda p, d, t, _n=spec.name: cb(f"{_n}:{p}", d, t)) if cb else None)
+                engines.append({"name": spec.name, "file": spec.file, "workload": desc, "results": res})
+        finally:
+            if prog is not None:
+                prog.stop()
+        if fmt == OutputFormat.json:
             typer.echo(json.dumps({"schema_version": 1, "engines": engines}, indent=1))
         else:
             for e in engines:
                 for r in e["results"].values():
                     r.pop("timeseries", None)
             _text(engines)
+        return 0
+
+    raise typer.Exit(run_guarded(body))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``simulate`` to the app."""
+    app.command("simulate")(simulate)
 
 
 def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
     """Deploy files and the command line after ``--`` (split by the CLI's shared helper)."""
-    from sched_reader.cli.common import split_inputs
     from sched_reader.errors import InputError
 
     paths, cmdline = split_inputs(config)
@@ -185,11 +314,11 @@ def _workload(path, spec, overrides: dict[str, Any], seed: int):
         req = load_workload_yaml(path, {"seed": seed} if seed else None)
         if overrides.get("max_concurrency") is not None:
             req.max_concurrency = overrides["max_concurrency"]
-        return req, f"workload {path} ({len(req)} requests)"
+        return req, f"workload {path} ({len(req):,} requests)"
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = from_bench_flags(dataset_name=bench.dataset_name, random_input_len=bench.random_input_len,
                                random_output_len=bench.random_output_len, num_prompts=bench.num_prompts,
                                request_rate=bench.request_rate, max_concurrency=bench.max_concurrency, seed=seed)
         return req, describe_workload(bench)
-    return req, f"{describe_workload(bench)} (from the file's workload section: means of {len(req)} requests)"
+    return req, f"{describe_workload(bench)} (from the file's workload section: means of {len(req):,} requests)"

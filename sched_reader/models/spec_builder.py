@@ -28,6 +28,38 @@ from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
 _MODEL_DESTS = {"model", "model_tag"}
 
+# Value ranges vLLM enforces when it builds its configs (CacheConfig / SchedulerConfig / ParallelConfig
+# checks, e.g. "GPU memory utilization must be less than 1.0"): a value outside stops vLLM at start-up.
+# dest -> (minimum, minimum allowed?, maximum or None)
+_RANGES: dict[str, tuple[float, bool, float | None]] = {
+    "gpu_memory_utilization": (0.0, False, 1.0),
+    "max_num_seqs": (1, True, None),
+    "max_num_batched_tokens": (1, True, None),
+    "max_model_len": (1, True, None),
+    "tensor_parallel_size": (1, True, None),
+    "pipeline_parallel_size": (1, True, None),
+    "data_parallel_size": (1, True, None),
+    "block_size": (1, True, None),
+    "num_gpu_blocks_override": (1, True, None),
+    "kv_cache_memory_bytes": (1, True, None),
+    "max_num_partial_prefills": (1, True, None),
+    "long_prefill_token_threshold": (0, True, None),
+    "swap_space": (0, True, None),
+    "cpu_offload_gb": (0, True, None),
+}
+
+
+def _check_range(dest: str, value: Any) -> str | None:
+    """Why ``value`` is outside what vLLM accepts for ``dest``, or None."""
+    bounds = _RANGES.get(dest)
+    if bounds is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    lo, lo_ok, hi = bounds
+    if value < lo or (value == lo and not lo_ok) or (hi is not None and value > hi):
+        span = f"{'[' if lo_ok else '('}{lo:g}, {hi:g}]" if hi is not None else f">= {lo:g}"
+        return f"must be {'in ' + span if hi is not None else span}, got {value:g}; vLLM refuses to start"
+    return None
+
 
 def _field(record: Any, name: str, default: Any = None) -> Any:
     """Read a field of an argument record, whether it is a dict or an object."""
@@ -163,6 +195,9 @@ def _normalize_settings(
                 line=s.origin.line,
                 key=s.flag,
             ) from None
+        problem = _check_range(dest, typed)
+        if problem:
+            raise InputError(problem, file=s.origin.file, line=s.origin.line, key=s.flag)
         previous = args.get(dest)
         overridden = []
         if previous is not None:
@@ -467,12 +502,6 @@ def build_spec(
     tp = int(args["tensor_parallel_size"].value) if "tensor_parallel_size" in args else 1
     pp = int(args["pipeline_parallel_size"].value) if "pipeline_parallel_size" in args else 1
     dp = int(args["data_parallel_size"].value) if "data_parallel_size" in args else 1
-    for dest, value in (("tensor_parallel_size", tp), ("pipeline_parallel_size", pp), ("data_parallel_size", dp)):
-        if value < 1:
-            fv = args[dest]
-            raise InputError(
-                f"{fv.flag} must be >= 1, got {value}", file=fv.origin.file, line=fv.origin.line, key=fv.flag
-            )
     hardware = _resolve_hardware(raw, gpu, tp * pp * dp, notes)
     arch = None
     ckpt_quant = None

@@ -392,3 +392,14 @@ def test_variant_context_and_rope_follow_the_alias():
     assert resolve_model("mistralai/Mistral-Nemo-Instruct-2407").arch.config["max_position_embeddings"] == 1024000
     # R1 distill 1.5B is untied (Qwen2.5-Math base), unlike Qwen2.5-1.5B
     assert resolve_model("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B").arch.config["tie_word_embeddings"] is False
+
+
+def test_llama3_and_community_quantized_names_resolve():
+    # Meta-Llama-3-8B: 8K context, no rope scaling (its config.json), unlike Llama-3.1-8B's 131072
+    r = resolve_model("meta-llama/Meta-Llama-3-8B-Instruct")
+    assert r.arch.config["max_position_embeddings"] == 8192
+    # community AWQ copies drop Meta's "-hf" suffix and use other casings
+    r = resolve_model("TheBloke/Llama-2-7B-Chat-AWQ")
+    assert r.arch.id == "meta-llama/Llama-2-7b-hf" and r.checkpoint_quantization == "awq"
+    r = resolve_model("casperhansen/llama-3-70b-instruct-awq")
+    assert r.arch.id == "meta-llama/Meta-Llama-3-70B" and r.checkpoint_quantization == "awq"

@@ -141,7 +141,7 @@ def _progress_factory():
 def table_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
     """(header, parameter rows, metric rows) of one engine's table: one column per policy."""
     params, metrics = _row_formatters()
-    header = ["", *(pol.upper() for pol in results)]
+    header = ["metric", *(pol.upper() for pol in results)]
     sizes = {_params(r).get("block_size") for r in results.values()} - {None}
     rows_p = []
     for label, cell in params:
@@ -186,7 +186,7 @@ def _text(engines: list[dict[str, Any]]) -> None:
             from rich.table import Table
 
             table = Table()
-            table.add_column("metric")
+            table.add_column(header[0])
             for name in header[1:]:
                 table.add_column(name, justify="right")
             for row in rows_p:

@@ -237,9 +237,12 @@ def _lookup(cat: _Catalog, org: str | None, repo: str) -> tuple[str | None, bool
         mid = cat.full.get(f"{org}/{repo}".lower())
         if mid:
             return mid, True
-    ids = cat.short.get(repo.lower())
-    if ids and len(ids) == 1:
-        return next(iter(ids)), org is None
+    low = repo.lower()
+    # Meta's Llama-2 repos end in "-hf" while community copies drop it (TheBloke/Llama-2-7B-Chat-AWQ)
+    for spelling in (low, low[:-3] if low.endswith("-hf") else low + "-hf"):
+        ids = cat.short.get(spelling)
+        if ids and len(ids) == 1:
+            return next(iter(ids)), org is None and spelling == low
     return None, False
 
 

@@ -73,11 +73,11 @@ def fmt_rate(x: float | None, unit: str, digits: int | None = None) -> str:
 
 
 def fmt_int(n: int | float | None) -> str:
-    """An integer with thousands separators (a float is rounded to the nearest integer)."""
+    """An integer with thousands separators (a float is rounded to the nearest, halves away from zero)."""
     if _missing(n):
         return NA
     if isinstance(n, float):
         if math.isinf(n):
             return "inf" if n > 0 else "-inf"
-        n = round(n)
+        n = math.copysign(math.floor(abs(n) + 0.5), n)  # half away from zero, not to even
     return f"{int(n):,}"  # type: ignore[arg-type]

@@ -119,6 +119,6 @@ def test_help_documents_options_exit_codes_and_examples(capsys):
     assert code == 0
     flat = " ".join(out.split())
     assert "Exit codes: 0" in flat and "2 unreadable or invalid input" in flat
-    assert out.count("sched-reader simulate ") >= 2          # examples, kept on their own lines
+    assert out.count("sched-reader simulate ") >= 4          # usage line + 3 examples, kept on their own lines
     assert "GPU to assume" in flat and "vLLM release to check against" in flat and "local HF config.json" in flat
     assert "<text|json>" in out and "<random|sharegpt>" in out

@@ -182,3 +182,30 @@ def test_unresolved_variable_in_a_flag_is_a_warning():
     specs = build_specs([DEPLOY / "cmdline" / "InferenceMAX-fork__gptoss_fp4_h100_docker.sh"], strict_model=False)
     keys = {f.key for s in specs for f in s.findings if f.rule == "SR114"}
     assert "--tensor-parallel-size" in keys
+
+
+def test_amd_gpu_request_assumes_an_amd_part(tmp_path):
+    p = tmp_path / "amd.yaml"
+    p.write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: amd}\nspec:\n  template:\n    spec:\n"
+                 "      containers:\n      - name: vllm\n        image: rocm/vllm:v0.10.1\n"
+                 "        args: [vllm, serve, meta-llama/Llama-3.1-8B-Instruct]\n"
+                 "        resources: {limits: {amd.com/gpu: 1}}\n")
+    [spec] = build_specs([p])
+    assert spec.hardware.gpu.vendor == "AMD" and spec.hardware.gpu_inferred
+    assert any("amd.com/gpu" in n for n in spec.notes)
+
+
+def test_unquoted_version_in_own_file_is_an_error_with_a_fix(tmp_path):
+    p = tmp_path / "own.yaml"
+    p.write_text("sched_reader: 1\nvllm_version: 0.10\nserve: vllm serve meta-llama/Llama-3.1-8B-Instruct\n")
+    with pytest.raises(InputError) as exc:
+        build_specs([p])
+    assert exc.value.line == 2 and "quote" in (exc.value.hint or "")
+
+
+def test_sched_reader_key_in_a_vllm_config_says_how_to_mark_the_file(tmp_path):
+    p = tmp_path / "v.yaml"
+    p.write_text("model: meta-llama/Llama-3.1-8B-Instruct\nhardware: {gpu: H100, count: 1}\n")
+    [spec] = build_specs([p], vllm="0.19.0")
+    [f] = [f for f in spec.findings if f.rule == "SR101"]
+    assert "sched_reader: 1" in f.fix

@@ -50,10 +50,10 @@ def run(
             out(render_list(fmt))
             return EXIT_OK
         if diff:
-            out(render_release_diff(diff[0], diff[1], fmt))
+            out(render_release_diff(diff[0], diff[1], fmt, gpu=gpu))
             return EXIT_OK
         if flag:
-            out(render_flag(flag, fmt))
+            out(render_flag(flag, fmt, gpu=gpu))
             return EXIT_OK
         if not files and not command_line:
             if not vllm:
@@ -126,20 +126,42 @@ def render_list(fmt: str) -> str:
 # --flag
 # ------------------------------------------------------------------------------------------------
 
-def render_flag(name: str, fmt: str) -> str:
-    from sched_reader.compat import argtable
-    from sched_reader.compat.history import flag_spans, render_flag_history
-
+def _flag_name(name: str) -> str:
+    """``max_num_seqs`` / ``--max_num_seqs`` -> ``--max-num-seqs`` (single-dash aliases kept)."""
     flag = name.strip()
+    if "=" in flag and flag.startswith("-"):
+        flag = flag.split("=", 1)[0]
     if not flag.startswith("-"):
         flag = "--" + flag
-    flag = "--" + flag.lstrip("-").replace("_", "-") if flag.startswith("--") else flag
-    spans = flag_spans(flag)
-    renamed = argtable.renamed_to(flag) if any(s.present for s in spans) else None
+    return "--" + flag.lstrip("-").replace("_", "-") if flag.startswith("--") else flag
+
+
+def render_flag(name: str, fmt: str, gpu: str | None = None) -> str:
+    """One flag across every release; raises InputError (exit 2, with "did you mean") when no
+    release has it. Scheduler flags also show the effective `vllm serve` default on ``gpu``."""
+    from sched_reader.compat import argtable
+    from sched_reader.compat.history import (SERVE_FIELDS, default_changes, flag_dest, flag_spans,
+                                             render_flag_history, serve_context, suggest_flags)
+    from sched_reader.compat.releases import newest, oldest
+    from sched_reader.errors import InputError
+
+    flag = _flag_name(name)
+    dest = flag_dest(flag)
+    if dest is None:
+        close = suggest_flags(flag)
+        hint = ("did you mean " + " or ".join(close) + "?") if close else \
+            "see `vllm serve --help` of your release; sched-reader compat --list shows the known releases"
+        raise InputError(f"{flag} is not a `vllm serve` flag in any known release ({oldest()} .. {newest()})",
+                         key="--flag", hint=hint)
+    serve = serve_context(gpu) if dest in SERVE_FIELDS else None
+    spans = flag_spans(flag, serve)
+    renamed = argtable.renamed_to(flag)
     if fmt == "json":
-        return json.dumps({"schema_version": 1, "flag": flag, "renamed_to": renamed,
-                           "spans": [s.to_json() for s in spans]}, indent=2, default=str)
-    text = render_flag_history(flag, spans, renamed)
+        return json.dumps({"schema_version": 1, "flag": flag, "dest": dest, "renamed_to": renamed,
+                           "serve_context": serve.to_json() if serve else None,
+                           "spans": [s.to_json() for s in spans],
+                           "default_changes": default_changes(spans)}, indent=2, default=str)
+    text = render_flag_history(flag, spans, renamed, serve)
     if fmt == "markdown":
         return "```\n" + text + "\n```"
     return text
@@ -149,23 +171,18 @@ def render_flag(name: str, fmt: str) -> str:
 # --diff
 # ------------------------------------------------------------------------------------------------
 
-def render_release_diff(a: str, b: str, fmt: str) -> str:
-    from sched_reader.compat import matrix
-    from sched_reader.compat.history import diff_releases, render_diff
+def render_release_diff(a: str, b: str, fmt: str, gpu: str | None = None) -> str:
+    """Changelog between two releases; the effective serve defaults are resolved on ``gpu``
+    (default H100 SXM5 80GB)."""
+    from sched_reader.compat.history import diff_releases, render_diff, serve_context
 
     (ra, wa), (rb, wb) = resolve(a), resolve(b)
-    d = diff_releases(ra, rb)
+    d = diff_releases(ra, rb, serve_context(gpu))
     warnings = [w for w in (wa, wb) if w]
     if fmt == "json":
-        doc = {"schema_version": 1, **d.to_json(), "warnings": warnings}
+        doc = {"schema_version": 2, **d.to_json(), "warnings": warnings}
         return json.dumps(doc, indent=2, default=str)
-    m = matrix.for_release(rb) or matrix.for_release(ra)
-    text = render_diff(d, m.label if m else None)
-    if warnings:
-        text = "\n".join(f"warning: {w}" for w in warnings) + "\n" + text
-    if fmt == "markdown":
-        return "```\n" + text + "\n```"
-    return text
+    return render_diff(d, fmt, warnings)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -28,6 +28,10 @@ from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
 _MODEL_DESTS = {"model", "model_tag"}
 
+# The GPU assumed when a manifest requests AMD GPUs (amd.com/gpu) without naming one: the most deployed
+# Instinct part for vLLM serving.
+DEFAULT_AMD_GPU = "MI300X"
+
 # Value ranges vLLM enforces when it builds its configs (CacheConfig / SchedulerConfig / ParallelConfig
 # checks, e.g. "GPU memory utilization must be less than 1.0"): a value outside stops vLLM at start-up.
 # dest -> (minimum, minimum allowed?, maximum or None)
@@ -82,6 +86,12 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
         requested, origin = vllm, Origin(source="cli-option", key="--vllm")
     elif raw.vllm_version is not None:
         requested, origin = str(raw.vllm_version.value), raw.vllm_version.origin
+        if isinstance(raw.vllm_version.value, float):
+            raise InputError(
+                f"vLLM version {raw.vllm_version.value!r} was read as a YAML number (0.10 becomes 0.1)",
+                file=origin.file, line=origin.line, key=origin.key or "vllm_version",
+                hint="quote it, e.g. vllm_version: \"0.10.1\"",
+            )
     else:
         release = newest()
         findings.append(
@@ -249,6 +259,10 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
             err.file, err.line = raw.gpu_type.origin.file, raw.gpu_type.origin.line
             raise
         gpu_origin = raw.gpu_type.origin
+    elif raw.gpu_count is not None and "amd.com/gpu" in (raw.gpu_count.origin.key or ""):
+        res = resolve_gpu(DEFAULT_AMD_GPU)
+        inferred = True
+        notes.append(f"amd.com/gpu requested but no GPU model named: assuming {res.gpu.name} (pass --gpu to change)")
     else:
         res = None
         inferred = True
@@ -492,7 +506,7 @@ def build_spec(
     release, requested, v_origin, findings = _resolve_release(raw, vllm)
     from sched_reader.compat.checks import check_raw
 
-    findings.extend(check_raw(raw, release))
+    findings.extend(_own_file_key_hints(check_raw(raw, release)))
     args, flag_findings, notes = _normalize_settings(raw, release)
     findings.extend(flag_findings)
     notes = [*raw.notes, *notes]
@@ -564,6 +578,22 @@ def build_spec(
     spec.findings.extend(_release_checks(spec))
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec
+
+
+_OWN_FILE_KEYS = ("hardware", "workload", "vllm_version")
+
+
+def _own_file_key_hints(findings: list[Finding]) -> list[Finding]:
+    """An unknown ``hardware:``/``workload:``/``vllm_version:`` key in a vLLM --config file is meant for
+    sched-reader's own format: say how to mark the file as one instead of suggesting a vLLM flag."""
+    out = []
+    for f in findings:
+        key = (f.key or "").lstrip("-").replace("-", "_")
+        if f.rule == "SR101" and key in _OWN_FILE_KEYS:
+            f = f.model_copy(update={"fix": "a sched-reader key: add `sched_reader: 1` at the top of the file "
+                                            "(see sched_reader/readers/OWN_FORMAT.md)"})
+        out.append(f)
+    return out
 
 
 def _unresolved_findings(raw: RawEngine) -> list[Finding]:

@@ -126,7 +126,10 @@ def _hints(e: RawEngine, root: YMap, file: str) -> None:
         return Origin(file=file, line=m.kline(key), source="sched-reader", key=path)
 
     if "vllm_version" in root:
-        e.vllm_version = Hint(value=str(root["vllm_version"]), origin=origin(root, "vllm_version", "vllm_version"))
+        v = root["vllm_version"]
+        # a float keeps its type so the spec builder can say "quote it" (YAML reads 0.10 as 0.1)
+        e.vllm_version = Hint(value=v if isinstance(v, float) else str(v),
+                              origin=origin(root, "vllm_version", "vllm_version"))
     hw = root.get("hardware")
     if hw is not None:
         if not isinstance(hw, YMap):

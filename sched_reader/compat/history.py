@@ -92,10 +92,10 @@ class ServeContext:
     note: str | None = None              # e.g. "'H100': several SKUs, assuming ..."
 
     def describe(self) -> str:
-        gpu = f"{self.gpu_name} ({self.gpu_total_gib:.2f} GiB)"
-        if self.assumed_gpu:
-            gpu += ", the default GPU; --gpu to change"
-        return f"effective `vllm serve` defaults on {gpu}, max_model_len {self.max_model_len} assumed"
+        """``H100 SXM5 80GB (79.19 GiB; the default GPU, --gpu to change), max_model_len 8192 assumed``."""
+        extra = "; the default GPU, --gpu to change" if self.assumed_gpu else ""
+        return (f"{self.gpu_name} ({self.gpu_total_gib:.2f} GiB{extra}), "
+                f"max_model_len {self.max_model_len} assumed")
 
     def to_json(self) -> dict[str, Any]:
         return {"gpu": self.gpu_name, "gpu_id": self.gpu_id, "gpu_total_gib": round(self.gpu_total_gib, 2),
@@ -288,23 +288,23 @@ class ReleaseDiff:
         return not (self.added or self.removed or self.renamed or self.defaults or self.choices
                     or self.deprecated or self.matrix)
 
-    def sections(self) -> list[tuple[str, list[str], list[str]]]:
-        """``(title, lines, sub-notes)`` in changelog order; text and markdown render these."""
-        out: list[tuple[str, list[str], list[str]]] = []
+    def sections(self) -> list[tuple[str, str, list[tuple[str, str | None]]]]:
+        """``(title, qualifier, [(line, note)])`` in changelog order; text and markdown render these."""
+        out: list[tuple[str, str, list[tuple[str, str | None]]]] = []
 
-        def add(title: str, lines: list[str], notes: list[str] | None = None) -> None:
-            if lines:
-                out.append((f"{title} ({len(lines)})", lines, notes or []))
+        def add(title: str, items: list[Any], qualifier: str = "") -> None:
+            rows = [(i, None) if isinstance(i, str) else i for i in items]
+            if rows:
+                out.append((f"{title} ({len(rows)})", qualifier, rows))
 
-        add("Flags added", [f"{f} ({self.added_notes[f]})" if f in self.added_notes else f for f in self.added])
+        add("Flags added", [(f, self.added_notes.get(f)) for f in self.added])
         add("Flags removed", self.removed)
         add("Flags renamed", [f"{a} -> {b} ({rel})" for a, b, rel in self.renamed])
-        serve = self.defaults_at("engine", "serve")
-        where = self.serve.describe() if self.serve else "effective `vllm serve` defaults"
-        add(f"Serve defaults changed [{where}]", [d.line() for d in serve],
-            [f"{d.flag}: {d.note}" for d in serve if d.note])
-        add("Argparse defaults changed [the parser's default, as --help shows it; vLLM may resolve an "
-            "unset value at start-up]", [d.line() for d in self.defaults_at("argparse")])
+        gpu = f" on {self.serve.gpu_name}" if self.serve else ""
+        add("Serve defaults changed", [(d.line(), d.note) for d in self.defaults_at("engine", "serve")],
+            f"effective `vllm serve` values{gpu}")
+        add("Argparse defaults changed", [d.line() for d in self.defaults_at("argparse")],
+            "the parser's default as --help shows it; vLLM may resolve an unset value at start-up")
         add("Choices changed", [
             f"{f}: " + "; ".join(x for x in (("+" + ", +".join(map(str, a))) if a else "",
                                            ("-" + ", -".join(map(str, r))) if r else "") if x)
@@ -519,23 +519,29 @@ def _matrix_changes(ma: Any, mb: Any) -> list[MatrixLine]:
 
 def render_diff(d: ReleaseDiff, fmt: str = "text", warnings: list[str] | None = None) -> str:
     """Changelog as text or markdown: the summary line first, then one section per kind of change."""
-    warnings = warnings or []
     md = fmt == "markdown"
+    quote = "> " if md else ""
     lines = [f"## {d.summary_line()}" if md else d.summary_line()]
-    lines += [f"> warning: {w}" if md else f"warning: {w}" for w in warnings]
-    if d.serve is not None and d.serve.note:
-        lines.append(f"{'> ' if md else ''}note: {d.serve.note}")
+    if d.serve is not None:
+        lines.append(f"{quote}Serve defaults: effective `vllm serve` values for {d.serve.describe()}")
+        if d.serve.note:
+            lines.append(f"{quote}note: {d.serve.note}")
+    lines += [f"{quote}warning: {w}" for w in (warnings or [])]
     if d.is_empty():
         lines.append("no flag, default or matrix changes")
-    for title, items, notes in d.sections():
+    for title, qualifier, rows in d.sections():
         if md:
-            lines += ["", f"### {title}", ""]
-            lines += [f"- `{i}`" if i.startswith("--") and " " not in i else f"- {i}" for i in items]
-            lines += [f"  - note: {n}" for n in notes]
+            lines += ["", f"### {title}" + (f" - {qualifier}" if qualifier else ""), ""]
+            for text, note in rows:
+                lines.append(f"- `{text}`" if text.startswith("--") and " " not in text else f"- {text}")
+                if note:
+                    lines.append(f"  - {note}")
         else:
-            lines.append(f"{title}:")
-            lines += [f"  {i}" for i in items]
-            lines += [f"  note: {n}" for n in notes]
+            lines.append(f"{title}" + (f" [{qualifier}]" if qualifier else "") + ":")
+            for text, note in rows:
+                lines.append(f"  {text}")
+                if note:
+                    lines.append(f"      {note}")
     if d.matrix_note:
         lines += ["", f"Note: {d.matrix_note}"] if md else [f"Note: {d.matrix_note}"]
     return "\n".join(lines)
@@ -637,7 +643,7 @@ def render_flag_history(flag: str, spans: list[FlagSpan], renamed: str | None = 
     scheduler = serve is not None and any(s.serve_default is not None for s in spans)
     head = f"{flag} across vLLM releases:"
     if scheduler:
-        head = f"{flag} across vLLM releases (`vllm serve` default = {serve.describe()}):"
+        head = f"{flag} across vLLM releases (`vllm serve` default: effective value for {serve.describe()}):"
     lines = [head]
     prev: FlagSpan | None = None
     for s in spans:

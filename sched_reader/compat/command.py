@@ -149,7 +149,7 @@ def render_flag(name: str, fmt: str, gpu: str | None = None) -> str:
     dest = flag_dest(flag)
     if dest is None:
         close = suggest_flags(flag)
-        hint = ("did you mean " + " or ".join(close) + "?") if close else \
+        hint = ("did you mean " + ", ".join(close) + "?") if close else \
             "see `vllm serve --help` of your release; sched-reader compat --list shows the known releases"
         raise InputError(f"{flag} is not a `vllm serve` flag in any known release ({oldest()} .. {newest()})",
                          key="--flag", hint=hint)

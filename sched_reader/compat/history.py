@@ -383,8 +383,13 @@ def diff_releases(old: str, new: str, serve: ServeContext | None = None) -> Rele
     d.renamed = sorted((f, t, rel) for f, (t, rel) in renames.items())
     d.removed = [f for f in gone if f not in renames]
     d.added = [f for f in new_flags if f not in claimed]
-    for f in d.added:  # the successor of a flag both releases still have
-        for prev in sorted(set(flags_a) & set(flags_b)):
+    both = sorted(set(flags_a) & set(flags_b))
+    for f in d.added:  # the successor (or, downgrading, the old name) of a flag both releases have
+        later = _renamed_to(f)
+        if later in flags_a and later in flags_b:
+            d.added_notes[f] = f"old name of {later}"
+            continue
+        for prev in both:
             if _renamed_to(prev) == f:
                 d.added_notes[f] = f"new name of {prev}, which {new} still accepts"
 

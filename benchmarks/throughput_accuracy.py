@@ -110,12 +110,11 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     requests = from_bench_flags(dataset_name=workload.dataset_name, random_input_len=workload.random_input_len,
                                 random_output_len=workload.random_output_len, num_prompts=workload.num_prompts,
                                 request_rate=workload.request_rate, max_concurrency=workload.max_concurrency)
-    from sched_reader.analyzers.simulator.metrics import add_client_latency
-    from sched_reader.models.cost.steady_state import frontend_ttft_s
+    from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
-    res = simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt))
-    return add_client_latency(res, frontend_ttft_s(endpoint), f"API-server time for the {endpoint} endpoint")
+    return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt)),
+                                 endpoint or "completions")
 
 
 def _published(results: dict, metric: str) -> tuple[float | None, str]:

@@ -210,12 +210,9 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
             max_concurrency=workload.max_concurrency,
         )
     blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
-    from sched_reader.analyzers.simulator.metrics import add_client_latency
-    from sched_reader.models.cost.steady_state import frontend_ttft_s
+    from sched_reader.analyzers.simulator.api import with_frontend_latency
 
-    sim = simulate(requests, params_for("vllm", spec.effective, blocks), model)
-    add_client_latency(sim, frontend_ttft_s("completions"), "API-server time for /v1/completions (the default "
-                       "`vllm bench serve` backend), as in the steady-state formula")
+    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")

@@ -438,12 +438,15 @@ def _engine_changes(old: str, new: str) -> list[DefaultChange]:
     path = _ordered_path(old, new)
     per = {r: _engine_values(r) for r in path}
     out = []
+    seen: set[str] = set()
     for key in ("default engine", "engines available"):
         vals = {r: per[r][key][0] for r in path}
         if vals[old] != vals[new]:
             steps = _steps(path, vals)
+            note = per[steps[-1][0]][key][1] if steps else None
             out.append(DefaultChange(key, vals[old], vals[new], "engine", steps,
-                                     note=per[steps[-1][0]][key][1] if steps else None))
+                                     note=None if note in seen else note))
+            seen.add(note or "")
     return out
 
 

@@ -85,5 +85,16 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
             raise InputError(f"unknown policy {pol!r}; choose from {', '.join(POLICIES)}", key="--policy")
         params = params_for(pol, spec.effective, blocks, chunk_size=chunk_size)
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
-        out[pol] = simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, progress=cb)
+        out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
+                                                  slo_tpot_ms=slo_tpot_ms, progress=cb))
     return out
+
+
+def with_frontend_latency(res: dict[str, Any], endpoint: str = "completions") -> dict[str, Any]:
+    """What a ``vllm bench serve`` client measures: the engine's times plus the API server's fixed
+    per-request latency for ``endpoint`` (the steady-state formula adds the same constant)."""
+    from sched_reader.analyzers.simulator.metrics import add_client_latency
+    from sched_reader.models.cost.steady_state import frontend_ttft_s
+
+    return add_client_latency(res, frontend_ttft_s(endpoint),
+                              f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")

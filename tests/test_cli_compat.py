@@ -76,6 +76,30 @@ def test_diff_changelog():
     assert {"flag": "--kv-cache-dtype", "added": ["float16"], "removed": []} in doc["choices_changed"]
 
 
+def test_diff_summary_renames_and_gpu():
+    r = run("--diff", "0.12.0", "0.13.0")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0].startswith("vLLM 0.12.0 -> 0.13.0: ")
+    assert " 1 renamed" in r.output.splitlines()[0]
+    assert "Flags renamed (1):\n  --cuda-graph-sizes -> --cudagraph-capture-sizes (0.13.0)" in r.output
+    doc = json.loads(run("--diff", "0.12.0", "0.13.0", "-f", "json").output)
+    assert doc["flags_renamed"] == [{"old": "--cuda-graph-sizes", "new": "--cudagraph-capture-sizes",
+                                     "release": "0.13.0"}]
+    assert "--cuda-graph-sizes" not in doc["flags_removed"]
+    a100 = run("--diff", "0.7.3", "0.8.0", "--gpu", "A100 SXM4 80GB")
+    assert "A100 SXM4 80GB" in a100.output and "--max-num-batched-tokens: 8192 -> 2048 (0.8.0)" in a100.output
+    assert run("--diff", "0.7.3", "0.8.0", "--gpu", "banana").exit_code == 2
+
+
+def test_diff_collapses_matrix_rows():
+    r = run("--diff", "0.8.5", "0.11.0")
+    assert "feature Prompt Adapter (prompt_adapter) removed from the matrix (23 cells)" in r.output
+    assert r.output.count("Prompt Adapter") == 1
+    doc = json.loads(run("--diff", "0.8.5", "0.11.0", "-f", "json").output)
+    assert {"key": "prompt_adapter", "label": "Prompt Adapter", "cells": 23} in doc["matrix_features_removed"]
+    assert doc["summary"]["matrix_changes"] == 10
+
+
 def test_diff_reports_matrix_cells():
     # 0.6.3: SD x CP ✗ ; 0.18.0: ✅
     doc = json.loads(run("--diff", "0.6.3", "0.18.0", "-f", "json").output)
@@ -89,6 +113,16 @@ def test_flag_history():
     doc = json.loads(run("--flag", "max_num_seqs", "-f", "json").output)
     assert doc["flag"] == "--max-num-seqs"
     assert doc["spans"][0]["first"] == "0.6.0" and doc["spans"][0]["default"] == 256  # args/0.6.0.json
+
+
+def test_flag_serve_default_and_unknown_flag():
+    r = run("--flag", "--gpu-memory-utilization")
+    assert r.exit_code == 0
+    assert "0.20.0 .. " in r.output and "default 0.92 (was 0.9); `vllm serve` default 0.92 (was 0.9)" in r.output
+    bad = run("--flag", "--max-num-seq")
+    assert bad.exit_code == 2 and "did you mean --max-num-seqs" in bad.output
+    assert "Traceback" not in bad.output
+    assert run("--flag", "--no-such-flag-at-all", "-f", "json").exit_code == 2
 
 
 def test_list():

@@ -363,3 +363,122 @@ def scheduler_defaults(
         out = _v0_defaults(label, era, max_model_len, explicit)
     out.update(_common_defaults(rel, facts, eng, explicit))
     return {k: out[k] for k in SCHEDULER_FIELDS if k in out and k not in explicit}
+
+
+# --- KV block size chosen through the attention backend (MLA models) -------------------
+
+_GPU_LABEL = {"hopper": "Hopper", "blackwell": "Blackwell", "other": "this GPU"}
+
+
+@functools.lru_cache(maxsize=1)
+def _attention_backends() -> dict[str, Any]:
+    with open(DATA_DIR.parent / "attention_backends.json", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _gpu_family(cc: str) -> str:
+    try:
+        major = int(str(cc).strip().split(".")[0])
+    except ValueError as exc:
+        raise InputError(f"compute capability {cc!r} is not of the form '9.0'",
+                         key="compute_capability", hint="e.g. '8.0', '9.0', '10.0'") from exc
+    return {9: "hopper", 10: "blackwell"}.get(major, "other")
+
+
+def _cc_norm(cc: str) -> str:
+    parts = str(cc).strip().split(".")
+    return f"{int(parts[0])}.{int(parts[1]) if len(parts) > 1 and parts[1] else 0}"
+
+
+def _when_holds(when: dict[str, Any], cc: str, qk_nope_head_dim: int | None,
+                kv_cache_dtype: str | None, num_heads: int | None) -> bool:
+    if "cc_exact" in when and _cc_norm(cc) != when["cc_exact"]:
+        return False
+    if "qk_nope_head_dim_in" in when:
+        # DeepSeek-V2/V3/R1, Kimi-K2 all have 128; unknown counts as 128 (the common case).
+        if (qk_nope_head_dim if qk_nope_head_dim is not None else 128) not in when["qk_nope_head_dim_in"]:
+            return False
+    if when.get("kv_cache_dtype_fp8") and not str(kv_cache_dtype or "auto").startswith("fp8"):
+        return False
+    if "num_heads_le" in when and (num_heads is None or num_heads > when["num_heads_le"]):
+        return False
+    return True
+
+
+def _apply_explicit(rule: dict[str, Any], explicit: int) -> int:
+    if rule["rule"] == "keep":
+        return explicit
+    if explicit in rule.get("keep_if_in", ()):
+        return explicit
+    m = rule.get("keep_if_multiple_of")
+    if m and explicit % m == 0:
+        return explicit
+    return rule["value"] if explicit != rule["value"] else explicit
+
+
+def _mla_choice(era: dict[str, Any], family: str, cc: str, is_sparse: bool,
+                qk_nope_head_dim: int | None, kv_cache_dtype: str | None,
+                num_heads: int | None) -> dict[str, Any]:
+    table = era["sparse"] if is_sparse and "sparse" in era else era["gpus"]
+    for cand in table[family]:
+        if _when_holds(cand.get("when", {}), cc, qk_nope_head_dim, kv_cache_dtype, num_heads):
+            return cand
+    return table[family][-1]
+
+
+def default_block_size(version: str, compute_capability: str | None, *, is_mla: bool,
+                       explicit: int | None, is_sparse: bool = False,
+                       qk_nope_head_dim: int | None = None, kv_cache_dtype: str | None = None,
+                       num_heads: int | None = None) -> tuple[int, str]:
+    """KV cache block size (tokens per block) vLLM uses on CUDA, with a one-line reason.
+
+    ``version``: any text ``resolve_version`` accepts. ``compute_capability``: '8.0'
+    (A100), '9.0' (H100/H200), '10.0' (B200), ... or None when the GPU is unknown.
+    ``is_mla``: the model config has ``kv_lora_rank`` (DeepSeek-V2/V3/R1, Kimi-K2, ...).
+    ``explicit``: the user's --block-size or None. ``is_sparse``: sparse MLA (hf_config has
+    ``index_topk``, e.g. DeepSeek-V3.2). ``qk_nope_head_dim``, ``kv_cache_dtype`` and
+    ``num_heads`` (attention heads per rank) refine the Blackwell/FP8/sparse choices.
+    Facts and source URLs: ``data/attention_backends.json``. Hybrid attention+Mamba models
+    are not covered (vLLM raises their block size to fit the Mamba state).
+    """
+    rel = _release(version)
+    data = _attention_backends()
+    if not is_mla:
+        if explicit is not None:
+            return explicit, f"--block-size {explicit} given (vLLM {rel} keeps it for non-MLA models)"
+        return 16, (f"vLLM {rel} default for non-MLA attention on CUDA: 16 "
+                    f"({data['non_mla']['source']})")
+    key = version_key(rel)
+    era = next((e for e in data["eras"]
+                if version_key(e["first"]) <= key <= version_key(e["last"])), None)
+    if era is None:
+        value = explicit if explicit is not None else 16
+        return value, (f"vLLM {rel}: MLA backend source not read for this release; "
+                       f"{value} assumed")
+    where = f"{era['source']} (vLLM {era['source_release']} source, era {era['first']}..{era['last']})"
+    if compute_capability is None:
+        picks = {fam: _mla_choice(era, fam, fam_cc, is_sparse, qk_nope_head_dim,
+                                  kv_cache_dtype, num_heads)
+                 for fam, fam_cc in (("hopper", "9.0"), ("blackwell", "10.0"), ("other", "8.0"))}
+        values = {(_apply_explicit(p["explicit"], explicit) if explicit is not None
+                   else p["block_size"]) for p in picks.values()}
+        if len(values) == 1:
+            value = values.pop()
+            return value, f"vLLM {rel} MLA: {value} on every CUDA GPU family; {where}"
+        value = explicit if explicit is not None else 16
+        per_gpu = ", ".join(f"{f}: {p['backend']} {p['block_size']}" for f, p in picks.items())
+        return value, (f"vLLM {rel} MLA: block size depends on the GPU ({per_gpu}); "
+                       f"GPU unknown, {value} assumed")
+    family = _gpu_family(compute_capability)
+    pick = _mla_choice(era, family, compute_capability, is_sparse, qk_nope_head_dim,
+                       kv_cache_dtype, num_heads)
+    kind = "sparse MLA" if is_sparse and "sparse" in era else "MLA"
+    gpu = f"{_GPU_LABEL[family]} (cc {_cc_norm(compute_capability)})"
+    if explicit is not None:
+        value = _apply_explicit(pick["explicit"], explicit)
+        if value == explicit:
+            return value, f"vLLM {rel} {kind} on {gpu}: --block-size {explicit} kept ({pick['backend']}); {where}"
+        return value, (f"vLLM {rel} {kind} on {gpu}: --block-size {explicit} overridden to {value} "
+                       f"for {pick['backend']}; {where}")
+    return pick["block_size"], (f"vLLM {rel} {kind} on {gpu}: {pick['backend']} backend -> block "
+                                f"size {pick['block_size']}; {where}")

@@ -63,10 +63,6 @@ def _flag_of(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def _fmt(value: Any) -> str:
-    return "unset" if value is None else repr(value)
-
-
 def _ordered_path(old: str, new: str) -> list[str]:
     """Known releases from ``old`` to ``new`` inclusive, in that direction."""
     from sched_reader.compat.releases import known_releases, version_key

@@ -431,7 +431,7 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         dtype=dtype,
         quantization=quantization,
         kv_cache_dtype=str(explicit("kv_cache_dtype", "auto") or "auto"),
-        block_size=int(pick("block_size", 16) or 16),
+        block_size=_block_size(spec, tp, reasons),
         max_num_seqs=int(pick("max_num_seqs", 256)),
         max_num_batched_tokens=int(pick("max_num_batched_tokens", 2048)),
         enable_chunked_prefill=bool(pick("enable_chunked_prefill", engine == "v1")),
@@ -446,6 +446,29 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         speculative=speculative,
         reasons=reasons,
     )
+
+
+def _block_size(spec: EngineSpec, tp: int, reasons: dict[str, str]) -> int:
+    """Tokens per KV block: the attention backend vLLM picks for this release, GPU and model decides
+    (MLA backends force 64 or 128 in some releases, even over an explicit --block-size)."""
+    from sched_reader.compat.defaults import default_block_size
+
+    fv = spec.args.get("block_size")
+    explicit = int(fv.value) if fv is not None and fv.value is not None else None
+    config = spec.arch.config if spec.arch is not None else {}
+    heads = spec.arch.num_attention_heads // max(1, tp) if spec.arch is not None else None
+    kv_dtype = spec.args["kv_cache_dtype"].value if "kv_cache_dtype" in spec.args else "auto"
+    value, reason = default_block_size(
+        spec.vllm_version, spec.hardware.gpu.compute_capability,
+        is_mla=bool(config.get("kv_lora_rank")), explicit=explicit,
+        is_sparse="index_topk" in config, qk_nope_head_dim=config.get("qk_nope_head_dim"),
+        kv_cache_dtype=kv_dtype, num_heads=heads,
+    )
+    if explicit is not None and value == explicit:
+        reasons["block_size"] = f"explicit ({fv.origin.where()})"
+    else:
+        reasons["block_size"] = reason
+    return int(value)
 
 
 def _normalize_speculative(spec: EngineSpec, value: Any) -> dict[str, Any] | None:

@@ -80,3 +80,17 @@ def test_mixed_step_is_slower_than_a_decode_only_step():
                 mean_output_len=200, workload_concurrency=32, step_time=step, **BASE)
     times = {f.name: f.value for f in v.figures if f.unit == "ms"}
     assert times["step time with a prefill chunk"] > times["decode-only step time"]
+
+
+def test_more_tensor_parallelism_also_splits_each_tokens_kv():
+    # 70B BF16 on 80 GB GPUs, max-model-len 131,072: TP 2 leaves 71 - 65.5 - 3 = 2.5 GiB for KV at
+    # 327,680 / 2 B/token = 16,384 tokens (too few); TP 4 leaves 71 - 32.75 - 3 = 35.25 GiB at 81,920 B/token
+    # = 462,028 tokens (8 KV heads split 4 ways), so TP 4 is the smallest that starts.
+    mem = MemoryBudget(total_bytes=80 * GIB, requested_bytes=71 * GIB, weights_bytes=131 * GIB,
+                       other_bytes=3 * GIB, bytes_per_token=327680, kv_split_limit=8)
+    assert mem.kv_tokens_at(tp_factor=2) == 16384
+    assert mem.kv_tokens_at(tp_factor=4) == 462028
+    v = analyze(kv_tokens=0, max_num_seqs=256, max_num_batched_tokens=8192, mean_input_len=512,
+                mean_output_len=128, workload_concurrency=None, block_size=16, max_model_len=131072,
+                chunked_prefill=True, fits=False, start_error="weights do not fit", memory=mem)
+    assert (v.recommendations[0].flag, v.recommendations[0].suggested) == ("--tensor-parallel-size", "4")

@@ -52,12 +52,16 @@ class MemoryBudget(BaseModel):
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     weights_16bit: bool = True    # an FP8 checkpoint would halve the weights
+    kv_split_limit: int = 1       # how many times more TP still splits each token's KV (GQA: kv_heads / tp; MLA: 1)
 
-    def kv_tokens_at(self, gmu: float | None = None, weights_scale: float = 1.0) -> int:
-        """KV tokens at another gpu_memory_utilization and/or with the weights scaled (e.g. 1/2 for 2x TP)."""
+    def kv_tokens_at(self, gmu: float | None = None, tp_factor: int = 1, weights_scale: float = 1.0) -> int:
+        """KV tokens per replica at another gpu_memory_utilization, at ``tp_factor`` x the tensor parallelism
+        (weights split ``tp_factor`` ways; each token's KV too, up to ``kv_split_limit``), and/or with the
+        weights scaled (0.5 for an FP8 checkpoint)."""
         requested = self.requested_bytes if gmu is None else self.total_bytes * gmu
-        free = requested - self.weights_bytes * weights_scale - self.other_bytes
-        return max(0, int(free // self.bytes_per_token)) if self.bytes_per_token else 0
+        free = requested - self.weights_bytes * weights_scale / tp_factor - self.other_bytes
+        per_token = self.bytes_per_token / min(tp_factor, max(1, self.kv_split_limit))
+        return max(0, int(free // per_token)) if per_token else 0
 
 
 class Figure(BaseModel):
@@ -255,7 +259,7 @@ def start_fixes(max_model_len: int, block_size: int, kv_cache_dtype: str, fp8_ok
     need = max_model_len
     if mem.kv_tokens_at() <= 0:
         for factor in (2, 4, 8, 16):
-            if mem.kv_tokens_at(weights_scale=1 / factor) >= need:
+            if mem.kv_tokens_at(tp_factor=factor) >= need:
                 recs.append(Recommendation(
                     flag="--tensor-parallel-size", current=str(tp), suggested=str(tp * factor),
                     why=(f"weights take {mem.weights_bytes / 2**30:.1f} GiB per GPU against "
@@ -287,10 +291,10 @@ def start_fixes(max_model_len: int, block_size: int, kv_cache_dtype: str, fp8_ok
             flag="--gpu-memory-utilization", current=f"{gmu:.2f}", suggested="0.95",
             why=f"gives ~{mem.kv_tokens_at(0.95):,} KV tokens, enough for {need:,} (if nothing else shares the GPU)",
         ))
-    if mem.kv_tokens_at(weights_scale=0.5) >= need:
+    if mem.kv_tokens_at(tp_factor=2) >= need:
         recs.append(Recommendation(
             flag="--tensor-parallel-size", current=str(tp), suggested=str(2 * tp),
-            why=f"halving the weights per GPU leaves ~{mem.kv_tokens_at(weights_scale=0.5):,} KV tokens",
+            why=f"half the weights (and KV heads) per GPU leave room for ~{mem.kv_tokens_at(tp_factor=2):,} KV tokens",
         ))
     return recs
 

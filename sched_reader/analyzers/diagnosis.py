@@ -261,7 +261,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         workload_concurrency=in_flight(workload, perf),
         fits=cap.start_error() is None,
         start_error=cap.start_error(),
-        memory=_memory_budget(cap, eff),
+        memory=_memory_budget(cap, eff, spec.arch),
         shares_gpu=spec.shared_gpu_group is not None,
         kv_cache_dtype=eff.kv_cache_dtype,
         fp8_kv_supported=fp8_ok,
@@ -271,7 +271,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
     )
 
 
-def _memory_budget(cap: Any, eff: Any) -> Any:
+def _memory_budget(cap: Any, eff: Any, arch: Any = None) -> Any:
     """The per-GPU memory figures the start-up advice needs (bytes)."""
     from sched_reader.analyzers.bottleneck import MemoryBudget
 
@@ -285,7 +285,15 @@ def _memory_budget(cap: Any, eff: Any) -> Any:
         tensor_parallel_size=eff.tensor_parallel_size,
         pipeline_parallel_size=eff.pipeline_parallel_size,
         weights_16bit=eff.quantization is None and eff.dtype in ("bfloat16", "float16"),
+        kv_split_limit=_kv_split_limit(arch, eff.tensor_parallel_size),
     )
+
+
+def _kv_split_limit(arch: Any, tp: int) -> int:
+    """How many times more tensor parallelism still divides each token's KV (GQA heads; MLA never)."""
+    if arch is None or arch.is_mla:
+        return 1
+    return max(1, arch.num_kv_heads // max(1, tp))
 
 
 def _fp8_kv_supported(spec: EngineSpec) -> bool:

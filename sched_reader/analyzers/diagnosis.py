@@ -125,8 +125,13 @@ def _first_error(err: Exception) -> str:
     return str(err).splitlines()[0]
 
 
-def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None) -> Diagnosis:
-    """Capacity, performance and the bottleneck verdict for one engine."""
+def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None, *,
+             performance: bool = True) -> Diagnosis:
+    """Capacity, performance and the bottleneck verdict for one engine.
+
+    ``performance=False`` skips the speed prediction (no simulation): capacity findings only, as the
+    CI gate (`lint`) needs.
+    """
     from sched_reader.models.capacity import estimate_capacity
 
     findings = list(spec.findings)
@@ -157,7 +162,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None)
         from sched_reader.models.cost.iteration import IterationCostModel
 
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
-        perf = _performance(spec, workload, requests, kv, model)
+        perf = _performance(spec, workload, requests, kv, model) if performance else None
         step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
     verdict = _verdict(spec, cap, workload, step_time, perf)
     findings.extend(_verdict_findings(spec, cap, verdict))

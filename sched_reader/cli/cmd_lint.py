@@ -304,7 +304,7 @@ def _engine_findings(spec: Any, opts: LintOptions) -> tuple[list[Any], bool]:
     from sched_reader.analyzers.diagnosis import diagnose
 
     try:
-        d = diagnose(spec, {})
+        d = diagnose(spec, {}, performance=False)
     except SchedReaderError as err:
         if _is_option_error(err, opts):
             raise

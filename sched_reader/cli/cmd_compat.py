@@ -54,7 +54,7 @@ def compat(
     flag: Optional[str] = typer.Option(None, "--flag", help="History of one flag across releases.", show_default=False),
     list_releases: bool = typer.Option(False, "--list", help="Known releases, engine generation, source commit."),
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="GPU to assume for config checks (matrix hardware column).", show_default=False
+        None, "--gpu", help="GPU to assume: the matrix hardware column for config checks, and the serve defaults --diff and --flag resolve (default H100 SXM5 80GB).", show_default=False
     ),
 ) -> None:
     from sched_reader.compat import command as impl

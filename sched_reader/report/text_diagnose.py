@@ -186,9 +186,18 @@ def _term_line(term: Any) -> str:
         inputs = term.get("inputs")
         ins = ""
         if isinstance(inputs, dict) and inputs:
-            ins = " with " + ", ".join(f"{k}={v}" for k, v in inputs.items())
-        return f"{name} = {value} {unit}{guessed}: {formula}{ins}"
+            ins = " with " + ", ".join(f"{k}={_num(v)}" for k, v in inputs.items())
+        return f"{name} = {_num(value)} {unit}{guessed}: {formula}{ins}"
     return str(term)
+
+
+def _num(v: Any) -> str:
+    """A number as a person reads it: integers with separators, floats to 4 significant digits."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return f"{int(v):,}"
 
 
 def describe_workload(w: Any) -> str:

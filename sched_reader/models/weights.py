@@ -522,7 +522,11 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     ]
     for k in COMPONENTS:
         cpt = comps[k]
-        if cpt.bytes_per_gpu:
+        if cpt.bytes_per_gpu and k == "other_buffers":
+            explain.append(Term(name="weights_other_buffers", formula="sum of the buffers vLLM allocates at load "
+                                "time (rotary cos/sin caches: the rope_cache_* terms below)",
+                                inputs={}, value=cpt.bytes_per_gpu, unit="bytes"))
+        elif cpt.bytes_per_gpu:
             explain.append(Term(name=f"weights_{k}", formula="params_per_gpu x bytes_per_weight",
                                 inputs={"params_per_gpu": cpt.params_per_gpu,
                                         "bytes_per_weight": round(cpt.bytes_per_weight, 6)},

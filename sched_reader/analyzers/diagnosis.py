@@ -24,6 +24,7 @@ class Diagnosis:
                  verdict: Any | None, workload: Any | None, findings: list[Finding],
                  kv_waste: Any | None = None) -> None:
         self.kv_waste = kv_waste
+        self.workload_from_file_mix = False  # True when the file's workload section (classes/trace) was used
         self.spec = spec
         self.capacity = capacity
         self.performance = performance
@@ -168,7 +169,9 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
     waste = _kv_waste(spec, cap, workload, requests)
-    return Diagnosis(spec, cap, perf, verdict, workload, findings, waste)
+    d = Diagnosis(spec, cap, perf, verdict, workload, findings, waste)
+    d.workload_from_file_mix = requests is not None
+    return d
 
 
 def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -> Any | None:

@@ -136,7 +136,10 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     perf = d.performance
     if perf:
         w = d.workload
-        console.print(f"  workload     {describe_workload(w)}", markup=False)
+        desc = describe_workload(w)
+        if getattr(d, "workload_from_file_mix", False):
+            desc = f"the file's workload section, simulated request by request (means: {desc})"
+        console.print(f"  workload     {desc}", markup=False)
         p99_itl = perf.get("p99_itl_ms")
         console.print(
             "  predicted    "

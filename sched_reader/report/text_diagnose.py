@@ -138,7 +138,7 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         w = d.workload
         desc = describe_workload(w)
         if getattr(d, "workload_from_file_mix", False):
-            desc = f"the file's workload section, simulated request by request (means: {desc})"
+            desc = f"the file's workload section, simulated request by request (means: {desc.removeprefix('random ')})"
         console.print(f"  workload     {desc}", markup=False)
         p99_itl = perf.get("p99_itl_ms")
         console.print(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
 from sched_reader.cli.common import (
+    Dataset,
     FormatOption,
     GpuOption,
     ModelConfigOption,
@@ -17,11 +17,6 @@ from sched_reader.cli.common import (
     split_inputs,
 )
 from sched_reader.cli.fail_on import FailOn, exit_for
-
-
-class Dataset(str, Enum):
-    random = "random"
-    sharegpt = "sharegpt"
 
 
 def diagnose(

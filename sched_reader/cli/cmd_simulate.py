@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import math
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, List, Optional
 
 import typer
 
 from sched_reader.cli.common import (
+    Dataset,
     FormatOption,
     GpuOption,
     ModelConfigOption,
@@ -20,13 +20,6 @@ from sched_reader.cli.common import (
     run_guarded,
     split_inputs,
 )
-
-
-class Dataset(str, Enum):
-    """Workload shapes of ``vllm bench serve``'s ``--dataset-name`` that the simulator generates."""
-
-    random = "random"
-    sharegpt = "sharegpt"
 
 
 _UNLIMITED = 1 << 40  # simulator.policies.UNLIMITED (not imported: keeps `--help` free of the simulator)

@@ -23,6 +23,13 @@ COMMAND_LINE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 _LAUNCHERS = ("vllm", "python", "python3", "docker", "podman")
 
 
+class Dataset(str, Enum):
+    """``vllm bench serve --dataset-name`` shapes sched-reader can generate."""
+
+    random = "random"
+    sharegpt = "sharegpt"
+
+
 class OutputFormat(str, Enum):
     """Output formats of the analysis commands."""
 

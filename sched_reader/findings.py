@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict
 
-Severity = Literal["error", "warning", "info"]
+from sched_reader.severity import SEVERITY_RANK, Severity
 
-SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+__all__ = ["Finding", "SEVERITY_RANK", "Severity"]
 
 
 class Finding(BaseModel):

@@ -7,7 +7,7 @@ from enum import Enum
 import typer
 
 from sched_reader.errors import EXIT_FINDINGS, EXIT_OK
-from sched_reader.findings import SEVERITY_RANK
+from sched_reader.severity import SEVERITY_RANK
 
 
 class FailOn(str, Enum):

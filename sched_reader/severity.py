@@ -1,0 +1,9 @@
+"""Finding severities and their order (kept free of pydantic so the CLI can import it cheaply)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}

@@ -33,12 +33,16 @@ no matched commit, the PyPI page of the release (the wheel is the source).
 
 How to add the next vLLM release (e.g. 0.34.0)
 ----------------------------------------------
-1. Download the wheel: ``pip download --no-deps vllm==0.34.0`` and unzip its
-   ``*.py`` files (or use a checkout of the release tag).
-2. Re-run the extractor that produced ``args/<version>.json`` on those sources
-   (an AST-only reader of ``EngineArgs.add_cli_args``, ``make_arg_parser`` /
-   ``FrontendArgs`` and the serve sub-command; see shared/vllm/README.md) and
-   write ``args/0.34.0.json`` in the same record format.
+1. In a scratch venv, ``pip install vllm==0.34.0`` (CPU box is fine; nothing runs).
+2. Write ``args/0.34.0.json`` with ``tools/extract_vllm_args.py``: it imports
+   that vLLM, builds the parser ``vllm serve`` uses (``ServeSubcommand`` /
+   ``make_arg_parser`` / ``EngineArgs``) and writes the same record format
+   (shared/vllm/README.md)::
+
+       python tools/extract_vllm_args.py --out /path/to/shared/vllm/args
+
+   The files for 0.6.0-0.33.0 came from an earlier, static (AST) reader of the
+   wheel sources; see that tool's docstring for how the two differ.
 3. Add ``0.34.0`` to ``facts.yaml: _meta.versions``, its wheel/commit entry to
    ``source_commits.json``, and extend the version ranges in ``facts.yaml``
    (``..0.33.0`` -> ``..0.34.0``) after checking ``EngineArgs`` default setters,

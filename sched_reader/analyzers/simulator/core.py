@@ -155,13 +155,20 @@ class SimCore:
     # ------------------------------------------------------------------ one iteration
     def plan_v1(self, sched: list[tuple[int, int]]) -> None:
         """Fill ``sched`` with (request, tokens) for one V1 iteration, doing allocation and preemption."""
+        budget, preempted = self.schedule_running(sched, 0, self.p.max_num_batched_tokens)
+        if not preempted:
+            self.plan_waiting(sched, budget)
+
+    def schedule_running(self, sched: list[tuple[int, int]], start: int, budget: int) -> tuple[int, bool]:
+        """vLLM V1's pass over RUNNING requests from index ``start``: each gets its next tokens (capped by
+        the long-prefill threshold and the budget); when blocks run out the last running request is
+        preempted. Returns (budget left, whether anything was preempted)."""
         p = self.p
-        budget = p.max_num_batched_tokens
         thr = p.long_prefill_token_threshold
         running = self.running
         spec = self.spec_k
         preempted = False
-        i = 0
+        i = start
         while i < len(running) and budget > 0:
             r = running[i]
             num_new = self.prompt[r] + self.out[r] - self.computed[r]
@@ -187,8 +194,7 @@ class SimCore:
             self.kv_tokens += num_new
             budget -= num_new
             i += 1
-        if not preempted:
-            self.plan_waiting(sched, budget)
+        return budget, preempted
 
     def plan_waiting(self, sched: list[tuple[int, int]], budget: int) -> None:
         """Admit WAITING requests in order while budget, max_num_seqs and blocks allow."""

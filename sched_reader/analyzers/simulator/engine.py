@@ -142,31 +142,8 @@ class Engine(SimCore):
         budget = p.max_num_batched_tokens - nd
         sched: list[tuple[int, int]] = []
         before = self.rec.npreempt
-        # the non-steady RUNNING requests, in order (same rule as SimCore.plan_v1)
-        thr = p.long_prefill_token_threshold
-        i = nd
-        preempted = False
-        while i < len(running) and budget > 0:
-            r = running[i]
-            num_new = self.prompt[r] + self.out[r] - self.computed[r]
-            if 0 < thr < num_new:
-                num_new = thr
-            if num_new > budget:
-                num_new = budget
-            ok = self._grow(r, self.computed[r] + num_new)
-            while not ok:
-                victim = running.pop()
-                self.preempt(victim)
-                preempted = True
-                if victim == r:
-                    break
-                ok = self._grow(r, self.computed[r] + num_new)
-            if not ok:
-                break
-            sched.append((r, num_new))
-            self.kv_tokens += num_new
-            budget -= num_new
-            i += 1
+        # the non-steady RUNNING requests, in order (the same pass as SimCore.plan_v1)
+        budget, preempted = self.schedule_running(sched, nd, budget)
         if not preempted:
             self.plan_waiting(sched, budget)
         self.last_preempted = self.rec.npreempt != before

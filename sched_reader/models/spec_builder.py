@@ -151,17 +151,16 @@ def _config_file_value_rule(release: str) -> str:
 
 def _normalize_settings(
     raw: RawEngine, release: str
-) -> tuple[dict[str, FlagValue], list[Finding], list[str]]:
+) -> tuple[dict[str, FlagValue], list[Finding]]:
     """Normalize each setting against the release's flag table.
 
-    Returns (args by dest, findings, notes). Raises InputError for values vLLM would reject.
+    Returns (args by dest, findings). Raises InputError for values vLLM would reject.
     """
     from sched_reader.compat.argtable import ArgTable
 
     table = ArgTable.for_release(release)
     args: dict[str, FlagValue] = {}
     findings: list[Finding] = []
-    notes: list[str] = []
     false_rule = _config_file_value_rule(release)
 
     for s in raw.settings:
@@ -213,7 +212,7 @@ def _normalize_settings(
         if previous is not None:
             overridden = [*previous.overridden, previous.origin]
         args[dest] = FlagValue(dest=dest, flag=flag, value=typed, origin=s.origin, overridden=overridden)
-    return args, findings, notes
+    return args, findings
 
 
 def _is_bool_flag(rec: Any) -> bool:
@@ -244,9 +243,32 @@ def _coerce(table: Any, rec: Any, value: Any, negated: bool) -> Any:
 # ----------------------------------------------------------------------------------------------
 
 
+def _resolve_gpu_count(raw: RawEngine, gpu: str | None, world_size: int,
+                       notes: list[str]) -> tuple[int, Origin | None, bool]:
+    """(GPUs per replica, where the file says so, inferred?): the manifest's count, else TP x PP x DP."""
+    hint = raw.gpu_count
+    if hint is None:
+        return world_size, None, True
+    if str(hint.value).strip().lower() == "all":
+        notes.append(f"GPU count 'all' ({hint.origin.where()}): assuming TP x PP x DP = {world_size}")
+        return world_size, None, True
+    try:
+        count = int(hint.value)
+    except (TypeError, ValueError):
+        raise InputError(f"GPU count {hint.value!r} is not a whole number",
+                         file=hint.origin.file, line=hint.origin.line, key=hint.origin.key) from None
+    if count == 0 and gpu:
+        notes.append(f"the file requests no GPU; --gpu given, so analyzed on TP x PP x DP = {world_size} GPU(s)")
+        return world_size, None, True
+    if count == 0:
+        notes.append("no GPU requested: a CPU deployment; GPU memory and speed figures do not apply")
+    return count, hint.origin, False
+
+
 def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: list[str]) -> Hardware:
     from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
 
+    count, count_origin, count_inferred = _resolve_gpu_count(raw, gpu, world_size, notes)
     gpu_origin: Origin | None = None
     inferred = False
     if gpu:
@@ -268,37 +290,12 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
         inferred = True
     if res is None:
         the_gpu = default_gpu()
-        notes.append(f"GPU not stated; assuming {the_gpu.name} (pass --gpu to change)")
+        if count:  # a CPU deployment has no GPU to assume
+            notes.append(f"GPU not stated; assuming {the_gpu.name} (pass --gpu to change)")
     else:
         the_gpu = res.gpu
         if res.guessed and res.note:
             notes.append(res.note)
-    count_origin = None
-    count_inferred = False
-    if raw.gpu_count is not None and str(raw.gpu_count.value).strip().lower() == "all":
-        count = world_size
-        count_inferred = True
-        notes.append(f"GPU count 'all' ({raw.gpu_count.origin.where()}): assuming TP x PP x DP = {world_size}")
-    elif raw.gpu_count is not None:
-        try:
-            count = int(raw.gpu_count.value)
-        except (TypeError, ValueError):
-            raise InputError(
-                f"GPU count {raw.gpu_count.value!r} is not a whole number",
-                file=raw.gpu_count.origin.file,
-                line=raw.gpu_count.origin.line,
-                key=raw.gpu_count.origin.key,
-            ) from None
-        count_origin = raw.gpu_count.origin
-        if count == 0 and gpu:
-            notes.append(f"the file requests no GPU; --gpu given, so analyzed on TP x PP x DP = {world_size} GPU(s)")
-            count, count_origin, count_inferred = world_size, None, True
-        elif count == 0:
-            notes[:] = [n for n in notes if not n.startswith("GPU not stated")]
-            notes.append("no GPU requested: a CPU deployment; GPU memory and speed figures do not apply")
-    else:
-        count = world_size
-        count_inferred = True
     return Hardware(
         gpu=the_gpu,
         count=count,
@@ -530,9 +527,9 @@ def build_spec(
     from sched_reader.compat.checks import check_raw
 
     findings.extend(_own_file_key_hints(check_raw(raw, release)))
-    args, flag_findings, notes = _normalize_settings(raw, release)
+    args, flag_findings = _normalize_settings(raw, release)
     findings.extend(flag_findings)
-    notes = [*raw.notes, *notes]
+    notes = list(raw.notes)
     unresolved = list(raw.unresolved)
     findings.extend(_unresolved_findings(raw))
     name, m_origin = _model_name(raw)

@@ -19,7 +19,7 @@ from sched_reader.compat import releases as rl
 from sched_reader.compat.releases import known_releases, newest, resolve_version
 from sched_reader.errors import SchedReaderError, UnknownVersionError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_release_list_matches_readme():

@@ -56,6 +56,18 @@ def test_delivery_caps_client_throughput():
     assert (f2 >= first).all() and (e2 >= fin).all()
 
 
+def test_burst_intake_delays_first_tokens_of_early_requests():
+    # 1,000 requests sent at t=0 put 1,000 x (1 ms + 100 x 1 us) = 1.1 s of intake in the server's
+    # FIFO; the 1,000 first tokens the engine emits together at 0.1 s reach the client only after that
+    # work and their own 1,000 x 72 us (the fluid queue serves tokens of one instant together): 1.172 s
+    m = ApiServerModel("completions")
+    n = 1000
+    first = np.full(n, 0.1)
+    fin = np.full(n, 0.2)
+    f2, _, _ = m.deliver(first, fin, np.full(n, 2), np.zeros(n), np.full(n, 100))
+    assert f2.min() == pytest.approx(1.1 + 1000 * 72e-6, rel=0.01)
+
+
 def test_delivery_below_capacity_is_almost_free():
     # 10 requests x 11 tokens over 10 s: 11 tok/s, far below capacity: every token is late by ~72 us only
     m = ApiServerModel("completions")

@@ -192,6 +192,8 @@ class IterationCostModel:
         # attention kernels compute in the activation dtype (16-bit) whatever the weight format
         self.attn_rate = peak_flops(gpu, self.precision.act_key) * self.eff.attention_compute
         self.async_overlap = bool(cfg.async_scheduling)
+        self._cpu_per_seq = (self.eff.step_cpu_per_seq_v0_s if str(getattr(cfg, "engine", "v1")) == "v0"
+                             else self.eff.step_cpu_per_seq_s)
         self.eager = bool(cfg.enforce_eager)
         # batches above the largest captured CUDA graph run without graphs (host launches per op)
         self._graph_max_tokens = min(2 * int(cfg.max_num_seqs), CUDAGRAPH_MAX_TOKENS)
@@ -375,7 +377,7 @@ class IterationCostModel:
         # computed for all layers on a TP rank, so the latency through the pipeline is the same sum.
         gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp
         interval = (layers + t_comm) / self.pp + t_lm + t_smp + (t_emb if self.pp == 1 else 0.0)
-        cpu = eff.step_cpu_s + eff.step_cpu_per_seq_s * (nd + nps)
+        cpu = eff.step_cpu_s + self._cpu_per_seq * (nd + nps)
         if terms is not None:
             add("cpu", 0.0, 0.0, 0.0, (max(0.0, float(cpu - gpu)) if self.async_overlap else float(cpu)),
                 "latency")

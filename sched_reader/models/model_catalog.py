@@ -266,19 +266,64 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
     if mid:
         return _resolution_for(_variant(cat, mid, parsed), name, parsed, exact, None)
 
+    # The user's own copy in a local Hugging Face cache is exact (and carries its quantization_config).
+    from sched_reader.models.hf_cache import find_cached_config
+
+    cached = find_cached_config(parsed.org, parsed.repo) if not parsed.from_path else None
+    if cached is not None:
+        res = _from_config_path(str(cached), name)
+        return res.model_copy(update={"note": f"config.json from the local Hugging Face cache: {cached}"})
+
     # Quantized derivative: strip one quantization suffix and retry.
+    quant: tuple[str, str] | None = None
+    base_repo = parsed.repo
     for suffix in _SUFFIXES:
         m = suffix.pattern.search(parsed.repo)
         if not m:
             continue
         base = parsed.repo[: m.start()]
+        method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
+        if quant is None:
+            quant, base_repo = (suffix.scheme, method), base
         mid, exact = _lookup(cat, parsed.org, base)
         if mid is None:
             continue
-        method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
         base_parsed = _Parsed(org=parsed.org, repo=base, from_path=parsed.from_path)
         return _resolution_for(_variant(cat, mid, base_parsed), name, parsed, exact, (suffix.scheme, method))
+
+    # A fine-tune, rename or distill of a catalog architecture: same family, version and size.
+    hit = _family_match(cat, base_repo)
+    if hit is not None:
+        mid, how = hit
+        assumed = (f"{name.strip()!r} is not in the catalog: assumed architecture of {mid} ({how}); "
+                   f"pass --model-config to be exact")
+        return _resolution_for(cat.by_id[mid], name, parsed, False, quant, assumed=assumed)
     raise UnknownModelError(f"unknown model {name.strip()!r}", key="model", hint=_hint(parsed.repo))
+
+
+@lru_cache(maxsize=1)
+def _name_keys() -> list[tuple[str, Any, float | None]]:
+    """(id, NameKey, official params in 10^9) for every catalog entry; the id's name, else an alias's."""
+    from sched_reader.models.name_match import name_key
+
+    out = []
+    for m in _catalog().models:
+        key = name_key(m.id)
+        if key.size_b is None:
+            for alias in m.aliases:
+                k2 = name_key(alias)
+                if k2.size_b is not None and k2.family == key.family:
+                    key = k2
+                    break
+        params_b = m.official_params / 1e9 if m.official_params else None
+        out.append((m.id, key, params_b))
+    return out
+
+
+def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
+    from sched_reader.models.name_match import best_match, name_key
+
+    return best_match(name_key(repo), _name_keys())
 
 
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:
@@ -291,11 +336,15 @@ def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:
 
 
 def _resolution_for(
-    arch: ModelArch, name: str, parsed: _Parsed, exact: bool, quant: tuple[str, str] | None
+    arch: ModelArch, name: str, parsed: _Parsed, exact: bool, quant: tuple[str, str] | None,
+    assumed: str | None = None,
 ) -> ModelResolution:
     notes: list[str] = []
     guessed = False
-    if parsed.from_path:
+    if assumed:
+        guessed = True
+        notes.append(assumed)
+    elif parsed.from_path:
         guessed = True
         notes.append(f"path {name.strip()!r} assumed to hold {arch.id} (matched by directory name)")
     elif not exact and parsed.org and quant is None:

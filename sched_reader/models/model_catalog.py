@@ -409,9 +409,27 @@ def _from_config_path(path: str, name: str | None) -> ModelResolution:
     scheme, method = scheme_from_quant_config(qc)
     note = f"architecture read from {cfg_file}"
     if filled:
-        note += f" (standard keys filled from synonyms: {', '.join(filled)})"
+        note += f" (keys filled: {', '.join(filled)})"
     return ModelResolution(arch=arch, checkpoint_quantization=scheme, quantization_method=method,
                            quantization_config=qc, guessed=False, note=note)
+
+
+# Nested language-model configs of multimodal checkpoints (HF ``text_config``; InternVL ``llm_config``;
+# some VLMs ``language_config``); the model_type their text part has when the nested dict omits it.
+_TEXT_KEYS = ("text_config", "llm_config", "language_config")
+_TEXT_TYPE_OF = {"gemma3": "gemma3_text", "mllama": "mllama_text_model"}
+
+
+@lru_cache(maxsize=None)
+def _class_defaults_all() -> dict[str, dict[str, Any]]:
+    from sched_reader.models.data_files import load
+
+    return {k: dict(v["keys"]) for k, v in (load("hf_defaults").get("defaults") or {}).items()}
+
+
+def _class_defaults(model_type: str) -> dict[str, Any]:
+    """transformers config-class defaults for ``model_type`` (models/data/hf_defaults.yaml), else {}."""
+    return _class_defaults_all().get(model_type, {})
 
 
 def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") -> tuple[ModelArch, list[str]]:
@@ -421,13 +439,25 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
     keys), ``vision_config`` is kept apart, top-level ``quantization_config`` stays in ``config``.
     Returns the arch and the standard keys that were filled from synonyms (e.g. GPT-2 ``n_embd``).
     """
-    cfg: dict[str, Any] = {k: v for k, v in raw.items() if k not in ("text_config", "vision_config")}
-    text = raw.get("text_config")
+    nested = next((k for k in _TEXT_KEYS if isinstance(raw.get(k), dict)), None)
+    cfg: dict[str, Any] = {k: v for k, v in raw.items() if k not in (*_TEXT_KEYS, "vision_config")}
+    text = raw.get(nested) if nested else None
+    filled: list[str] = []
     if isinstance(text, dict):
         cfg.update(text)
         if "torch_dtype" not in text and "torch_dtype" in raw:
             cfg["torch_dtype"] = raw["torch_dtype"]
-    filled: list[str] = []
+        # keys the text config omits take the transformers class default for its model_type (data file)
+        text_type = str(text.get("model_type") or _TEXT_TYPE_OF.get(str(raw.get("model_type")), ""))
+        for k, v in _class_defaults(text_type).items():
+            if k not in text:
+                cfg[k] = v
+                filled.append(f"{k}={v!r} ({text_type} default)")
+    elif "hidden_size" in cfg and "num_hidden_layers" in cfg:  # a real config missing a few keys, not a stub
+        for k, v in _class_defaults(str(raw.get("model_type") or "")).items():
+            if k in _REQUIRED and k not in cfg:
+                cfg[k] = v
+                filled.append(f"{k}={v!r} ({raw.get('model_type')} default)")
     for std, syns in _KEY_SYNONYMS.items():
         if std not in cfg:
             for syn in syns:
@@ -435,7 +465,7 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
                     cfg[std] = cfg[syn]
                     filled.append(f"{std}={syn}")
                     break
-    model_type = str((text or {}).get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
+    model_type = str(text.get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
         else str(raw.get("model_type") or "unknown")
     multimodal = {k: raw[k] for k in ("mm_tokens_per_image", "image_token_index", "image_token_id") if k in raw}
     arch = ModelArch(

@@ -16,7 +16,7 @@ from sched_reader.models.gpu_catalog import resolve_gpu
 from sched_reader.models.model_catalog import resolve_model
 from sched_reader.models.name_match import name_key
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 GIB = 2**30
 
 

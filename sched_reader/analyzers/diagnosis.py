@@ -100,6 +100,27 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
         raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
 
 
+def _fit_workload(spec: EngineSpec, workload: Any, requests: Any | None) -> Any:
+    """Clip a fixed-length workload whose prompt does not fit ``--max-model-len`` (a note, never an error).
+
+    vLLM rejects a prompt of ``max_model_len`` tokens or more; a KV-budget diagnosis must not depend on
+    the default 1,024-token prompt, so prompt and output are scaled down to fit (output first kept >= 1
+    token) and the change is noted on the engine.
+    """
+    if requests is not None or spec.effective is None or workload.dataset_name != "random":
+        return workload
+    mml = int(spec.effective.max_model_len or 0)
+    if mml < 2 or workload.random_input_len + workload.random_output_len <= mml:
+        return workload
+    out = max(1, min(workload.random_output_len, mml // 8))
+    inp = max(1, min(workload.random_input_len, mml - out))
+    spec.notes.append(
+        f"workload clipped to fit max_model_len {mml}: {workload.random_input_len} in / "
+        f"{workload.random_output_len} out tokens -> {inp} in / {out} out (pass --random-input-len / "
+        f"--random-output-len to choose)")
+    return workload.model_copy(update={"random_input_len": inp, "random_output_len": out})
+
+
 def needs_queueing(bench: Any, requests: Any | None) -> bool:
     """Whether the performance block needs the simulator (queueing, bursts, mixes, length spread).
 
@@ -146,6 +167,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
             hint="pass --model-config PATH to a config.json",
         )
     workload, requests = resolve_workload(spec, workload_overrides or {})
+    workload = _fit_workload(spec, workload, requests)
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin
         findings.append(Finding(

@@ -221,11 +221,13 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     """
     from sched_reader.models.cost.performance import estimate_performance
 
+    from sched_reader.models.cost.error_bands import attach_ranges
+
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
     if not needs_queueing(workload, requests):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
-        return steady
+        return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
     import math
 
     from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
@@ -242,7 +244,10 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model))
+    from sched_reader.models.cost.frontend import ApiServerModel
+
+    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model,
+                                         frontend=ApiServerModel()))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
@@ -252,7 +257,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     perf["method"] = "simulation (vLLM V1 policy, event-driven) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
-    return perf
+    return attach_ranges(perf, workload.max_concurrency, workload.request_rate)
 
 
 def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:

@@ -16,8 +16,8 @@ import yaml
 from sched_reader.analyzers.explain_log import explain
 from sched_reader.readers.vllm_log import parse_log, read_log_text
 
-LOGS = Path(__file__).parent / "data" / "logs"
-KV_ROWS = yaml.safe_load((Path(__file__).parent / "data" / "kv_logs.yaml").read_text())
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+KV_ROWS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "kv_logs.yaml").read_text())
 
 # file -> what the log itself prints (model, TP, PP, release, GiB per GPU, KV tokens, blocks, concurrency)
 EXPECTED: dict[str, dict] = {

@@ -25,6 +25,8 @@ class Diagnosis:
                  kv_waste: Any | None = None) -> None:
         self.kv_waste = kv_waste
         self.workload_from_file_mix = False  # True when the file's workload section (classes/trace) was used
+        self.recommendations_dropped = 0     # recommendations the what-if found not to improve their target
+        self.what_if: dict[str, Any] | None = None  # --set: metrics without -> with the overrides
         self.spec = spec
         self.capacity = capacity
         self.performance = performance
@@ -49,6 +51,9 @@ class Diagnosis:
         out["bottleneck"] = self.verdict.model_dump() if self.verdict is not None else None
         out["kv_waste"] = self.kv_waste.model_dump() if self.kv_waste is not None else None
         out["findings"] = [finding_json(f) for f in self.findings]
+        out["recommendations"] = out["bottleneck"]["recommendations"] if out["bottleneck"] else []
+        if self.what_if is not None:
+            out["what_if"] = self.what_if
         return out
 
 

@@ -5,7 +5,7 @@
     python tools/gen_rules_doc.py --check  # exit 1 when either is out of date
 
 The page is rendered by sched_reader/analyzers/rule_docs.py (the catalog's text plus each rule's
-example and first release); tests/test_lint_rules.py runs the same comparison.
+example and first release); tests/analyzers/test_lint_rules.py runs the same comparison.
 """
 
 from __future__ import annotations

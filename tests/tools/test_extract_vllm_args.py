@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 ENGINE = "vllm.engine.arg_utils:EngineArgs.add_cli_args"
 ASYNC = "vllm.engine.arg_utils:AsyncEngineArgs.add_cli_args"

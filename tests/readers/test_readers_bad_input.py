@@ -10,7 +10,7 @@ from sched_reader.errors import InputError
 from sched_reader.readers import read_command_line, read_path, read_text
 from sched_reader.readers.source import MAX_BYTES
 
-BAD = Path(__file__).parent / "data" / "bad"
+BAD = Path(__file__).parents[1] / "data" / "bad"
 
 
 def expect(path, *words, line=None):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from sched_reader.readers import read_path, read_text
 
-DATA = Path(__file__).parent / "data" / "deploy" / "compose"
+DATA = Path(__file__).parents[1] / "data" / "deploy" / "compose"
 
 
 def one(engine, flag):

@@ -16,7 +16,7 @@ import yaml
 from sched_reader.compat.defaults import SCHEDULER_FIELDS, release_facts, scheduler_defaults
 from sched_reader.errors import InputError
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 H100 = ("NVIDIA H100 80GB HBM3", 79.19)
 A100_80 = ("NVIDIA A100-SXM4-80GB", 79.15)

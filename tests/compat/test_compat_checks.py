@@ -14,7 +14,7 @@ from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagVal
 from sched_reader.models.gpu import GPU
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting
 
-DEPLOY = Path(__file__).parent / "data" / "deploy"
+DEPLOY = Path(__file__).parents[1] / "data" / "deploy"
 
 
 def S(flag, value=None, line=1, file="deploy.yaml"):

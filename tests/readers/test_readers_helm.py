@@ -5,7 +5,7 @@ from pathlib import Path
 
 from sched_reader.readers import read_path, read_text
 
-DATA = Path(__file__).parent / "data" / "deploy" / "helm-values"
+DATA = Path(__file__).parents[1] / "data" / "deploy" / "helm-values"
 
 
 def flags(engine):

@@ -13,7 +13,7 @@ import pytest
 from sched_reader.errors import InputError, UnknownGPUError, UnknownModelError
 from sched_reader.models.spec_builder import build_specs, derived_max_model_len
 
-DEPLOY = Path(__file__).parent / "data" / "deploy"
+DEPLOY = Path(__file__).parents[1] / "data" / "deploy"
 
 
 def one(argv: list[str], **kw):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sched_reader.models import data_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_caches_match_their_yaml():

@@ -11,7 +11,7 @@ import pytest
 
 from sched_reader.analyzers import rule_catalog as rc
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "sched_reader"
 _QUOTED_ID = re.compile(r"""["'](SR\d{3})["']""")
 _RULE_SEVERITY = re.compile(r"""rule\s*=\s*["'](SR\d{3})["']\s*,\s*severity\s*=\s*["'](\w+)["']""")

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from sched_reader.cli.app import app
 
-DEPLOY = Path(__file__).parent / "data" / "deploy"
+DEPLOY = Path(__file__).parents[1] / "data" / "deploy"
 runner = CliRunner()
 
 

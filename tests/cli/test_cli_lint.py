@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from sched_reader.cli import cmd_lint
 
-ROOT = Path(__file__).resolve().parent.parent
-DEPLOY = Path(__file__).parent / "data" / "deploy"
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = Path(__file__).parents[1] / "data" / "deploy"
 KUBEAI_70B = "tests/data/deploy/k8s/kubeai__llama-3.1-70b-instruct-fp8-h100.yaml"
 FLAG_LINE = 19  # `- --disable-log-requests` in the fixture (2 header lines + the original line 17)
 

@@ -8,7 +8,7 @@ import pytest
 from sched_reader.errors import InputError
 from sched_reader.readers import read_command_line, read_path, read_text
 
-DATA = Path(__file__).parent / "data" / "deploy" / "cmdline"
+DATA = Path(__file__).parents[1] / "data" / "deploy" / "cmdline"
 
 
 def settings(engine, flag):

@@ -13,7 +13,7 @@ from sched_reader.analyzers.simulator.policies import params_for
 from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
-from tests.test_sim_identity import _case, _summary
+from tests.analyzers.simulator.test_sim_identity import _case, _summary
 
 TOY = LinearStepCost(base_s=0.010, per_seq_s=0.0, per_token_s=0.001, per_ctx_s=0.0, draft_per_seq_s=0.0005)
 
@@ -82,7 +82,7 @@ def test_params_for_speculative_and_partial_prefills():
 
 # ---------------------------------------------------------------- the real cost model
 def _real_cost(**kw):
-    from tests.test_cost_iteration import H100, LLAMA8, cfg
+    from tests.models.cost.test_cost_iteration import H100, LLAMA8, cfg
     from sched_reader.models.cost import IterationCostModel
     return IterationCostModel(LLAMA8, H100, cfg(**kw))
 

@@ -14,7 +14,7 @@ import pytest
 
 from sched_reader.compat import matrix
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tool():

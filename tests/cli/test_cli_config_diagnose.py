@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-DEPLOY = Path(__file__).parent / "data" / "deploy"
-EXAMPLES = Path(__file__).parent.parent / "examples"
+DEPLOY = Path(__file__).parents[1] / "data" / "deploy"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 KUBEAI_70B = str(DEPLOY / "k8s" / "kubeai__llama-3.1-70b-instruct-fp8-h100.yaml")
 
 

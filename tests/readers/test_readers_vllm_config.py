@@ -7,8 +7,8 @@ import pytest
 from sched_reader.errors import InputError
 from sched_reader.readers import read_path, read_text
 
-ROOT = Path(__file__).parent.parent
-DATA = Path(__file__).parent / "data" / "deploy" / "vllm-config"
+ROOT = Path(__file__).parents[2]
+DATA = Path(__file__).parents[1] / "data" / "deploy" / "vllm-config"
 
 
 def test_llama33_recipe_negated_key_and_yaml_types():

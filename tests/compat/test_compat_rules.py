@@ -9,7 +9,7 @@ import yaml
 
 from sched_reader.compat import rules
 
-CASES = yaml.safe_load((Path(__file__).parent / "data" / "compat_rule_cases.yaml").read_text())["cases"]
+CASES = yaml.safe_load((Path(__file__).parents[1] / "data" / "compat_rule_cases.yaml").read_text())["cases"]
 
 
 @pytest.mark.parametrize(

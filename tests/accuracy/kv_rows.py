@@ -2,7 +2,7 @@
 
 Each row becomes the `vllm serve` command line its log states (only the flags the source shows, so
 vLLM's defaults for that release and GPU come from sched-reader's own release data), then
-``build_specs -> estimate_capacity``. Shared by tests/test_kv_calibration.py and benchmarks/kv_accuracy.py.
+``build_specs -> estimate_capacity``. Shared by tests/accuracy/test_kv_accuracy.py and benchmarks/kv_accuracy.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.spec_builder import build_specs
 
-ROWS_PATH = Path(__file__).parent / "data" / "kv_logs.yaml"
+ROWS_PATH = Path(__file__).parents[1] / "data" / "kv_logs.yaml"
 
 # The one row whose log does not print a version: its log format (V0 "Memory profiling results:
 # ... peak_torch_memory") and date (2024-12) place it in 0.6.4 (row `inferred` field).

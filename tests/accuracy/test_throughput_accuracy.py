@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ROWS = {r["id"]: r for r in yaml.safe_load((ROOT / "tests" / "data" / "throughput.yaml").read_text())}
 
 

@@ -13,7 +13,7 @@ from sched_reader.models.workload import (
     SHAREGPT_MEAN_INPUT_TOKENS, SHAREGPT_MEAN_OUTPUT_TOKENS, Workload,
 )
 
-DATA = Path(__file__).parent / "data" / "throughput.yaml"
+DATA = Path(__file__).parents[1] / "data" / "throughput.yaml"
 
 
 def test_defaults_mirror_vllm_bench_serve():

@@ -127,7 +127,8 @@ def rule_text(r: Any) -> str:
     import textwrap
 
     def para(text: str) -> list[str]:
-        return textwrap.wrap(text, width=96, initial_indent="  ", subsequent_indent="  ") or ["  -"]
+        return textwrap.wrap(text, width=96, initial_indent="  ", subsequent_indent="  ",
+                             break_on_hyphens=False) or ["  -"]
 
     sev = " / ".join(r.all_severities())
     out = [f"{r.id} {r.name} ({sev}; since sched-reader {since(r.id)})", "", f"  {r.short}.", "", "Why:"]

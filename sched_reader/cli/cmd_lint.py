@@ -691,7 +691,7 @@ def _lint_stdin(opts: LintOptions, stdin_filename: str | None) -> Any:
 
 def run_lint(files: list[str] | None, opts: LintOptions, fail_on: str, *, force_exclude: bool = False,
              jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-             stdin_filename: str | None = None) -> Any:
+             stdin_filename: str | None = None, skip_unrecognized: bool = False) -> Any:
     """Lint the inputs and return the ``LintReport`` (usable without the CLI).
 
     An input that cannot be read (missing path, an explicitly named file with no vLLM engine) is listed
@@ -709,7 +709,7 @@ def run_lint(files: list[str] | None, opts: LintOptions, fail_on: str, *, force_
     _check_options(opts)
     items, failures, notes = expand_inputs(paths, opts.config, force_exclude)
     results: list[Any] = []
-    file_items = [it for it in items if it[0] != "-"]
+    file_items = [(p, explicit and not skip_unrecognized) for p, explicit in items if p != "-"]
     if effective_jobs(jobs, len(file_items)) > 1:
         _warm(opts)
     done = map_ordered(_lint_worker, file_items, jobs, initializer=_worker_init, initargs=(opts,),
@@ -914,6 +914,11 @@ def lint(
     stdin_filename: Optional[str] = typer.Option(
         None, "--stdin-filename", metavar="NAME", help="Name of the file read from `-` (in the output, globs)."
     ),
+    skip_unrecognized: bool = typer.Option(
+        False, "--skip-unrecognized",
+        help="Named files with no vLLM engine are skipped (as in a directory walk), not an error; for pre-commit, "
+             "which passes every matching file.",
+    ),
 ) -> None:
     """Lint deploy configs for CI: flag/version checks (SR1xx) and capacity checks (SR2xx).
 
@@ -944,7 +949,7 @@ def lint(
         bar = _Progress() if _Progress.wanted() else None
         try:
             report = run_lint(files, opts, config.fail_on or "error", force_exclude=force_exclude, jobs=jobs,
-                              progress=bar, stdin_filename=stdin_filename)
+                              progress=bar, stdin_filename=stdin_filename, skip_unrecognized=skip_unrecognized)
         finally:
             if bar is not None:
                 bar.close()

@@ -1,18 +1,19 @@
 """Finding fingerprints and baselines: adopt the lint gate on a repository that already has findings.
 
 A fingerprint identifies a finding by what it is about, not where it sits, so it survives lines being
-added or removed above it:
+added or removed above it (and the repository being moved or checked out elsewhere):
 
-    sha256(rule, repository-relative path, key, the text of the finding's line with whitespace collapsed)
+    sha256(rule, key, the text of the finding's line with whitespace collapsed)
 
 (the message with its digits blanked stands in for the line text when a finding has no line or its
 file cannot be read), plus an occurrence number when several findings of one rule share that content
-in a file (counted in line order). The first 16 hex digits are the fingerprint; the same value goes to
-SARIF ``partialFingerprints["schedReader/v1"]``.
+in one file (counted in line order). The first 16 hex digits are the fingerprint; the same value goes
+to SARIF ``partialFingerprints["schedReader/v1"]`` (code scanning pairs it with the file path).
 
 ``lint --write-baseline FILE`` writes every current finding; ``lint --baseline FILE`` then reports only
-findings whose (rule, file, fingerprint) is not in the file. The baseline is JSON, sorted, one finding
-per entry with its line and message for people reading the diff.
+findings whose (rule, file, fingerprint) is in the file. File paths in a baseline are relative to the
+baseline's own directory, so it keeps working from any working directory. The baseline is JSON, sorted,
+one finding per entry with its line and message for people reading the diff.
 """
 
 from __future__ import annotations
@@ -81,18 +82,17 @@ def _content(f: Finding, lines: _Lines) -> str:
 
 
 def fingerprints(findings: Iterable[Finding], base: str | Path | None = None) -> dict[Finding, str]:
-    """A fingerprint for each finding (see module docstring)."""
-    root = base_dir() if base is None else Path(base)
+    """A fingerprint for each finding (see module docstring; ``base`` is accepted for symmetry and unused)."""
     lines = _Lines()
     ordered = sorted(set(findings), key=lambda f: (f.file or "", f.line or 0, f.rule, f.key or "", f.message))
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
     out: dict[Finding, str] = {}
     for f in ordered:
-        path = repo_path(f.file, root) or (f.file or "<input>")
-        h = hashlib.sha256("\x1f".join((f.rule, path, f.key or "", _content(f, lines))).encode("utf-8"))
+        h = hashlib.sha256("\x1f".join((f.rule, f.key or "", _content(f, lines))).encode("utf-8"))
         digest = h.hexdigest()
-        n = seen.get(digest, 0)
-        seen[digest] = n + 1
+        where = os.path.normpath(os.path.abspath(f.file)) if f.file and not f.file.startswith("<") else (f.file or "")
+        n = seen.get((where, digest), 0)
+        seen[(where, digest)] = n + 1
         if n:
             digest = hashlib.sha256(f"{digest}:{n}".encode()).hexdigest()
         out[f] = digest[:16]
@@ -105,17 +105,24 @@ def fingerprints(findings: Iterable[Finding], base: str | Path | None = None) ->
 
 
 def baseline_doc(findings: Iterable[Finding], base: str | Path | None = None) -> dict[str, Any]:
+    """The baseline document; ``base``: the directory file paths are relative to (the baseline's own)."""
     root = base_dir() if base is None else Path(base)
-    fps = fingerprints(findings, root)
-    entries = [{"rule": f.rule, "file": repo_path(f.file, root) or f.file or "<input>", "fingerprint": fp, "line": f.line,
+    fps = fingerprints(findings)
+    entries = [{"rule": f.rule, "file": _rel(f.file, root), "fingerprint": fp, "line": f.line,
                 "message": f.message} for f, fp in fps.items()]
     entries.sort(key=lambda e: (e["file"] or "", e["line"] or 0, e["rule"], e["fingerprint"]))
     return {"schema_version": BASELINE_SCHEMA_VERSION, "tool": "sched-reader", "findings": entries}
 
 
+def _rel(file: str | None, root: Path) -> str:
+    if not file or (file.startswith("<") and file.endswith(">")):
+        return file or "<input>"
+    return Path(os.path.relpath(os.path.abspath(file), root)).as_posix()
+
+
 def write_baseline(path: str, findings: Iterable[Finding], base: str | Path | None = None) -> int:
-    """Write the baseline; return the number of findings in it."""
-    doc = baseline_doc(findings, base)
+    """Write the baseline (paths relative to its directory); return the number of findings in it."""
+    doc = baseline_doc(findings, Path(path).resolve().parent if base is None else base)
     try:
         Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
@@ -124,7 +131,7 @@ def write_baseline(path: str, findings: Iterable[Finding], base: str | Path | No
 
 
 def load_baseline(path: str) -> set[tuple[str, str, str]]:
-    """``(rule, file, fingerprint)`` of every finding in a baseline file."""
+    """``(rule, file, fingerprint)`` of every finding in a baseline file, ``file`` made absolute."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -143,17 +150,22 @@ def load_baseline(path: str) -> set[tuple[str, str, str]]:
     for e in doc["findings"]:
         if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("rule", "file", "fingerprint")):
             raise InputError("a baseline entry lacks rule, file or fingerprint", file=path)
-        out.add((e["rule"], e["file"], e["fingerprint"]))
+        f = e["file"]
+        if not (f.startswith("<") and f.endswith(">")):
+            f = os.path.normpath(os.path.join(Path(path).resolve().parent, f))
+        out.add((e["rule"], f, e["fingerprint"]))
     return out
 
 
 def split_new(findings: Iterable[Finding], known: set[tuple[str, str, str]],
               base: str | Path | None = None) -> tuple[list[Finding], list[Finding]]:
     """(new findings, findings already in the baseline)."""
-    root = base_dir() if base is None else Path(base)
     new: list[Finding] = []
     old: list[Finding] = []
-    for f, fp in fingerprints(findings, root).items():
-        key = (f.rule, repo_path(f.file, root) or f.file or "<input>", fp)
+    for f, fp in fingerprints(findings).items():
+        file = f.file or "<input>"
+        if not (file.startswith("<") and file.endswith(">")):
+            file = os.path.normpath(os.path.abspath(file))
+        key = (f.rule, file, fp)
         (old if key in known else new).append(f)
     return new, old

@@ -23,6 +23,7 @@ Keys (kebab-case; snake_case accepted)::
     extend-exclude: ["tmp/**"]    # globs added to them
     respect-gitignore: true       # skip what .gitignore ignores (default true)
     workload: {random-input-len: 2048, num-prompts: 500, max-concurrency: 64}
+    baseline: sched-reader-baseline.json   # report only findings not in it (path relative to this file)
 
 An unknown key, a wrong type, or a rule selector that matches no rule is an ``InputError`` (exit 2)
 naming the file, line and key, with a did-you-mean suggestion: a typo must never turn the gate off.
@@ -50,7 +51,7 @@ DEFAULT_EXCLUDES = ("node_modules", "venv", ".venv", "__pycache__", "site-packag
 
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude")
 KNOWN_KEYS = _LIST_KEYS + ("per-file-ignores", "severity", "fail-on", "vllm", "gpu", "respect-gitignore",
-                           "workload")
+                           "workload", "baseline")
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class LintConfig:
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
     workload: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    baseline: str | None = None  # absolute path
 
     def excludes(self) -> tuple[str, ...]:
         base = DEFAULT_EXCLUDES if self.exclude is None else self.exclude
@@ -276,6 +278,10 @@ def _check_value(key: str, value: Any, path: str, line: int | None) -> Any:
         if str(value).lower() not in FAIL_ON:
             raise _err(path, line, key, f"{value!r} is not one of {', '.join(FAIL_ON)}")
         return str(value).lower()
+    if key == "baseline":
+        if not isinstance(value, str) or not value.strip():
+            raise _err(path, line, key, "must be a file path")
+        return str((Path(path).resolve().parent / value).resolve())
     if key in ("vllm", "gpu"):
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise _err(path, line, key, "must be a string")

@@ -323,7 +323,10 @@ def _name_keys() -> list[tuple[str, Any, float | None]]:
 def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
     from sched_reader.models.name_match import best_match, name_key
 
-    return best_match(name_key(repo), _name_keys())
+    from sched_reader.models.hybrid import is_hybrid
+
+    hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
+    return best_match(name_key(repo), _name_keys(), hybrids)
 
 
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:

@@ -223,7 +223,16 @@ def test_readme_ci_section_runs_as_written(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from sched_reader.cli.app import app
+    from sched_reader.cli.common import COMMAND_LINE
 
+    token = COMMAND_LINE.set(None)  # no command line after `--` (another test may have left one set)
+    try:
+        _run_readme_block(tmp_path, monkeypatch, CliRunner, app)
+    finally:
+        COMMAND_LINE.reset(token)
+
+
+def _run_readme_block(tmp_path, monkeypatch, CliRunner, app) -> None:
     lines = _readme_ci_block()
     assert lines[0] == "cd examples/ci"
     work = tmp_path / "repo"

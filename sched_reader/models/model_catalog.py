@@ -170,6 +170,11 @@ def get_model(model_id: str) -> ModelArch:
 
 def nearest_model_ids(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog ids closest to ``name`` (by id/alias similarity), closest first."""
+    return list(_nearest_model_ids(name, n))
+
+
+@lru_cache(maxsize=4096)
+def _nearest_model_ids(name: str, n: int) -> tuple[str, ...]:
     cat = _catalog()
     key = (name or "").lower()
     short = key.rsplit("/", 1)[-1]
@@ -187,7 +192,7 @@ def nearest_model_ids(name: str, n: int = 3) -> list[str]:
             out.append(mid)
         if len(out) == n:
             break
-    return out
+    return tuple(out)
 
 
 def _hint(name: str) -> str:

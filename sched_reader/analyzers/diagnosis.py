@@ -206,7 +206,9 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
 
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    if not needs_queueing(workload, requests):
+    from sched_reader.models.calibration_profile import active_profile, calibrated
+
+    if not needs_queueing(workload, requests) and active_profile() is None:
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return steady
     import math
@@ -225,7 +227,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model))
+    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), calibrated(model)))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")

@@ -60,7 +60,10 @@ def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | 
     cost, blocks = engine_inputs(spec, apply_profile=False)
     cost = calibrated(cost, profile) if profile is not None else cost
     req = requests if requests is not None else requests_for(b)
-    res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost))
+    from sched_reader.models.cost.frontend import ApiServerModel
+
+    res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost,
+                                         frontend=ApiServerModel()))
     if profile is not None and api_seconds(profile):
         add_client_latency(res, api_seconds(profile), "calibrated API-server intake")
     return {k: float(res[k]) for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms")

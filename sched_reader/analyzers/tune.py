@@ -177,8 +177,11 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     blocks = int(cap.kv_cache.num_blocks)
     pt.kv_tokens = int(cap.kv_cache.tokens or 0)
     cost = calibrated(IterationCostModel(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization), profile)
+    from sched_reader.models.cost.frontend import ApiServerModel
+
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
-                                         slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot")))
+                                         slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
+                                         frontend=ApiServerModel()))
     pt.output_throughput = float(res["output_throughput"])
     pt.throughput_per_gpu = pt.output_throughput / max(1, gpus)
     pt.request_goodput = float(res.get("request_goodput") or 0.0) if targets else None

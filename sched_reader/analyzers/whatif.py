@@ -61,20 +61,21 @@ def _with_settings(raw: Any, flags: list[tuple[str, str | None]], label: str) ->
 def build(paths: list[str], command_line: list[str] | None, sets: list[tuple[str, str | None]] | None = None,
           **kw: Any) -> tuple[list[Any], list[Any]]:
     """(raw engines, specs) as ``build_specs`` makes them, with ``sets`` applied to every engine."""
-    from sched_reader.models.spec_builder import _note_shared_gpus, build_spec, read_engines
+    from sched_reader.analyzers.pipeline import build_spec
+    from sched_reader.models.spec_builder import note_shared_gpus, read_engines
 
     raws = read_engines(paths, command_line)
     specs = [build_spec(_with_settings(r, sets, "--set") if sets else r, **kw) for r in raws]
     if sets:
         for s in specs:
             _check_sets(s)
-    _note_shared_gpus(specs)
+    note_shared_gpus(specs)
     return raws, specs
 
 
 def respec(raw: Any, flags: list[tuple[str, str | None]], **kw: Any) -> Any:
     """One engine rebuilt with ``flags`` applied after its own."""
-    from sched_reader.models.spec_builder import build_spec
+    from sched_reader.analyzers.pipeline import build_spec
 
     return build_spec(_with_settings(raw, flags, "what-if"), **kw)
 

@@ -39,9 +39,9 @@ def _root(
 
 
 def _register() -> None:
-    from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_simulate
+    from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_rules, cmd_simulate
 
-    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_lesson):
+    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson):
         mod.register(app)
     _register_loop()
 

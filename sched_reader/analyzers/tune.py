@@ -297,13 +297,21 @@ def pareto(points: list[Point], targets: dict[str, float], percentile: str) -> l
         if not dominated:
             out.append(i)
     # one representative per identical metric vector (ties), ordered by throughput
-    seen: set = set()
-    uniq = []
-    for i in sorted(out, key=lambda i: (vec(i), points[i].gpus, points[i].key())):
-        if vec(i) not in seen:
-            seen.add(vec(i))
-            uniq.append(i)
-    return uniq
+    # one representative per (near-)identical metric vector: the one best_points would pick
+    groups: dict[tuple, list[int]] = {}
+    for i in out:
+        groups.setdefault(_sig(vec(i)), []).append(i)
+    reps = [max(g, key=lambda i: _rank(points[i])) for g in groups.values()]
+    return sorted(reps, key=lambda i: (vec(i), points[i].key()))
+
+
+def _sig(v: tuple) -> tuple:
+    """Values to 3 significant digits: differences below ~0.1% are model noise, not a reason to choose."""
+    return tuple(float(f"{x:.3g}") if isinstance(x, float) else x for x in v)
+
+
+def _rank(p: Point) -> tuple:
+    return (float(f"{p.throughput_per_gpu:.3g}"), -p.gpus, _tiebreak(p))
 
 
 def best_points(points: list[Point], targets: dict[str, float]) -> dict[str, int | None]:
@@ -313,12 +321,10 @@ def best_points(points: list[Point], targets: dict[str, float]) -> dict[str, int
     for name in names:
         ok = [i for i, p in enumerate(points) if p.starts and p.throughput_per_gpu is not None
               and (all(p.meets.values()) if name == "all" else p.meets.get(name))]
-        out[name] = max(ok, key=lambda i: (points[i].throughput_per_gpu, -points[i].gpus, _tiebreak(points[i]))) \
-            if ok else None
+        out[name] = max(ok, key=lambda i: _rank(points[i])) if ok else None
     if not targets:
         ok = [i for i, p in enumerate(points) if p.starts and p.throughput_per_gpu is not None]
-        out["throughput"] = max(ok, key=lambda i: (points[i].throughput_per_gpu, -points[i].gpus,
-                                                   _tiebreak(points[i]))) if ok else None
+        out["throughput"] = max(ok, key=lambda i: _rank(points[i])) if ok else None
     return out
 
 

@@ -346,7 +346,7 @@ def command_line(spec: Any, flags: dict[str, Any]) -> str:
     import shlex
 
     words = ["vllm", "serve", spec.model_name]
-    swept = set(flags) | {"speculative_config" if "speculative" in flags else ""}
+    swept = set(flags)
     for dest, fv in sorted(spec.args.items()):
         if dest in swept or dest in ("model", "model_tag"):
             continue

@@ -156,3 +156,15 @@ def test_cli_bad_input_exits_2(run_cli, bad):
                              "--axis", "max-num-batched-tokens=2048", "--axis", "gpu-memory-utilization=0.9",
                              "--axis", "kv-cache-dtype=auto", "--axis", "tensor-parallel-size=1", *bad, "--", *LLAMA8)
     assert code == 2 and out == "" and err.startswith("sched-reader: error:")
+
+
+def test_speculative_axis_when_the_deployment_has_one(reqs):
+    [s] = build_specs([], LLAMA8 + ["--speculative-config", '{"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'],
+                      gpu="H100", vllm="0.19.0")
+    grid = tune.default_grid(s)
+    assert grid["speculative"] == ["on", "off"]
+    res = tune.run_sweep(s, reqs, {"speculative": ["on", "off"], "max_num_seqs": [16]}, TARGETS, executor="serial")
+    on, off = res.points
+    assert "--speculative-config" in on.command and "--speculative-config" not in off.command
+    # speculation lowers TPOT at a small batch (several tokens per memory-bound verify step)
+    assert on.metrics["mean_tpot_ms"] < off.metrics["mean_tpot_ms"]

@@ -170,6 +170,11 @@ def get_model(model_id: str) -> ModelArch:
 
 def nearest_model_ids(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog ids closest to ``name`` (by id/alias similarity), closest first."""
+    return list(_nearest_model_ids(name, n))
+
+
+@lru_cache(maxsize=4096)
+def _nearest_model_ids(name: str, n: int) -> tuple[str, ...]:
     cat = _catalog()
     key = (name or "").lower()
     short = key.rsplit("/", 1)[-1]
@@ -187,7 +192,7 @@ def nearest_model_ids(name: str, n: int = 3) -> list[str]:
             out.append(mid)
         if len(out) == n:
             break
-    return out
+    return tuple(out)
 
 
 def _hint(name: str) -> str:
@@ -323,7 +328,10 @@ def _name_keys() -> list[tuple[str, Any, float | None]]:
 def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
     from sched_reader.models.name_match import best_match, name_key
 
-    return best_match(name_key(repo), _name_keys())
+    from sched_reader.models.hybrid import is_hybrid
+
+    hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
+    return best_match(name_key(repo), _name_keys(), hybrids)
 
 
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:

@@ -84,8 +84,12 @@ def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> t
 
     first = np.asarray(run.rec.first_ns, dtype=np.float64) / 1e9
     fin = np.asarray(run.rec.finish_ns, dtype=np.float64) / 1e9
-    engine_in = np.asarray(run.send_ns, dtype=np.float64) / 1e9
-    f2, e2, peak = frontend.deliver(first, fin, np.asarray(run.target), engine_in, np.asarray(run.prompt))
+    if requests.max_concurrency is None:
+        client_sent = np.asarray(sent_s, dtype=np.float64)
+    else:
+        client_sent = np.asarray(run.send_ns, dtype=np.float64) / 1e9
+    # intake work joins the server's FIFO when the client sends, ahead of tokens emitted later
+    f2, e2, peak = frontend.deliver(first, fin, np.asarray(run.target), client_sent, np.asarray(run.prompt))
     run.rec.first_ns = [int(x) for x in np.rint(f2 * 1e9)]
     run.rec.finish_ns = [int(x) for x in np.rint(np.maximum(e2, f2) * 1e9)]
     if requests.max_concurrency is None:

@@ -400,7 +400,22 @@ WORKLOAD_RULES = ("SR202", "SR203", "SR204")
 
 def _engine_findings(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
     """All findings of one engine, and the capacity scope: ``none`` (--no-capacity or model not
-    resolved), ``structural`` (no workload stated) or ``workload`` (same findings as ``diagnose``)."""
+    resolved), ``structural`` (no workload stated) or ``workload`` (same findings as ``diagnose``).
+
+    A finding about the engine as a whole (no file or no line, e.g. SR110) is attached to the engine's
+    own file and line, so every output (SARIF, annotations) can place it.
+    """
+    findings, scope = _engine_findings_raw(spec, opts)
+    return [_at_engine(f, spec) for f in findings], scope
+
+
+def _at_engine(f: Any, spec: Any) -> Any:
+    if f.file is None or (f.line is None and f.file == spec.file and spec.line):
+        return f.model_copy(update={"file": f.file or spec.file, "line": f.line or spec.line})
+    return f
+
+
+def _engine_findings_raw(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
     from sched_reader.errors import SchedReaderError
 
     findings = list(spec.findings)

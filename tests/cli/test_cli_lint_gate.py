@@ -365,3 +365,22 @@ def test_bad_baseline_is_exit_2(repo):
     for path, needle in (("none.json", "baseline file not found"), ("b.json", "not valid JSON")):
         code, out, err = lint("a.sh", "--baseline", path)
         assert code == 2 and out == "" and needle in err
+
+
+def test_engine_level_findings_get_the_engine_line(repo):
+    # SR110 (no release stated) is about the engine as a whole: it points at the engine's line, so
+    # SARIF and annotations can place it
+    write(repo / "a.sh", "#!/bin/sh\n\nvllm serve Qwen/Qwen2.5-7B-Instruct\n")
+    _, doc, _ = lint_json("a.sh", "--select", "SR110", "--format", "sarif")
+    [res] = doc["runs"][0]["results"]
+    loc = res["locations"][0]["physicalLocation"]
+    assert (loc["artifactLocation"]["uri"], loc["region"]["startLine"]) == ("a.sh", 3)
+
+
+def test_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
+    import io
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert cmd_lint._Progress.wanted() is False  # not a terminal

@@ -43,6 +43,14 @@ def _register() -> None:
 
     for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson):
         mod.register(app)
+    _register_loop()
+
+
+def _register_loop() -> None:
+    """explain-log / calibrate / tune (issue 13; kept apart so the command list merges cleanly)."""
+    from sched_reader.cli import cmd_explain_log
+
+    cmd_explain_log.register(app)
 
 
 _register()

@@ -486,11 +486,12 @@ def _lint_specs(display: str, build: Callable[[], list[Any]], opts: LintOptions,
 
 def _build_from_raws(raws: list[Any], opts: LintOptions) -> list[Any]:
     """Engine specs from engines already read (the file is read once per lint)."""
-    from sched_reader.models.spec_builder import _note_shared_gpus, build_spec
+    from sched_reader.analyzers.pipeline import build_spec
+    from sched_reader.models.spec_builder import note_shared_gpus
 
     specs = [build_spec(r, gpu=opts.gpu, vllm=opts.vllm, model_config=opts.model_config, strict_model=False)
              for r in raws]
-    _note_shared_gpus(specs)
+    note_shared_gpus(specs)
     return specs
 
 
@@ -661,7 +662,7 @@ def _lint_worker(item: tuple[str, bool]) -> tuple[str, Any]:
 def _warm(opts: LintOptions) -> None:
     """Load the flag tables and catalogs once in this process, before workers are forked from it."""
     from sched_reader.errors import SchedReaderError
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
 
     try:
         for spec in build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"], gpu=opts.gpu,
@@ -715,7 +716,7 @@ def run_lint(files: list[str] | None, opts: LintOptions, fail_on: str, *, force_
     """
     from sched_reader.analyzers.lint_parallel import effective_jobs, map_ordered
     from sched_reader.errors import InputError
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.report.findings_text import LintReport
 
     paths, command_line = _split(files)

@@ -389,3 +389,15 @@ def test_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.setattr("sys.stderr", io.StringIO())
     assert cmd_lint._Progress.wanted() is False  # not a terminal
+
+
+def test_parallel_workers_give_the_same_report_as_one_process(repo):
+    deploy = ROOT / "tests/data/deploy"
+    files = sorted(p for p in deploy.rglob("*") if p.suffix in (".yaml", ".yml", ".sh"))
+    for i in range(30):  # above the in-process threshold
+        src = files[i % len(files)]
+        write(repo / "d" / f"{i:02d}_{src.name}", src.read_text())
+    one = lint("d", "--format", "json", "--jobs", "1", "--vllm", "0.19.0")
+    two = lint("d", "--format", "json", "--jobs", "2", "--vllm", "0.19.0")
+    assert one[0] == two[0] and one[1] == two[1]
+    assert json.loads(one[1])["summary"]["files"] >= 25

@@ -166,6 +166,15 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         console.print(f"  bottleneck   {v.bottleneck}: {v.summary}", markup=False)
         for r in v.recommendations:
             console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}", markup=False)
+            if getattr(r, "effect", None):
+                from sched_reader.analyzers.whatif import effect_line
+
+                console.print(f"      predicted effect: {effect_line(r.effect)}", markup=False)
+    if getattr(d, "what_if", None):
+        from sched_reader.analyzers.whatif import effect_line
+
+        w = d.what_if
+        console.print(f"  what-if      {' '.join(w['set'])}: {effect_line(w)}", markup=False)
         if explain:
             for f in v.figures:
                 console.print(f"    {f.name}: {f.value:,} {f.unit} = {f.formula}", markup=False)

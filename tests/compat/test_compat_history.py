@@ -16,7 +16,7 @@ import pytest
 
 from sched_reader.compat import matrix
 from sched_reader.compat.argtable import first_seen, last_seen, renamed_to
-from sched_reader.compat.command import render_flag, render_release_diff
+from sched_reader.report.compat_changes import render_flag, render_release_diff
 from sched_reader.compat.defaults import scheduler_defaults
 from sched_reader.compat.history import (ASSUMED_MAX_MODEL_LEN, diff_releases, flag_spans, serve_context,
                                          suggest_flags)

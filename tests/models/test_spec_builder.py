@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from sched_reader.errors import InputError, UnknownGPUError, UnknownModelError
-from sched_reader.models.spec_builder import build_specs, derived_max_model_len
+from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.models.spec_builder import derived_max_model_len
 
 DEPLOY = Path(__file__).parents[1] / "data" / "deploy"
 

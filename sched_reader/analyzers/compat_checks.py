@@ -1,4 +1,4 @@
-"""Version-aware checks of a vLLM engine config: stable rule ids SR101-SR110 (see RULES.md).
+"""Version-aware checks of a vLLM engine config: stable rule ids SR101-SR110 (see docs/rules.md).
 
 * :func:`check_raw` -- flag-level checks on the settings as written (SR101 unknown flag, SR102 bad
   choice, SR103 wrong type / impossible value, SR104 deprecated, SR108 abbreviation, SR109 unknown
@@ -14,11 +14,17 @@
 from __future__ import annotations
 
 import difflib
-import re
+import json
 from typing import Any, Iterable, Mapping
 
+from sched_reader.compat import argtable as at
+from sched_reader.compat import matrix, rules
+from sched_reader.compat.argtable import ArgTable, coerce, effective_default, is_deprecated
+from sched_reader.compat.defaults import scheduler_defaults
+from sched_reader.compat.releases import version_key
 from sched_reader.findings import Finding
-from sched_reader.readers.raw import Origin, RawEngine, Setting
+from sched_reader.origin import Origin
+from sched_reader.readers.raw import RawEngine, Setting
 
 # Flags every ``vllm serve`` front end accepts (OpenAI server args). They are in each release's flag
 # table; this list is only a safety net so that a gap in the extracted table never turns one of
@@ -33,12 +39,6 @@ FRONTEND_FLAGS = frozenset({
 })
 
 _MODEL_DESTS = frozenset({"model", "model_tag"})
-
-_DEPRECATED_RE = re.compile(
-    r"deprecated=True|\[DEPRECATED\]|\(DEPRECATED|\(Deprecated\)|^Deprecated|\bis deprecated\b"
-    r"|\bwill be deprecated\b|\bparameter is deprecated\b",
-    re.IGNORECASE,
-)
 
 # SR107 looks at these settings only: the ones that change what the scheduler and KV cache do.
 SCHEDULING_DESTS = (
@@ -61,11 +61,6 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: (f.file or "", f.line or 0, f.rule, f.key or "", f.message))
 
 
-def is_deprecated(record: Any) -> bool:
-    text = getattr(record, "deprecated", None)
-    return bool(text) and bool(_DEPRECATED_RE.search(str(text)))
-
-
 # --------------------------------------------------------------------------------------------------
 # Engine values (the variables start-up rules and feature conditions read)
 # --------------------------------------------------------------------------------------------------
@@ -86,8 +81,6 @@ def _spec_dict(value: Any) -> dict[str, Any] | None:
     if isinstance(value, dict):
         return value
     if isinstance(value, str) and value.strip().startswith("{"):
-        import json
-
         try:
             parsed = json.loads(value)
         except ValueError:
@@ -127,9 +120,6 @@ def values_from_explicit(
     engine: str | None = None,
 ) -> dict[str, Any]:
     """Engine values from the release's argparse defaults + explicit settings (no effective config)."""
-    from sched_reader.compat import matrix
-    from sched_reader.compat.argtable import ArgTable
-
     values = _defaults(ArgTable.for_release(version))
     values.update({k: v for k, v in explicit.items()})
     values["engine"] = engine
@@ -196,8 +186,6 @@ def _locate(variables: Iterable[str], origins: Mapping[str, Origin], fallback: O
 # --------------------------------------------------------------------------------------------------
 
 def _feature_origin(key: str, conds: Mapping[str, Any], origins: Mapping[str, Origin]) -> Origin | None:
-    from sched_reader.compat import rules
-
     when = conds.get(key, {}).get("when")
     if when is None:
         return None
@@ -230,8 +218,6 @@ def check_values(
     ``origins`` maps dest -> Origin of explicit settings; ``fallback`` locates findings about
     defaults; ``hardware`` is the matrix hardware column of the engine's GPU (None: not checked).
     """
-    from sched_reader.compat import matrix, rules
-
     origins = origins or {}
     fallback = fallback or Origin()
     out: list[Finding] = []
@@ -305,8 +291,6 @@ def check_values(
 
 def _method_history(method: str) -> tuple[str | None, str | None]:
     """(first, last) release whose SpeculativeConfig.method accepts ``method``."""
-    from sched_reader.compat import rules
-
     first = last = None
     for entry in rules.load()["spec_methods"]["per_version"]:
         if entry["methods"] and method in entry["methods"]:
@@ -324,9 +308,6 @@ def _short_list(items: list[str], n: int = 12) -> str:
 
 def check_spec_method(method: Any, version: str, where: Origin) -> Finding | None:
     """SR109 when ``method`` is not a ``SpeculativeConfig.method`` value of ``version``."""
-    from sched_reader.compat import rules
-    from sched_reader.compat.releases import version_key
-
     if method is None:
         return None
     known = rules.spec_methods(version)
@@ -355,9 +336,6 @@ def check_spec_method(method: Any, version: str, where: Origin) -> Finding | Non
 
 def check_spec(spec: Any) -> list[Finding]:
     """Version checks of a built ``EngineSpec``: SR104, SR105, SR106, SR109 (sorted)."""
-    from sched_reader.compat import matrix
-    from sched_reader.compat.argtable import ArgTable
-
     version = spec.vllm_version
     table = ArgTable.for_release(version)
     origins = {dest: fv.origin for dest, fv in spec.args.items()}
@@ -382,8 +360,6 @@ def check_spec(spec: Any) -> list[Finding]:
 def _deprecated_finding(rec: Any, written: str, version: str, origin: Origin) -> Finding:
     text = str(rec.deprecated)
     shown = "" if text == "deprecated=True" else f": {text.strip()}"
-    from sched_reader.compat import argtable as at
-
     gone = None
     try:
         gone = at.removed_in(rec.flag)
@@ -400,9 +376,6 @@ def _deprecated_finding(rec: Any, written: str, version: str, origin: Origin) ->
 # --------------------------------------------------------------------------------------------------
 
 def _unknown(table: Any, s: Setting, version: str) -> Finding:
-    from sched_reader.compat import argtable as at
-    from sched_reader.compat.releases import version_key
-
     name = s.flag.split("=", 1)[0]
     canonical = "--" + name.lstrip("-").split(".", 1)[0].replace("_", "-")
     first, last = at.first_seen(canonical), at.last_seen(canonical)
@@ -435,8 +408,6 @@ def _value_finding(rec: Any, s: Setting, version: str, err: ValueError) -> Findi
 
 def explicit_values(raw: RawEngine, version: str) -> tuple[dict[str, Any], dict[str, Origin]]:
     """Typed explicit values (by dest) and their origins, skipping settings that do not parse."""
-    from sched_reader.compat.argtable import ArgTable, coerce
-
     table = ArgTable.for_release(version)
     values: dict[str, Any] = {}
     origins: dict[str, Origin] = {}
@@ -469,8 +440,6 @@ def check_raw(raw: RawEngine, version: str) -> list[Finding]:
     SR103 wrong type / impossible value, SR104 deprecated flag, SR108 abbreviated flag (error when
     ambiguous), SR109 unknown speculative method.
     """
-    from sched_reader.compat.argtable import ArgTable, coerce
-
     table = ArgTable.for_release(version)
     out: list[Finding] = []
     for s in raw.settings:
@@ -531,23 +500,15 @@ def check_raw(raw: RawEngine, version: str) -> list[Finding]:
 # SR107: defaults that changed between releases
 # --------------------------------------------------------------------------------------------------
 
-def _effective_default(rec: Any) -> Any:
-    if rec.default is None and rec.has_config_default:
-        return rec.config_default
-    return rec.default
-
-
 def default_changes(old: str, new: str, dests: Iterable[str] = SCHEDULING_DESTS) -> list[tuple[str, str, Any, Any]]:
     """``[(dest, flag, old_default, new_default)]`` for flags present in both releases."""
-    from sched_reader.compat.argtable import ArgTable
-
     a, b = ArgTable.for_release(old), ArgTable.for_release(new)
     out = []
     for dest in dests:
         ra, rb = a.record_for_dest(dest), b.record_for_dest(dest)
         if ra is None or rb is None:
             continue
-        da, db = _effective_default(ra), _effective_default(rb)
+        da, db = effective_default(ra), effective_default(rb)
         if isinstance(da, dict) or isinstance(db, dict) or da == db:
             continue
         out.append((dest, rb.flag, da, db))
@@ -583,9 +544,6 @@ def check_default_changes(
     for dest, flag, old, new in default_changes(written_for, target):
         changes[dest] = (flag, old, new, "")
     if gpu_name and gpu_total_gib and max_model_len:
-        from sched_reader.compat.argtable import ArgTable
-        from sched_reader.compat.defaults import scheduler_defaults
-
         a = scheduler_defaults(written_for, gpu_name, gpu_total_gib, max_model_len=max_model_len, explicit={})
         b = scheduler_defaults(target, gpu_name, gpu_total_gib, max_model_len=max_model_len, explicit={})
         table = ArgTable.for_release(target)

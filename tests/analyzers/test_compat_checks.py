@@ -1,4 +1,4 @@
-"""Version-aware config checks (sched_reader.compat.checks): SR101-SR110 on hand-built engines and on
+"""Version-aware config checks (sched_reader.analyzers.compat_checks): SR101-SR110 on hand-built engines and on
 the real deploy fixtures in tests/data/deploy/. Expected facts were read by hand from the vLLM data
 (args/<version>.json, compat_matrix/<version>.md, validation_rules.yaml, facts.yaml)."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sched_reader.compat import checks
+from sched_reader.analyzers import compat_checks as checks
 from sched_reader.compat.releases import known_releases
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
 from sched_reader.models.gpu import GPU
@@ -232,7 +232,7 @@ FIXTURES = sorted(p for p in DEPLOY.rglob("*") if p.is_file() and p.name != "REA
 
 
 def _check(path, vllm=None):
-    from sched_reader.compat import command
+    from sched_reader.analyzers import compat_engines as command
 
     return command.check_configs([str(path)], None, vllm=vllm)
 

@@ -401,3 +401,17 @@ def test_parallel_workers_give_the_same_report_as_one_process(repo):
     two = lint("d", "--format", "json", "--jobs", "2", "--vllm", "0.19.0")
     assert one[0] == two[0] and one[1] == two[1]
     assert json.loads(one[1])["summary"]["files"] >= 25
+
+
+def test_unreadable_input_in_junit_and_github_formats(repo):
+    import xml.etree.ElementTree as ET
+
+    write(repo / "a.sh", SERVE_SR101)
+    code, out, _ = lint("a.sh", "gone.yaml", "--vllm", "0.19.0", "--format", "junit")
+    root = ET.fromstring(out)
+    assert code == 2 and root.get("errors") == "1"
+    [err] = root.iter("error")
+    assert "gone.yaml: file not found" in err.get("message")
+    code, out, _ = lint("a.sh", "gone.yaml", "--vllm", "0.19.0", "--format", "github")
+    assert code == 2 and "::error title=sched-reader could not read an input::gone.yaml: file not found" in out
+    assert "::error file=a.sh,line=2" in out

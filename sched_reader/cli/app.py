@@ -7,6 +7,8 @@ import sys
 import typer
 
 from sched_reader import __version__
+from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_simulate
+from sched_reader.cli.common import COMMAND_LINE
 
 app = typer.Typer(
     name="sched-reader",
@@ -39,8 +41,6 @@ def _root(
 
 
 def _register() -> None:
-    from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_simulate
-
     for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_lesson):
         mod.register(app)
 
@@ -50,8 +50,6 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: splits off a command line after ``--``, then runs typer."""
-    from sched_reader.cli.common import COMMAND_LINE
-
     args = list(sys.argv[1:] if argv is None else argv)
     if "--" in args:
         i = args.index("--")

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sched_reader.errors import UnknownGPUError
 from sched_reader.models.gpu import GPU
+from sched_reader.models.data_files import load
 
 DEFAULT_GPU_ID = "nvidia-h100-sxm5-80gb"
 
@@ -151,8 +152,6 @@ class _Catalog:
 
 @lru_cache(maxsize=1)
 def _catalog() -> _Catalog:
-    from sched_reader.models.data_files import load
-
     return _Catalog(load("gpus"))
 
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from sched_reader.errors import InputError, UnknownModelError
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.quantization import scheme_from_quant_config
+from sched_reader.models.data_files import load
 
 _URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az://", "abfs://", "http://", "https://")
 _HF_SCHEMES = ("hf://", "huggingface://", "hf.co/", "huggingface.co/")
@@ -149,8 +150,6 @@ class _Catalog:
 
 @lru_cache(maxsize=1)
 def _catalog() -> _Catalog:
-    from sched_reader.models.data_files import load
-
     return _Catalog(load("models"))
 
 

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from sched_reader.findings import Finding
 from sched_reader.report.findings_text import LintReport
+from sched_reader.analyzers.rule_catalog import all_rules
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -53,8 +54,6 @@ def artifact_uri(file: str, base: str | Path | None = None) -> str | None:
 
 def rule_descriptors() -> list[dict[str, Any]]:
     """``tool.driver.rules`` from the registry."""
-    from sched_reader.analyzers.rule_catalog import all_rules
-
     out = []
     for r in all_rules():
         help_md = f"**{r.name}**: {r.full}\n\n*Fix:* {r.fix}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+import math
 
 
 from sched_reader.report.text_config import render_engine_header, render_findings
@@ -205,8 +206,6 @@ def _num(v: Any) -> str:
 
 def describe_workload(w: Any) -> str:
     """One line: dataset, lengths, prompts, arrival."""
-    import math
-
     if w.dataset_name == "sharegpt":
         lengths = f"sharegpt (mean {w.mean_input_len():.0f} in / {w.mean_output_len():.0f} out tokens)"
     else:

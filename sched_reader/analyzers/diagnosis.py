@@ -10,21 +10,23 @@ This is the pipeline ``sched-reader diagnose`` prints; it is usable from Python 
 
 from __future__ import annotations
 
-from typing import Any
-from pathlib import Path
 import math
+from pathlib import Path
+from typing import Any
 
-from sched_reader.errors import InputError
-from sched_reader.findings import Finding
-from sched_reader.models.engine_spec import EngineSpec
-from sched_reader.analyzers.bottleneck import analyze, MemoryBudget
+from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
 from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
 from sched_reader.analyzers.simulator.api import with_frontend_latency
-from sched_reader.analyzers.simulator.workloads import generate, WorkloadSpec
+from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
 from sched_reader.models.block_accounting import account_lengths
 from sched_reader.models.capacity import estimate_capacity
+from sched_reader.errors import InputError
+from sched_reader.findings import Finding
+from sched_reader.models.cost.error_bands import attach_ranges
+from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
+from sched_reader.models.engine_spec import EngineSpec
 from sched_reader.models.workload import Workload
 
 
@@ -36,6 +38,8 @@ class Diagnosis:
                  kv_waste: Any | None = None) -> None:
         self.kv_waste = kv_waste
         self.workload_from_file_mix = False  # True when the file's workload section (classes/trace) was used
+        self.recommendations_dropped = 0     # recommendations the what-if found not to improve their target
+        self.what_if: dict[str, Any] | None = None  # --set: metrics without -> with the overrides
         self.spec = spec
         self.capacity = capacity
         self.performance = performance
@@ -87,6 +91,27 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
         raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
 
 
+def _fit_workload(spec: EngineSpec, workload: Any, requests: Any | None) -> Any:
+    """Clip a fixed-length workload whose prompt does not fit ``--max-model-len`` (a note, never an error).
+
+    vLLM rejects a prompt of ``max_model_len`` tokens or more; a KV-budget diagnosis must not depend on
+    the default 1,024-token prompt, so prompt and output are scaled down to fit (output first kept >= 1
+    token) and the change is noted on the engine.
+    """
+    if requests is not None or spec.effective is None or workload.dataset_name != "random":
+        return workload
+    mml = int(spec.effective.max_model_len or 0)
+    if mml < 2 or workload.random_input_len + workload.random_output_len <= mml:
+        return workload
+    out = max(1, min(workload.random_output_len, mml // 8))
+    inp = max(1, min(workload.random_input_len, mml - out))
+    spec.notes.append(
+        f"workload clipped to fit max_model_len {mml}: {workload.random_input_len} in / "
+        f"{workload.random_output_len} out tokens -> {inp} in / {out} out (pass --random-input-len / "
+        f"--random-output-len to choose)")
+    return workload.model_copy(update={"random_input_len": inp, "random_output_len": out})
+
+
 def needs_queueing(bench: Any, requests: Any | None) -> bool:
     """Whether the performance block needs the simulator (queueing, bursts, mixes, length spread).
 
@@ -129,6 +154,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
             hint="pass --model-config PATH to a config.json",
         )
     workload, requests = resolve_workload(spec, workload_overrides or {})
+    workload = _fit_workload(spec, workload, requests)
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin
         findings.append(Finding(
@@ -181,7 +207,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
     if not needs_queueing(workload, requests):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
-        return steady
+        return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
     if requests is None:
         requests = from_bench_flags(
             dataset_name=workload.dataset_name,
@@ -192,7 +218,8 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
             max_concurrency=workload.max_concurrency,
         )
     blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model))
+    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model,
+                                         frontend=ApiServerModel()))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
@@ -202,7 +229,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     perf["method"] = "simulation (vLLM V1 policy, event-driven) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
-    return perf
+    return attach_ranges(perf, workload.max_concurrency, workload.request_rate)
 
 
 def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:

@@ -7,7 +7,8 @@ import sys
 import typer
 
 from sched_reader import __version__
-from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_simulate
+from sched_reader.cli import (cmd_compat, cmd_config, cmd_diagnose, cmd_explain_log, cmd_lesson, cmd_lint, cmd_rules,
+                              cmd_simulate)
 from sched_reader.cli.common import COMMAND_LINE
 
 app = typer.Typer(
@@ -41,8 +42,14 @@ def _root(
 
 
 def _register() -> None:
-    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_lesson):
+    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson):
         mod.register(app)
+    _register_loop()
+
+
+def _register_loop() -> None:
+    """explain-log / calibrate / tune (issue 13; kept apart so the command list merges cleanly)."""
+    cmd_explain_log.register(app)
 
 
 _register()

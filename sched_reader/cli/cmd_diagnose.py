@@ -37,6 +37,13 @@ def diagnose(
     max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, help="Cap on requests in flight."),
     fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", case_sensitive=False,
                                    help="Exit 1 when a finding of this severity or worse is reported."),
+    sets: Optional[List[str]] = typer.Option(
+        None, "--set", metavar="FLAG=VALUE",
+        help="What-if: override a vLLM flag (repeatable), e.g. --set max-num-batched-tokens=2048; "
+             "prints the predicted metrics without -> with the overrides."),
+    effects: bool = typer.Option(True, "--effects/--no-effects",
+                                 help="Evaluate each recommendation's predicted effect (one re-run each); "
+                                      "a recommendation that does not improve its target metric is not printed."),
 ) -> None:
     """Predict vLLM's KV-cache budget, capacity, prefill/decode speed and which scheduling default binds.
 
@@ -55,7 +62,7 @@ def diagnose(
             "max_concurrency": max_concurrency,
         }
         return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, fmt=fmt.value, explain=explain,
-                          overrides=overrides, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
+                          overrides=overrides, sets=sets, effects=effects, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
 

@@ -26,4 +26,7 @@ def diagnosis_json(d: Diagnosis, explain: bool = True) -> dict[str, Any]:
     out["bottleneck"] = d.verdict.model_dump() if d.verdict is not None else None
     out["kv_waste"] = d.kv_waste.model_dump() if d.kv_waste is not None else None
     out["findings"] = [finding_json(f) for f in d.findings]
+    out["recommendations"] = out["bottleneck"]["recommendations"] if out["bottleneck"] else []
+    if d.what_if is not None:
+        out["what_if"] = d.what_if
     return out

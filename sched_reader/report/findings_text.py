@@ -18,8 +18,8 @@ import json
 from typing import Any
 
 from sched_reader.analyzers.lint import EngineResult, FileResult, LintReport
-from sched_reader.analyzers.rule_catalog import get_rule
 from sched_reader.findings import Finding, finding_order, sort_unique
+from sched_reader.analyzers.rule_catalog import get_rule
 
 __all__ = ["EngineResult", "FileResult", "LintReport", "location", "render_json", "render_text", "rule_name",
            "sort_unique", "summary_line"]
@@ -57,6 +57,8 @@ def summary_line(report: LintReport) -> str:
     skipped = len(report.files) - nfiles
     if skipped:
         tail.append(f"{_plural(skipped, 'file')} skipped")
+    if report.failures:
+        tail.append(f"{_plural(len(report.failures), 'input')} could not be read (exit 2)")
     if report.fail_on == "never":
         tail.append("--fail-on never")
     else:
@@ -115,6 +117,7 @@ def render_json(report: LintReport, version: str) -> str:
                 "model": e.model or None,
                 "vllm_version": e.vllm_version,
                 "capacity_checked": e.capacity_checked,
+                "capacity_scope": e.capacity_scope or None,
                 "findings": [_finding_json(f, e.name, report) for f in e.findings],
                 "suppressed": [_finding_json(f, e.name, report) for f in e.suppressed],
             })
@@ -147,5 +150,6 @@ def render_json(report: LintReport, version: str) -> str:
         "findings": [d for _, d in sorted(flat, key=lambda kv: kv[0])],
         "files": files,
         "notes": list(report.notes),
+        "errors": [{"file": path, "message": message} for path, message in report.failures],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"

@@ -8,9 +8,6 @@ shared/vllm/source_commits.json.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -125,20 +122,6 @@ def test_index_is_small_and_lazy():
     assert index.stat().st_size < 40_000
     data = json.loads(index.read_text())
     assert [r["version"] for r in data["releases"]] == known_releases()
-
-
-def test_cold_import_and_resolve_is_fast():
-    code = ("import time;t=time.perf_counter();"
-            "from sched_reader.compat.releases import resolve_version;"
-            "from sched_reader.compat.argtable import ArgTable;"
-            "ArgTable.for_release(resolve_version('0.18.0').release).lookup('--max-num-seqs');"
-            "print(time.perf_counter()-t)")
-    start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         check=True)
-    wall = time.perf_counter() - start
-    assert float(out.stdout.strip()) < 0.3  # in-process: import + resolve + table load
-    assert wall < 2.0  # whole interpreter start, generous for a shared CI box
 
 
 # ---- the maintainer script (synthetic inputs; never reads /work/shared) ----------

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from sched_reader.analyzers import whatif
 from sched_reader.analyzers.diagnosis import diagnose
-from sched_reader.analyzers.pipeline import build_specs
 from sched_reader.cli.common import split_inputs
 from sched_reader.cli.fail_on import FailOn, exit_for
 from sched_reader.errors import InputError
@@ -29,12 +29,22 @@ def parse_rate(text: str | None) -> float | None:
 
 
 def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
-        explain: bool, overrides: dict[str, Any], fail_on: FailOn, echo: Callable[[str], None]) -> int:
-    """``overrides``: the bench flags (``request_rate`` still as text)."""
+        explain: bool, overrides: dict[str, Any], sets: list[str] | None, effects: bool, fail_on: FailOn,
+        echo: Callable[[str], None]) -> int:
+    """``overrides``: the bench flags (``request_rate`` still as text); ``sets``: --set FLAG=VALUE (what-if);
+    ``effects``: evaluate each recommendation's predicted effect."""
     overrides = {**overrides, "request_rate": parse_rate(overrides.get("request_rate"))}
     paths, command_line = split_inputs(files)
-    specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config)
+    flag_sets = whatif.parse_sets(sets)
+    kw = dict(gpu=gpu, vllm=vllm, model_config=model_config)
+    raws, specs = whatif.build(paths, command_line, flag_sets, **kw)
     results = [diagnose(s, overrides) for s in specs]
+    if effects:
+        whatif.attach_effects(raws, specs, results, overrides, **kw)
+    if flag_sets:
+        base = whatif.build(paths, command_line, None, **kw)[1]
+        for d, w in zip(results, whatif.compare(raws, base, specs, results, overrides, flag_sets)):
+            d.what_if = w
     for spec, d in zip(specs, results):
         spec.findings = d.findings
     if fmt == "json":

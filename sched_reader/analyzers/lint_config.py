@@ -38,8 +38,11 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+import tomllib
 
 from sched_reader.errors import InputError
+from sched_reader.analyzers.rule_catalog import matches, normalize_selector
+from sched_reader.analyzers.rule_docs import rule_ids, rule_names
 
 CONFIG_NAMES = (".sched-reader.yaml", ".sched-reader.yml")
 PYPROJECT = "pyproject.toml"
@@ -135,8 +138,6 @@ def discover(inputs: list[str], config_file: str | None = None, isolated: bool =
 
 
 def _pyproject_table(path: Path) -> dict[str, Any] | None:
-    import tomllib
-
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -153,8 +154,6 @@ def load_config(path: str) -> LintConfig:
         raise InputError("configuration file not found", file=path, hint="check the --config-file path")
     lines: dict[str, int] = {}
     if p.name == PYPROJECT or p.suffix == ".toml":
-        import tomllib
-
         try:
             data = tomllib.loads(p.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -340,9 +339,6 @@ def check_workload(value: Any, path: str, line: int | None = None) -> dict[str, 
 def check_selectors(words: list[str] | tuple[str, ...], where: str, *, path: str | None = None,
                     line: int | None = None) -> list[str]:
     """Normalize rule selectors; raise ``InputError`` for one that is malformed or matches no rule."""
-    from sched_reader.analyzers.rule_docs import rule_ids, rule_names
-    from sched_reader.analyzers.rule_catalog import matches, normalize_selector
-
     ids = rule_ids()
     out: list[str] = []
     for w in words:

@@ -13,9 +13,8 @@ from sched_reader.cli.common import (
     OutputFormat,
     VllmOption,
     run_guarded,
-    split_inputs,
 )
-from sched_reader.cli.fail_on import FailOn, FailOnOption, exit_for
+from sched_reader.cli.fail_on import FailOn, FailOnOption
 
 
 def config(
@@ -34,19 +33,10 @@ def config(
     """
 
     def body() -> int:
-        from sched_reader.analyzers.pipeline import build_specs
-        from sched_reader.report.spec_json import dumps, envelope, spec_json
+        from sched_reader.cli.runners import config as runner
 
-        paths, command_line = split_inputs(files)
-        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=False)
-        if fmt == OutputFormat.json:
-            typer.echo(dumps(envelope([spec_json(s) for s in specs])), nl=False)
-        else:
-            from sched_reader.report.console import make_console
-            from sched_reader.report.text_config import render_config
-
-            render_config(make_console(), specs)
-        return exit_for(specs, fail_on)
+        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, fmt=fmt.value, fail_on=fail_on,
+                          echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
 

@@ -15,9 +15,8 @@ from sched_reader.cli.common import (
     OutputFormat,
     VllmOption,
     run_guarded,
-    split_inputs,
 )
-from sched_reader.cli.fail_on import FailOn, exit_for
+from sched_reader.cli.fail_on import FailOn
 
 
 def diagnose(
@@ -55,51 +54,20 @@ def diagnose(
 
     def body() -> int:
         from sched_reader.cli.common import activate_profile
+        from sched_reader.cli.runners import diagnose as runner
 
         activate_profile(profile)
-        from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
-        from sched_reader.errors import InputError
-        from sched_reader.report.spec_json import dumps, envelope
 
-        rate: float | None = None
-        if request_rate is not None:
-            try:
-                rate = float(request_rate)
-            except ValueError:
-                raise InputError(f"--request-rate must be a number or inf, got {request_rate!r}") from None
-            if rate != rate or rate <= 0:
-                raise InputError(f"--request-rate must be > 0 (or inf), got {request_rate!r}")
         overrides = {
             "dataset_name": dataset_name.value if dataset_name else None,
             "random_input_len": random_input_len,
             "random_output_len": random_output_len,
             "num_prompts": num_prompts,
-            "request_rate": rate,
+            "request_rate": request_rate,
             "max_concurrency": max_concurrency,
         }
-        from sched_reader.analyzers import whatif
-
-        paths, command_line = split_inputs(files)
-        flag_sets = whatif.parse_sets(sets)
-        kw = dict(gpu=gpu, vllm=vllm, model_config=model_config)
-        raws, specs = whatif.build(paths, command_line, flag_sets, **kw)
-        results = [run_diagnosis(s, overrides) for s in specs]
-        if effects:
-            whatif.attach_effects(raws, specs, results, overrides, **kw)
-        if flag_sets:
-            base = whatif.build(paths, command_line, None, **kw)[1]
-            for d, w in zip(results, whatif.compare(raws, base, specs, results, overrides, flag_sets)):
-                d.what_if = w
-        for spec, d in zip(specs, results):
-            spec.findings = d.findings
-        if fmt == OutputFormat.json:
-            typer.echo(dumps(envelope([d.to_json(explain=True) for d in results])), nl=False)
-        else:
-            from sched_reader.report.console import make_console
-            from sched_reader.report.text_diagnose import render_diagnoses
-
-            render_diagnoses(make_console(), results, explain=explain)
-        return exit_for(specs, fail_on)
+        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, fmt=fmt.value, explain=explain,
+                          overrides=overrides, sets=sets, effects=effects, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
 

@@ -13,6 +13,7 @@ import sys
 from enum import Enum
 from pathlib import Path
 from typing import Callable, NoReturn, TypeVar
+import os
 
 import typer
 
@@ -86,8 +87,6 @@ def run_guarded(fn: Callable[[], T]) -> T:
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(0) from None

@@ -26,6 +26,7 @@ from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
+from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
 
 
 def cdiv(a: int, b: int) -> int:
@@ -44,8 +45,6 @@ class LayerKV(BaseModel):
 
 def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> float:
     """Bytes of one cached element from the quantization catalog (``auto`` follows the model dtype)."""
-    from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
-
     model_dtype = "float32" if model_dtype_bytes_ == 4 else "bfloat16"
     return catalog_bytes(kv_cache_dtype, model_dtype)
 

@@ -19,11 +19,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any, Iterable
+import json
 
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.findings import Finding
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
+from sched_reader.compat.argtable import ArgTable
+from sched_reader.compat.defaults import default_block_size, release_facts, scheduler_defaults
+from sched_reader.compat.releases import newest, resolve_version, version_key
+from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
+from sched_reader.models.model_catalog import resolve_model
+from sched_reader.readers import read_command_line, read_path
 
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
 _MODEL_DESTS = {"model", "model_tag"}
@@ -79,8 +86,6 @@ def _field(record: Any, name: str, default: Any = None) -> Any:
 
 def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None, Origin | None, list[Finding]]:
     """Pick the release for one engine; returns (release, requested, origin, findings)."""
-    from sched_reader.compat.releases import newest, resolve_version
-
     findings: list[Finding] = []
     if vllm:
         requested, origin = vllm, Origin(source="cli-option", key="--vllm")
@@ -139,8 +144,6 @@ def _config_file_value_rule(release: str) -> str:
     0.6.0-0.6.3 stringify every value; 0.6.4-0.27.1 drop ``false``; 0.28.0+ emit ``--no-<key>`` when
     that option exists.
     """
-    from sched_reader.compat.releases import version_key
-
     k = version_key(release)
     if k < version_key("0.6.4"):
         return "stringify"
@@ -156,8 +159,6 @@ def _normalize_settings(
 
     Returns (args by dest, findings). Raises InputError for values vLLM would reject.
     """
-    from sched_reader.compat.argtable import ArgTable
-
     table = ArgTable.for_release(release)
     args: dict[str, FlagValue] = {}
     findings: list[Finding] = []
@@ -266,8 +267,6 @@ def _resolve_gpu_count(raw: RawEngine, gpu: str | None, world_size: int,
 
 
 def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: list[str]) -> Hardware:
-    from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
-
     count, count_origin, count_inferred = _resolve_gpu_count(raw, gpu, world_size, notes)
     gpu_origin: Origin | None = None
     inferred = False
@@ -360,8 +359,6 @@ def _resolve_dtype(explicit: str | None, arch_dtype: str, quantization: str | No
 
 def build_effective(spec: EngineSpec) -> EffectiveConfig:
     """The configuration vLLM will run with: explicit values, else the release's defaults."""
-    from sched_reader.compat.defaults import release_facts, scheduler_defaults
-
     facts = release_facts(spec.vllm_version)
     reasons: dict[str, str] = {}
 
@@ -448,8 +445,6 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
 def _block_size(spec: EngineSpec, tp: int, reasons: dict[str, str]) -> int:
     """Tokens per KV block: the attention backend vLLM picks for this release, GPU and model decides
     (MLA backends force 64 or 128 in some releases, even over an explicit --block-size)."""
-    from sched_reader.compat.defaults import default_block_size
-
     fv = spec.args.get("block_size")
     explicit = int(fv.value) if fv is not None and fv.value is not None else None
     config = spec.arch.config if spec.arch is not None else {}
@@ -474,8 +469,6 @@ def _normalize_speculative(spec: EngineSpec, value: Any) -> dict[str, Any] | Non
     if isinstance(value, dict):
         out.update(value)
     elif isinstance(value, str) and value.strip():
-        import json
-
         try:
             parsed = json.loads(value)
         except json.JSONDecodeError:
@@ -548,8 +541,6 @@ def build_spec(
     elif name is not None and "$" in name and model_config is None:
         pass  # the reader already reported the unresolved variable
     else:
-        from sched_reader.models.model_catalog import resolve_model
-
         try:
             res = resolve_model(name or "", model_config)
             arch, ckpt_quant = res.arch, res.checkpoint_quantization
@@ -645,8 +636,6 @@ def _check_world_size(spec: EngineSpec) -> None:
 
 def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = None) -> list[RawEngine]:
     """All raw engines from the given files and/or a command line after ``--``."""
-    from sched_reader.readers import read_command_line, read_path
-
     engines: list[RawEngine] = []
     for p in paths:
         engines.extend(read_path(p))

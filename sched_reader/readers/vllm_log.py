@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sched_reader.errors import InputError
+from sched_reader.versions import parse_version
 
 MAX_LOG_BYTES = 64 * 1024 * 1024  # a start-up log is KBs to a few MB; refuse anything far larger
 
@@ -465,8 +466,6 @@ def parse_log(text: str, file: str = "<log>") -> LogFacts:
     if facts.release is None:
         facts.release_from_format = _release_from_format(text)
     if facts.engine_core is None and facts.release:
-        from sched_reader.models.memory_profile import parse_version
-
         facts.engine_core = "v1" if parse_version(facts.release) >= (0, 11, 0) else None
     if facts.engine_core is None and (facts.kv_cache_tokens is not None or "Available KV cache memory" in text):
         facts.engine_core = "v1"

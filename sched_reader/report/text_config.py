@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from typing import Any
+import json
+import os
 
 
 from sched_reader.models.engine_spec import EngineSpec
@@ -53,8 +55,6 @@ def short_where(origin: Origin | None, engine_file: str) -> str:
 
 def display_path(path: str) -> str:
     """``path`` relative to the working directory when it lies below it (shorter, stable output)."""
-    import os
-
     if not os.path.isabs(path):
         return path
     try:
@@ -98,7 +98,5 @@ def _show(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
-        import json
-
         return json.dumps(value, sort_keys=True)
     return str(value)

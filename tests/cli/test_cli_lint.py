@@ -12,6 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from sched_reader.analyzers import lint as lint_pipeline
 from sched_reader.cli import cmd_lint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -306,7 +307,7 @@ def test_directives_in_shell_scripts(tmp_path):
 
 
 def test_parse_directives_unit():
-    d = cmd_lint.parse_directives(
+    d = lint_pipeline.parse_directives(
         "a: 1  # sched-reader: ignore[SR101, sr104]\n"
         "# sched-reader: ignore\n"
         "b: 2\n"

@@ -25,6 +25,12 @@ import numpy as np
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import TERMS, FittedTerm, Profile, default_terms
 from sched_reader.readers.bench_result import BenchResult
+from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.calibration_profile import api_seconds, calibrated
+from sched_reader.analyzers.simulator.metrics import add_client_latency
+from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
+from sched_reader.analyzers.simulator import params_for, simulate
+from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
 
 ITERATIONS = 6
 OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
@@ -33,7 +39,6 @@ SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
 
 def requests_for(b: BenchResult, seed: int = 0) -> Any:
     """The requests of one benchmark run, for the simulator."""
-    from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
 
     if b.input_lens and b.output_lens and len(b.input_lens) == len(b.output_lens):
         p = np.asarray(b.input_lens, dtype=np.int64)
@@ -52,15 +57,10 @@ def requests_for(b: BenchResult, seed: int = 0) -> Any:
 
 def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | None = None) -> dict[str, float]:
     """Simulated ``vllm bench serve`` metrics of run ``b`` on ``spec`` with ``profile`` applied."""
-    from sched_reader.analyzers.simulator import params_for, simulate
-    from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
-    from sched_reader.analyzers.simulator.metrics import add_client_latency
-    from sched_reader.models.calibration_profile import api_seconds, calibrated
 
     cost, blocks = engine_inputs(spec, apply_profile=False)
     cost = calibrated(cost, profile) if profile is not None else cost
     req = requests if requests is not None else requests_for(b)
-    from sched_reader.models.cost.frontend import ApiServerModel
 
     res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost,
                                          frontend=ApiServerModel()))

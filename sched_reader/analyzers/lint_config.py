@@ -43,6 +43,8 @@ import tomllib
 from sched_reader.errors import InputError
 from sched_reader.analyzers.rule_catalog import matches, normalize_selector
 from sched_reader.analyzers.rule_docs import rule_ids, rule_names
+from sched_reader.analyzers.simulator.workloads import WorkloadSpec
+from sched_reader.models.workload import Workload
 
 CONFIG_NAMES = (".sched-reader.yaml", ".sched-reader.yml")
 PYPROJECT = "pyproject.toml"
@@ -313,9 +315,9 @@ def check_workload(value: Any, path: str, line: int | None = None) -> dict[str, 
     from pydantic import ValidationError
 
     if any(k in data for k in _RICH_WORKLOAD_KEYS):
-        from sched_reader.analyzers.simulator.workloads import WorkloadSpec as model
+        model: Any = WorkloadSpec
     else:
-        from sched_reader.models.workload import Workload as model
+        model = Workload
         unknown = [k for k in data if k not in model.model_fields]
         if unknown:
             guess = _suggest(unknown[0], list(model.model_fields))

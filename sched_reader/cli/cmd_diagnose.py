@@ -53,7 +53,7 @@ def diagnose(
     """
 
     def body() -> int:
-        from sched_reader.cli.common import activate_profile
+        from sched_reader.cli.runners.profile import activate_profile
         from sched_reader.cli.runners import diagnose as runner
 
         activate_profile(profile)

@@ -61,7 +61,7 @@ def simulate(
     """
 
     def body() -> int:
-        from sched_reader.cli.common import activate_profile
+        from sched_reader.cli.runners.profile import activate_profile
         from sched_reader.cli.runners import simulate as runner
 
         activate_profile(profile)

@@ -53,13 +53,6 @@ ProfileOption = typer.Option(
     help="A calibration profile from `sched-reader calibrate` (its fitted terms apply to the speed predictions).")
 
 
-def activate_profile(path: str | None) -> None:
-    """Load ``--profile FILE`` (exit 2 on a bad file) and make it the one the cost model applies."""
-    from sched_reader.models.calibration_profile import load_profile, use_profile
-
-    use_profile(load_profile(path) if path else None)
-
-
 def split_inputs(files: list[str] | None) -> tuple[list[str], list[str] | None]:
     """Separate deploy files from a command line (the words after ``--``)."""
     files = list(files or [])

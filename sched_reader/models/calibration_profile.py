@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from sched_reader.errors import InputError
+from sched_reader.models.cost.iteration import DecodeLinearModel
 
 PROFILE_SCHEMA = "sched-reader/profile-v1"
 
@@ -160,7 +161,6 @@ class CalibratedCost:
                                                                                      tokens_per_seq)
 
     def decode_linear(self, num_decode: int) -> Any:
-        from sched_reader.models.cost.iteration import DecodeLinearModel
 
         lin = self.base.decode_linear(num_decode)
         ds, oh = self.ds, self.oh + self.hs * num_decode

@@ -27,6 +27,7 @@ from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
+from sched_reader.models.hybrid import layer_mixers, state_bytes
 
 
 def cdiv(a: int, b: int) -> int:
@@ -51,7 +52,6 @@ def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> float:
 
 def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     """Per layer (kind, window); hybrid models: "mamba" for recurrent layers, "none" for cache-less ones."""
-    from sched_reader.models.hybrid import layer_mixers
 
     base = _attention_kinds(arch)
     mixers = layer_mixers(arch)
@@ -96,7 +96,6 @@ def _attention_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
 
 def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     """Every attention layer's KV spec on one TP rank (all PP stages)."""
-    from sched_reader.models.hybrid import layer_mixers, state_bytes
 
     dtb = model_dtype_bytes(arch, cfg)
     eb = kv_bytes_per_element(cfg.kv_cache_dtype, dtb)

@@ -388,7 +388,9 @@ def test_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.setattr("sys.stderr", io.StringIO())
-    assert cmd_lint._Progress.wanted() is False  # not a terminal
+    from sched_reader.cli.runners import lint as lint_runner
+
+    assert lint_runner._Progress.wanted() is False  # not a terminal
 
 
 def test_parallel_workers_give_the_same_report_as_one_process(repo):

@@ -16,6 +16,7 @@ from sched_reader.models.calibration_profile import active_profile, api_seconds
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
+from sched_reader.models.calibration_profile import calibrated
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
@@ -113,7 +114,6 @@ def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]
     cfg = spec.effective
     cost = IterationCostModel(spec.arch, gpu, cfg, spec.checkpoint_quantization)
     if apply_profile:
-        from sched_reader.models.calibration_profile import calibrated
 
         cost = calibrated(cost)
     if cfg.num_gpu_blocks_override:

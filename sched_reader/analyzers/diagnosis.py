@@ -230,7 +230,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
 
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    from sched_reader.models.calibration_profile import active_profile, calibrated
+    from sched_reader.models.calibration_profile import active_profile, calibrated, frontend_kwargs
 
     if not needs_queueing(workload, requests) and active_profile() is None:
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
@@ -254,7 +254,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     from sched_reader.models.cost.frontend import ApiServerModel
 
     sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), calibrated(model),
-                                         frontend=ApiServerModel()))
+                                         frontend=ApiServerModel(**frontend_kwargs())))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")

@@ -19,7 +19,7 @@ from sched_reader.analyzers.simulator import from_bench_flags, params_for, simul
 from sched_reader.analyzers.simulator.api import with_frontend_latency
 from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
 from sched_reader.models.block_accounting import account_lengths
-from sched_reader.models.calibration_profile import active_profile, calibrated
+from sched_reader.models.calibration_profile import active_profile, calibrated, frontend_kwargs
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
@@ -221,7 +221,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
         )
     blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
     sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), calibrated(model),
-                                         frontend=ApiServerModel()))
+                                         frontend=ApiServerModel(**frontend_kwargs())))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")

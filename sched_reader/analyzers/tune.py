@@ -27,7 +27,7 @@ from sched_reader.errors import InputError
 from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.capacity import estimate_capacity
-from sched_reader.models.calibration_profile import calibrated, use_profile
+from sched_reader.models.calibration_profile import calibrated, frontend_kwargs, use_profile
 from sched_reader.analyzers.simulator.api import with_frontend_latency
 from sched_reader.analyzers.simulator import params_for, simulate
 
@@ -181,7 +181,7 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
 
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
-                                         frontend=ApiServerModel()))
+                                         frontend=ApiServerModel(**frontend_kwargs(profile))))
     pt.output_throughput = float(res["output_throughput"])
     pt.throughput_per_gpu = pt.output_throughput / max(1, gpus)
     pt.request_goodput = float(res.get("request_goodput") or 0.0) if targets else None

@@ -192,3 +192,8 @@ def test_memory_in_a_name_is_not_read_from_a_model_number():
 def test_nominal_memory_takes_the_same_class_gpus_exact_totals():
     r = resolve_gpu("Tesla V100-SXM3-32GB")     # 32 GB marketing = 32510 MiB on the V100 32GB boards
     assert r.gpu.memory_bytes == 32510 * 2**20 and round(r.gpu.cuda_total_gib, 2) == 31.75
+
+
+def test_hf_cache_snapshot_path_as_model_name():
+    r = resolve_model("/root/.cache/huggingface/hub/models--meta-llama--Meta-Llama-3.1-8B-Instruct/snapshots/0e9e39f2")
+    assert r.arch.id == "meta-llama/Llama-3.1-8B" and r.guessed

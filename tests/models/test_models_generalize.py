@@ -197,3 +197,11 @@ def test_nominal_memory_takes_the_same_class_gpus_exact_totals():
 def test_hf_cache_snapshot_path_as_model_name():
     r = resolve_model("/root/.cache/huggingface/hub/models--meta-llama--Meta-Llama-3.1-8B-Instruct/snapshots/0e9e39f2")
     assert r.arch.id == "meta-llama/Llama-3.1-8B" and r.guessed
+
+
+def test_fine_tune_lines_keep_their_base_shapes():
+    # Vicuna v1.5 / CodeLlama / DeepSeek-Coder v1 7B checkpoints are LlamaForCausalLM with Llama-2-7B's
+    # 32 x 4096 multi-head layout; Zephyr-7B is a Mistral-7B fine-tune
+    for name in ("lmsys/vicuna-7b-v1.5", "meta-llama/CodeLlama-7b-hf", "deepseek-ai/deepseek-coder-6.7b-instruct"):
+        assert resolve_model(name).arch.id == "meta-llama/Llama-2-7b-hf", name
+    assert resolve_model("HuggingFaceH4/zephyr-7b-beta").arch.id.startswith("mistralai/Mistral-7B")

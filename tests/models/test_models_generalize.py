@@ -205,3 +205,16 @@ def test_fine_tune_lines_keep_their_base_shapes():
     for name in ("lmsys/vicuna-7b-v1.5", "meta-llama/CodeLlama-7b-hf", "deepseek-ai/deepseek-coder-6.7b-instruct"):
         assert resolve_model(name).arch.id == "meta-llama/Llama-2-7b-hf", name
     assert resolve_model("HuggingFaceH4/zephyr-7b-beta").arch.id.startswith("mistralai/Mistral-7B")
+
+
+def test_glm45_air_is_the_published_106b():
+    from sched_reader.models.engine_spec import EffectiveConfig
+    from sched_reader.models.weights import weight_breakdown
+
+    r = resolve_model("zai-org/GLM-4.5-Air-FP8")
+    assert r.arch.id == "zai-org/GLM-4.5-Air" and r.checkpoint_quantization == "fp8"
+    e = EffectiveConfig(vllm_version="0.19.0", max_model_len=8192, gpu_memory_utilization=0.9, dtype="bfloat16",
+                        max_num_seqs=256, max_num_batched_tokens=8192, enable_chunked_prefill=True,
+                        enable_prefix_caching=True)
+    total = weight_breakdown(r.arch, e).params_total
+    assert 106.0e9 < total < 107.5e9          # model card: 106B total parameters (12B active)

@@ -137,14 +137,28 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
 
     findings = list(spec.findings)
     if spec.arch is None or spec.effective is None:
-        reason = spec.unresolved[0].reason if spec.unresolved else "model not resolved"
-        raise InputError(
-            f"cannot diagnose engine {spec.name!r}: {reason}",
-            file=spec.file,
-            line=spec.model_origin.line if spec.model_origin else spec.line,
-            key="model",
-            hint="pass --model-config PATH to a config.json",
-        )
+        # The engine is still reported (flags, release, hardware); only the figures need the model.
+        reason = spec.unresolved[-1].reason if spec.unresolved else "model not resolved"
+        o = spec.model_origin
+        findings.append(Finding(
+            rule="SR115", severity="info",
+            message=f"model {spec.model_name or '(none)'!r} not resolved ({reason}): KV-cache, capacity and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key="model",
+            fix="pass --model NAME (a Hugging Face id) or --model-config PATH to a config.json"))
+        findings.sort(key=lambda f: f.sort_key())
+        return Diagnosis(spec, None, None, None, None, findings)
+    if not spec.hardware.modelled:
+        o = spec.hardware.gpu_origin
+        workload, _ = resolve_workload(spec, workload_overrides or {})
+        findings.append(Finding(
+            rule="SR116", severity="info",
+            message=f"accelerator {spec.hardware.accelerator!r} is not in the GPU catalog: GPU memory, KV and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key=o.key if o else None,
+            fix="pass --gpu NAME to analyze it as a catalog GPU"))
+        findings.sort(key=lambda f: f.sort_key())
+        return Diagnosis(spec, None, None, None, workload, findings)
     workload, requests = resolve_workload(spec, workload_overrides or {})
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin
@@ -163,7 +177,17 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
         from sched_reader.models.cost.iteration import IterationCostModel
 
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
-        perf = _performance(spec, workload, requests, kv, model) if performance else None
+        try:
+            perf = _performance(spec, workload, requests, kv, model) if performance else None
+        except InputError as err:
+            if any(v is not None for v in (workload_overrides or {}).values()) or spec.workload:
+                raise  # the user's own workload does not fit: their command line / file is wrong
+            perf = None  # sched-reader's default workload does not fit this engine: skip speed, say why
+            findings.append(Finding(
+                rule="SR115", severity="info", key="workload",
+                message=f"speed figures not computed: the default benchmark workload does not fit this engine ({err.message})",
+                file=spec.file, line=spec.line,
+                fix="pass --random-input-len / --random-output-len that fit --max-model-len"))
         step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
     verdict = _verdict(spec, cap, workload, step_time, perf)
     findings.extend(_verdict_findings(spec, cap, verdict))

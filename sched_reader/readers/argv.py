@@ -44,6 +44,29 @@ def is_option(text: str) -> bool:
     return text.startswith("-") and text != "-" and not _NUMBER.match(text)
 
 
+# Flags that only a vLLM server takes (spelled with dashes or underscores): words after an image that is
+# not named "vllm" are read as vLLM arguments when they include ``--model`` together with one of these, or
+# two of these. Detection only; no flag table.
+VLLM_SIGNATURE_FLAGS = frozenset({
+    "--max-model-len", "--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization",
+    "--max-num-seqs", "--max-num-batched-tokens", "--served-model-name", "--enable-prefix-caching",
+    "--enable-chunked-prefill", "--kv-cache-dtype", "--enforce-eager", "--data-parallel-size",
+    "--enable-expert-parallel", "--max-lora-rank", "--enable-lora", "--swap-space", "--block-size",
+    "--distributed-executor-backend", "--speculative-config", "--kv-transfer-config", "--limit-mm-per-prompt",
+})
+
+
+def vllm_signature(words: list[str]) -> str | None:
+    """Why ``words`` look like a vLLM server's arguments (e.g. ``"--model and --max-model-len"``), or None."""
+    flags = {w.split("=", 1)[0].replace("_", "-") for w in words if w.startswith("--")}
+    known = sorted(flags & VLLM_SIGNATURE_FLAGS)
+    if "--model" in flags and known:
+        return f"vLLM flags (--model, {known[0]})"
+    if len(known) >= 2:
+        return f"vLLM flags ({known[0]}, {known[1]})"
+    return None
+
+
 @dataclass
 class Invocation:
     """Where the vLLM arguments start in a word list. ``kind``: ``serve`` (positional model allowed),
@@ -113,6 +136,11 @@ def _docker(toks: list[Tok], i: int) -> Invocation | None:
                 return None  # the command after the image is matched by find_invocation's own scan
             return Invocation("image", i + 1, image=image, docker_gpus=gpus, docker_env=env,
                               program="docker run (image entrypoint)")
+        after = [x.text for x in toks[i + 1:]]
+        signal = vllm_signature(after) if entrypoint is None and after[:1] and after[0].startswith("-") else None
+        if signal is not None:
+            return Invocation("image", i + 1, image=image, docker_gpus=gpus, docker_env=env,
+                              program=f"docker run {image.text} (image not named vllm; detected by {signal})")
         return None
     return None
 

@@ -46,6 +46,14 @@ def kind_of(docs: list[YamlDoc]) -> str | None:
             isinstance(first.get(k), dict) and ("containers" in first[k] or "parallelism" in first[k])
             for k in ("decode", "prefill")):
         return "llm-d-modelservice"
+    if isinstance(first.get("sampleApplication"), dict):
+        return "llm-d-deployer"
+    from sched_reader.readers.task_files import looks_like_ci, looks_like_skypilot
+
+    if looks_like_skypilot(first):
+        return "skypilot"
+    if looks_like_ci(first):
+        return "ci"
     from sched_reader.readers.vllm_config import looks_like_vllm_config
 
     if len(maps) == 1 and looks_like_vllm_config(first):
@@ -59,6 +67,15 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
     stem = path.stem if path is not None else Path(file).stem or file
     base_dir = path.parent if path is not None else None
     looks_shell = suffix in SHELL_SUFFIXES or bool(_SHEBANG.search(text[:2000]))
+    if not looks_shell and suffix not in YAML_SUFFIXES:
+        from sched_reader.readers.task_files import looks_like_makefile, read_makefile
+
+        if looks_like_makefile(text, path if path is not None else Path(file)):
+            engines = read_makefile(text, file, stem, base_dir)
+            if not engines:
+                raise InputError("no vLLM server command found in this Makefile", file=file,
+                                 hint="looked for recipes that run `vllm serve` or the OpenAI api_server")
+            return engines
     if looks_shell:
         return _shell(text, file, stem, base_dir)
     try:
@@ -72,6 +89,10 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
         roots = [d.root for d in docs if d.root is not None]
         if roots and all(isinstance(r, str) for r in roots) and _VLLM_WORD.search(text):
             return _shell(text, file, stem, base_dir)  # a one-line command parses as a YAML string
+        if "vllm" in text:
+            engines = _generic_yaml(docs, file, stem)
+            if engines:
+                return engines
         if not roots or not any(isinstance(r, dict) for r in roots):
             got = type(roots[0]).__name__ if roots else "nothing"
             raise InputError(f"expected a YAML mapping at the top level, found {got}", file=file,
@@ -102,6 +123,18 @@ def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, b
         from sched_reader.readers.helm_llmd import read_llmd_values
 
         engines = read_llmd_values(docs[0].root, file)
+    elif kind == "llm-d-deployer":
+        from sched_reader.readers.task_files import read_llmd_deployer
+
+        engines = read_llmd_deployer(docs[0].root, file)
+    elif kind == "skypilot":
+        from sched_reader.readers.task_files import read_skypilot
+
+        engines = read_skypilot(docs[0].root, file, stem)
+    elif kind == "ci":
+        from sched_reader.readers.task_files import looks_like_ci, read_ci
+
+        engines = read_ci(docs[0].root, file, looks_like_ci(docs[0].root) or "github")
     else:
         from sched_reader.readers.vllm_config import read_vllm_config
 
@@ -112,10 +145,58 @@ def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, b
     return engines
 
 
+def _generic_yaml(docs: list[YamlDoc], file: str, stem: str) -> list[RawEngine]:
+    """Any other YAML (Argo, Tekton, Nomad, a CI system sched-reader does not know): every string value that
+    starts a vLLM server is read as a shell script, every list of words that does as an argv."""
+    from sched_reader.readers.argv import find_invocation
+    from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
+    from sched_reader.readers.shell import Tok
+    from sched_reader.readers.yaml_tree import YList, YMap
+
+    engines: list[RawEngine] = []
+
+    def walk(node: object, path: str, line: int | None, depth: int) -> None:
+        if depth > 50:
+            return
+        if isinstance(node, YMap):
+            for k, v in node.items():
+                walk(v, f"{path}.{k}" if path else str(k), node.vline(k) or node.kline(k), depth + 1)
+        elif isinstance(node, YList):
+            words = [x for x in node if isinstance(x, (str, int, float))]
+            if len(words) == len(node) and words:
+                toks = [Tok(str(x), node.iline(i)) for i, x in enumerate(node)]
+                if find_invocation(toks) is not None:
+                    e = engine_from_tokens(toks, Context(file=file), name=path or stem, line=node.line)
+                    if e is not None:
+                        e.detected_by = f"vLLM command in {path}"
+                        engines.append(e)
+                    return
+            for i, v in enumerate(node):
+                walk(v, f"{path}[{i}]", node.iline(i), depth + 1)
+        elif isinstance(node, str) and "vllm" in node:
+            for e in read_script(node, file, name=path or stem, base_line=line or 1):
+                e.detected_by = f"vLLM command in {path}"
+                engines.append(e)
+
+    for d in docs:
+        walk(d.root, "", d.line, 0)
+    return engines
+
+
 def _shell(text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
     from sched_reader.readers.cmdline import read_script
 
     engines = read_script(text, file, name=stem, base_dir=base_dir)
+    if engines and "#SBATCH" in text:
+        from sched_reader.readers.task_files import slurm_resources
+
+        count, gtype = slurm_resources(text, file)
+        for e in engines:
+            e.detected_by = e.detected_by or "Slurm batch script"
+            if count is not None and e.gpu_count is None:
+                e.gpu_count = count
+            if gtype is not None and e.gpu_type is None:
+                e.gpu_type = gtype
     if not engines:
         raise InputError("no vLLM server command found in this script", file=file,
                          hint="looked for `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server "

@@ -199,7 +199,7 @@ def test_fixture_tree_runs_whole_and_is_deterministic():
     assert first == second
     code, out, _ = first
     doc = json.loads(out)
-    n_files = len([p for p in DEPLOY.rglob("*") if p.suffix in (".yaml", ".yml", ".sh")])
+    n_files = len([p for p in DEPLOY.rglob("*") if p.suffix in (".yaml", ".yml", ".sh", ".mk") or p.name == "Makefile"])
     assert doc["summary"]["files"] == n_files and doc["summary"]["skipped_files"] == 0
     assert doc["summary"]["engines"] >= n_files
     assert code == 1  # --disable-log-requests / --cuda-graph-sizes are unknown in 0.19.0

@@ -136,6 +136,16 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     from sched_reader.models.capacity import estimate_capacity
 
     findings = list(spec.findings)
+    skipped = False
+    if not spec.hardware.modelled:
+        o = spec.hardware.gpu_origin
+        findings.append(Finding(
+            rule="SR116", severity="info",
+            message=f"accelerator {spec.hardware.accelerator!r} is not in the GPU catalog: GPU memory, KV and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key=o.key if o else None,
+            fix="pass --gpu NAME to analyze it as a catalog GPU"))
+        skipped = True
     if spec.arch is None or spec.effective is None:
         # The engine is still reported (flags, release, hardware); only the figures need the model.
         reason = spec.unresolved[-1].reason if spec.unresolved else "model not resolved"
@@ -146,19 +156,10 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
                     "figures are not computed",
             file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key="model",
             fix="pass --model NAME (a Hugging Face id) or --model-config PATH to a config.json"))
+        skipped = True
+    if skipped:
         findings.sort(key=lambda f: f.sort_key())
         return Diagnosis(spec, None, None, None, None, findings)
-    if not spec.hardware.modelled:
-        o = spec.hardware.gpu_origin
-        workload, _ = resolve_workload(spec, workload_overrides or {})
-        findings.append(Finding(
-            rule="SR116", severity="info",
-            message=f"accelerator {spec.hardware.accelerator!r} is not in the GPU catalog: GPU memory, KV and speed "
-                    "figures are not computed",
-            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key=o.key if o else None,
-            fix="pass --gpu NAME to analyze it as a catalog GPU"))
-        findings.sort(key=lambda f: f.sort_key())
-        return Diagnosis(spec, None, None, None, workload, findings)
     workload, requests = resolve_workload(spec, workload_overrides or {})
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin

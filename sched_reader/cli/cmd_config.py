@@ -10,6 +10,7 @@ from sched_reader.cli.common import (
     FormatOption,
     GpuOption,
     ModelConfigOption,
+    ModelOption,
     OutputFormat,
     VllmOption,
     run_guarded,
@@ -25,6 +26,7 @@ def config(
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    model: Optional[str] = ModelOption,
     fmt: OutputFormat = FormatOption,
     fail_on: FailOn = FailOnOption,
 ) -> None:
@@ -38,7 +40,8 @@ def config(
         from sched_reader.report.spec_json import dumps, envelope, spec_json
 
         paths, command_line = split_inputs(files)
-        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=False)
+        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=False,
+                             model=model)
         if fmt == OutputFormat.json:
             typer.echo(dumps(envelope([spec_json(s) for s in specs])), nl=False)
         else:

@@ -11,6 +11,7 @@ from sched_reader.cli.common import (
     FormatOption,
     GpuOption,
     ModelConfigOption,
+    ModelOption,
     OutputFormat,
     VllmOption,
     run_guarded,
@@ -26,6 +27,7 @@ def diagnose(
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    model: Optional[str] = ModelOption,
     fmt: OutputFormat = FormatOption,
     explain: bool = typer.Option(False, "--explain", help="Show each figure's formula and inputs."),
     dataset_name: Optional[Dataset] = typer.Option(
@@ -67,7 +69,7 @@ def diagnose(
             "max_concurrency": max_concurrency,
         }
         paths, command_line = split_inputs(files)
-        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config)
+        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config, model=model)
         results = [run_diagnosis(s, overrides) for s in specs]
         for spec, d in zip(specs, results):
             spec.findings = d.findings

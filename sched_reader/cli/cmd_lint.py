@@ -45,7 +45,8 @@ from sched_reader.cli.common import (
 )
 from sched_reader.cli.fail_on import FailOn
 
-WALK_SUFFIXES = (".yaml", ".yml", ".sh")
+WALK_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".mk", ".sbatch", ".slurm")
+WALK_NAMES = ("makefile", "gnumakefile")  # read by name, as `lint FILE` reads them (issue 10)
 
 # Messages of reader errors meaning "this file holds no vLLM engine" (readers/detect.py, source.py).
 _NO_ENGINE_PREFIXES = (
@@ -194,7 +195,7 @@ def walk(directory: str) -> list[str]:
     for root, dirs, names in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
-            if name.lower().endswith(WALK_SUFFIXES) and not name.startswith("."):
+            if (name.lower().endswith(WALK_SUFFIXES) or name.lower() in WALK_NAMES) and not name.startswith("."):
                 out.append(os.path.normpath(os.path.join(root, name)))
     return sorted(out, key=lambda p: Path(p).parts)
 

@@ -38,6 +38,12 @@ def read_llmd_values(root: YMap, file: str) -> list[RawEngine]:
 def _model(root: YMap, file: str) -> Setting | None:
     art = _m(root.get("modelArtifacts"))
     uri = art.get("uri")
+    name = art.get("name")
+    if name is not None and (uri is None or "{{" in str(uri) or not str(uri).startswith(("hf://", "pvc+hf://"))):
+        # the served model name, when the uri is a template or a storage path (llm-d guides write
+        # uri: "hf://{{ .Values.modelArtifacts.name }}" or pvc://...)
+        return Setting(flag="--model", value=str(name), origin=Origin(file=file, line=art.kline("name"),
+                                                                     source="helm-field", key="modelArtifacts.name"))
     if uri is None:
         return None
     uri = str(uri)

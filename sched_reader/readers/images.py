@@ -116,3 +116,25 @@ def docker_gpus(value: str) -> int | str:
     if m:
         return int(m.group(1))
     return v
+
+
+_DOWNLOAD = re.compile(
+    r"(?:huggingface-cli|\bhf)\s+download\s+([A-Za-z0-9][\w.-]*/[\w.-]+)((?:\s+(?!--local-dir)\S+)*?)\s+--local-dir[=\s]+"
+    r"['\"]?([^\s'\"]+)")
+_SNAPSHOT = re.compile(r"snapshot_download\(\s*(?:repo_id\s*=\s*)?['\"]([\w.-]+/[\w.-]+)['\"][^)]*?local_dir\s*=\s*"
+                       r"['\"]([^'\"]+)['\"]")
+
+
+def downloaded_model(path: str, scripts: list[str]) -> str | None:
+    """The Hugging Face id that a download step in ``scripts`` writes to the local ``path``
+    (``hf download ORG/NAME --local-dir PATH``, ``huggingface-cli download ...``, ``snapshot_download(
+    repo_id=..., local_dir=...)``), or None."""
+    want = path.rstrip("/")
+    for text in scripts:
+        for m in _DOWNLOAD.finditer(text):
+            if m.group(3).rstrip("/") == want:
+                return m.group(1)
+        for m in _SNAPSHOT.finditer(text):
+            if m.group(2).rstrip("/") == want:
+                return m.group(1)
+    return None

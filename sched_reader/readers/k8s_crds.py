@@ -366,6 +366,10 @@ def _llmisvc_pool(pool: YMap, file: str, name: str, role: str | None, model: Set
                            "accelerators for one engine")
         else:
             e.gpu_count = per_pod
+    elif "resources" in main:
+        e.gpu_count = Hint(value=0, origin=Origin(file=file, line=main.kline("resources"), source="kubernetes",
+                                                  key="resources"))
+        e.notes.append("no accelerator resource is requested: a CPU deployment")
     image = main.get("image")
     if image:
         version = vllm_version_from_image(str(image))

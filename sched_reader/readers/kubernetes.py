@@ -145,6 +145,7 @@ def _pod(podspec: YMap, file: str, name: str, role: str | None) -> list[RawEngin
         for e in engines:
             e.name = name
     gpu_type = gpu_type_hint(podspec, file)
+    _models_from_init_downloads(engines, podspec, file)
     for e in engines:
         e.role = e.role or role
         if e.gpu_type is None:
@@ -152,6 +153,29 @@ def _pod(podspec: YMap, file: str, name: str, role: str | None) -> list[RawEngin
         for s in skipped:
             e.notes.append(f"container {s!r} in the same pod starts no vLLM server (skipped)")
     return engines
+
+
+def _models_from_init_downloads(engines: list[RawEngine], podspec: YMap, file: str) -> None:
+    """A model given as a local path that an init container fills with ``hf download ORG/NAME --local-dir
+    PATH`` is analyzed as ORG/NAME (the download names what the path holds)."""
+    from sched_reader.readers.images import downloaded_model
+
+    scripts = []
+    for c in _l(podspec.get("initContainers")):
+        c = _m(c)
+        for key in ("command", "args"):
+            v = c.get(key)
+            scripts.extend(str(x) for x in (v if isinstance(v, list) else [v]) if x)
+    if not scripts:
+        return
+    for e in engines:
+        if e.model is not None and str(e.model.value).startswith(("/", "./")):
+            hf_id = downloaded_model(str(e.model.value), [" ".join(scripts)] + scripts)
+            if hf_id is not None:
+                e.notes.append(f"model path {e.model.value} is filled by an init container's download of {hf_id}; "
+                               f"analyzed as {hf_id}")
+                e.model = Setting(flag="--model", value=hf_id, origin=Origin(
+                    file=file, line=e.model.origin.line, source="inferred", key=f"model path {e.model.value}"))
 
 
 def container_env(c: YMap, file: str) -> dict[str, Var]:
@@ -182,6 +206,13 @@ def _words(c: YMap, key: str, env: dict[str, Var]) -> list[Tok]:
         text = "" if item is None else str(item)
         text = _K8S_VAR.sub(lambda m: env[m.group(1)].value if m.group(1) in env and env[m.group(1)].value is not None
                             else m.group(0), text)
+        if "{{" in text:  # a Helm/Go template value: known only when the chart is rendered
+            out.append(Tok(text, seq.iline(i), (text,), (f"{text}: a template value, known only when rendered",)))
+            continue
+        unset = _K8S_VAR.findall(text)
+        if unset and text.startswith("$("):  # $(VAR) not in the container env: the kubelet leaves it as written
+            out.append(Tok(text, seq.iline(i), (text,), (f"{text}: not set in the container's env",)))
+            continue
         out.append(Tok(text, seq.iline(i)))
     return out
 

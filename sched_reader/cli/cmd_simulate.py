@@ -245,7 +245,7 @@ def simulate(
                              key="--workload")
         paths, cmdline = _inputs(config)
         from sched_reader.analyzers.simulator import simulate_spec
-        from sched_reader.models.spec_builder import build_specs
+        from sched_reader.analyzers.pipeline import build_specs
 
         specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
         if not specs:

@@ -636,18 +636,9 @@ def build_spec(
     (``--model NAME``: for a path such as ``/mnt/models`` or ``pvc://...``, or an unresolved variable).
     """
     release, requested, v_origin, findings = _resolve_release(raw, vllm)
-    from sched_reader.compat.checks import check_raw
-
-    raw_findings = _own_file_key_hints(check_raw(raw, release))
-    assumed = requested is None or any(f.rule == "SR110" and "does not name a vLLM release" in f.message
-                                       for f in findings)
-    if assumed:
-        raw_findings = _soften_for_assumed_release(raw_findings, release, raw)
-    findings.extend(raw_findings)
     from_argv = raw.file == "<command line>"
     args, flag_findings = _normalize_settings(raw, release, strict=from_argv)
-    reported = {(f.line, f.key) for f in findings if f.rule in ("SR102", "SR103")}
-    findings.extend(f for f in flag_findings if f.rule != "SR103" or (f.line, f.key) not in reported)
+    findings.extend(flag_findings)  # SR103 values vLLM refuses (the pipeline drops repeats of check_raw's)
     notes = list(raw.notes)
     unresolved = list(raw.unresolved)
     findings.extend(_unresolved_findings(raw))
@@ -675,11 +666,6 @@ def build_spec(
     elif name is not None and ("$" in name or "{{" in name) and model_config is None:
         unresolved.append(Unresolved(text=name, reason="the model is an unresolved variable or template "
                                      "(pass --model NAME to name it)", origin=m_origin or Origin(file=raw.file)))
-    elif name is not None and model_config is None and _is_model_path(name):
-        unresolved.append(Unresolved(text=name, reason="the model is a path or storage URI; sched-reader cannot "
-                                     "read the weights' config there (pass --model NAME with the Hugging Face id, "
-                                     "or --model-config PATH to its config.json)",
-                                     origin=m_origin or Origin(file=raw.file)))
     else:
         from sched_reader.models.model_catalog import resolve_model
 
@@ -690,6 +676,11 @@ def build_spec(
             if res.guessed and res.note:
                 notes.append(res.note)
         except SchedReaderError as err:
+            if name is not None and model_config is None and _is_model_path(name) and not from_argv:
+                # a path / storage URI the catalog cannot map: say what to pass, never a fuzzy "did you mean"
+                err = InputError("the model is a path or storage URI; sched-reader cannot read the weights' config "
+                                 "there", hint="pass --model NAME with the Hugging Face id, or --model-config PATH "
+                                 "to its config.json")
             if strict_model:
                 if m_origin is not None and err.file is None:
                     err.file, err.line = m_origin.file, m_origin.line
@@ -725,12 +716,11 @@ def build_spec(
     )
     spec.effective = build_effective(spec)
     _check_world_size(spec)
-    spec.findings.extend(_release_checks(spec))
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec
 
 
-def _soften_for_assumed_release(findings: list[Finding], release: str, raw: RawEngine | None = None) -> list[Finding]:
+def soften_for_assumed_release(findings: list[Finding], release: str, raw: RawEngine | None = None) -> list[Finding]:
     """When the file names no release, a flag or value that is valid in another known release (a flag added
     later or removed since, ``quantization: bitsandbytes``, the older ``image=50`` form of a JSON flag) is a
     warning about the assumed release, not a certain error."""
@@ -776,22 +766,6 @@ def _valid_elsewhere(raw: RawEngine, f: Finding, release: str) -> str | None:
     return None
 
 
-_OWN_FILE_KEYS = ("hardware", "workload", "vllm_version")
-
-
-def _own_file_key_hints(findings: list[Finding]) -> list[Finding]:
-    """An unknown ``hardware:``/``workload:``/``vllm_version:`` key in a vLLM --config file is meant for
-    sched-reader's own format: say how to mark the file as one instead of suggesting a vLLM flag."""
-    out = []
-    for f in findings:
-        key = (f.key or "").lstrip("-").replace("-", "_")
-        if f.rule == "SR101" and key in _OWN_FILE_KEYS:
-            f = f.model_copy(update={"fix": "a sched-reader key: add `sched_reader: 1` at the top of the file "
-                                            "(see sched_reader/readers/OWN_FORMAT.md)"})
-        out.append(f)
-    return out
-
-
 def _unresolved_findings(raw: RawEngine) -> list[Finding]:
     """A flag whose value is an unresolved variable silently keeps vLLM's default: say so."""
     out = []
@@ -835,16 +809,6 @@ def _check_world_size(spec: EngineSpec) -> None:
         )
 
 
-def _release_checks(spec: EngineSpec) -> list[Finding]:
-    """Findings from the versioned compatibility checks (feature matrix, start-up rules)."""
-    try:
-        from sched_reader.compat.checks import check_spec
-    except ImportError:  # pragma: no cover - during development only
-        return []
-    existing = {(f.rule, f.line, f.key) for f in spec.findings}
-    return [f for f in check_spec(spec) if (f.rule, f.line, f.key) not in existing]
-
-
 def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = None) -> list[RawEngine]:
     """All raw engines from the given files and/or a command line after ``--``."""
     from sched_reader.readers import read_command_line, read_path
@@ -882,17 +846,21 @@ def build_specs(
     strict_model: bool = True,
     model: str | None = None,
 ) -> list[EngineSpec]:
-    """Read files and/or a command line and build one ``EngineSpec`` per engine found."""
+    """Read files and/or a command line and build one ``EngineSpec`` per engine found.
+
+    The specs carry the findings of building them (version resolution, flag normalization, hardware);
+    the release checks (SR101-SR109 and the start-up rules) are added by ``analyzers.pipeline``.
+    """
     raws = read_engines(paths, command_line)
     specs = [
         build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model, model=model)
         for r in raws
     ]
-    _note_shared_gpus(specs)
+    note_shared_gpus(specs)
     return specs
 
 
-def _note_shared_gpus(specs: list[EngineSpec]) -> None:
+def note_shared_gpus(specs: list[EngineSpec]) -> None:
     """Engines that share physical GPUs: their gpu-memory-utilization fractions add up."""
     groups: dict[str, list[EngineSpec]] = {}
     for s in specs:

@@ -11,9 +11,22 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sched_reader.errors import InputError
+from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.readers.argv import find_invocation
+from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
+from sched_reader.readers.compose import read_compose
+from sched_reader.readers.helm_llmd import read_llmd_values
+from sched_reader.readers.helm_production_stack import read_production_stack
+from sched_reader.readers.kubernetes import read_manifests
+from sched_reader.readers.own_format import read_own
 from sched_reader.readers.raw import RawEngine
-from sched_reader.readers.yaml_tree import YamlDoc, load_documents
+from sched_reader.readers.shell import Tok
+from sched_reader.readers.source import read_text
+from sched_reader.readers.task_files import (
+    looks_like_ci, looks_like_makefile, looks_like_skypilot, read_ci, read_llmd_deployer, read_makefile, read_skypilot,
+    slurm_resources)
+from sched_reader.readers.vllm_config import looks_like_vllm_config, read_vllm_config
+from sched_reader.readers.yaml_tree import YamlDoc, YList, YMap, load_documents
 
 SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".ksh", ".cmd", ".txt"}
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
@@ -48,17 +61,32 @@ def kind_of(docs: list[YamlDoc]) -> str | None:
         return "llm-d-modelservice"
     if isinstance(first.get("sampleApplication"), dict):
         return "llm-d-deployer"
-    from sched_reader.readers.task_files import looks_like_ci, looks_like_skypilot
-
     if looks_like_skypilot(first):
         return "skypilot"
     if looks_like_ci(first):
         return "ci"
-    from sched_reader.readers.vllm_config import looks_like_vllm_config
-
     if len(maps) == 1 and looks_like_vllm_config(first):
         return "vllm-config"
     return None
+
+
+def read_file(path: str | Path) -> list[RawEngine]:
+    """Read every vLLM engine in the deploy file at ``path`` (``readers.read_path``; also handed to the
+    own-format reader, whose ``deploy:`` key names another deploy file)."""
+    file = str(path)
+    text = read_text(path, display=file)
+    return guard(lambda: read_text_as(text, file, Path(path)), file)
+
+
+def guard(fn, file: str) -> list[RawEngine]:
+    """Run a reader; an unexpected Python error on hostile input becomes an ``InputError``, never a traceback."""
+    try:
+        return fn()
+    except SchedReaderError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError) as exc:
+        raise InputError(f"cannot read this file: {type(exc).__name__}: {exc}", file=file,
+                         hint="the file has a shape sched-reader does not understand; please report it") from None
 
 
 def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
@@ -68,8 +96,6 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
     base_dir = path.parent if path is not None else None
     looks_shell = suffix in SHELL_SUFFIXES or bool(_SHEBANG.search(text[:2000]))
     if not looks_shell and suffix not in YAML_SUFFIXES:
-        from sched_reader.readers.task_files import looks_like_makefile, read_makefile
-
         if looks_like_makefile(text, path if path is not None else Path(file)):
             engines = read_makefile(text, file, stem, base_dir)
             if not engines:
@@ -104,40 +130,22 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
 
 def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
     if kind == "own":
-        from sched_reader.readers.own_format import read_own
-
-        engines = read_own(docs, file, stem, base_dir)
+        engines = read_own(docs, file, stem, base_dir, read_path=read_file)
     elif kind == "kubernetes":
-        from sched_reader.readers.kubernetes import read_manifests
-
         engines = read_manifests(docs, file)
     elif kind == "compose":
-        from sched_reader.readers.compose import read_compose
-
         engines = read_compose(docs[0].root, file, base_dir)
     elif kind == "production-stack":
-        from sched_reader.readers.helm_production_stack import read_production_stack
-
         engines = read_production_stack(docs[0].root, file)
     elif kind == "llm-d-modelservice":
-        from sched_reader.readers.helm_llmd import read_llmd_values
-
         engines = read_llmd_values(docs[0].root, file)
     elif kind == "llm-d-deployer":
-        from sched_reader.readers.task_files import read_llmd_deployer
-
         engines = read_llmd_deployer(docs[0].root, file)
     elif kind == "skypilot":
-        from sched_reader.readers.task_files import read_skypilot
-
         engines = read_skypilot(docs[0].root, file, stem)
     elif kind == "ci":
-        from sched_reader.readers.task_files import looks_like_ci, read_ci
-
         engines = read_ci(docs[0].root, file, looks_like_ci(docs[0].root) or "github")
     else:
-        from sched_reader.readers.vllm_config import read_vllm_config
-
         engines = read_vllm_config(docs, file, stem)
     if not engines:
         raise InputError(f"no vLLM engine found in this {kind.replace('-', ' ')} file", file=file,
@@ -148,11 +156,6 @@ def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, b
 def _generic_yaml(docs: list[YamlDoc], file: str, stem: str) -> list[RawEngine]:
     """Any other YAML (Argo, Tekton, Nomad, a CI system sched-reader does not know): every string value that
     starts a vLLM server is read as a shell script, every list of words that does as an argv."""
-    from sched_reader.readers.argv import find_invocation
-    from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
-    from sched_reader.readers.shell import Tok
-    from sched_reader.readers.yaml_tree import YList, YMap
-
     engines: list[RawEngine] = []
 
     def walk(node: object, path: str, line: int | None, depth: int) -> None:
@@ -184,12 +187,8 @@ def _generic_yaml(docs: list[YamlDoc], file: str, stem: str) -> list[RawEngine]:
 
 
 def _shell(text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
-    from sched_reader.readers.cmdline import read_script
-
     engines = read_script(text, file, name=stem, base_dir=base_dir)
     if engines and "#SBATCH" in text:
-        from sched_reader.readers.task_files import slurm_resources
-
         count, gtype = slurm_resources(text, file)
         for e in engines:
             e.detected_by = e.detected_by or "Slurm batch script"

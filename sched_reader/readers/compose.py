@@ -207,7 +207,7 @@ def _service(sname: str, svc: YMap, services: YMap, file: str, dotenv: dict, bas
             e.notes.append(f"image {image or '?'} is not named vllm; read as a vLLM server by its command: {signal}")
         elif build_from is not None and not is_vllm_image(image):
             e.detected_by = f"build context FROM {build_from}"
-            e.notes.append(f"built from {build_from} (the build context's Dockerfile FROM line)")
+            e.notes.append(f"read as vLLM: its build context Dockerfile says FROM {build_from}")
         for k, v in env.items():
             e.env.setdefault(k, v)
         e.notes.extend(image_notes)

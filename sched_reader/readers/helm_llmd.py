@@ -121,6 +121,11 @@ def _gpus(e: RawEngine, root: YMap, c: YMap, sizes: dict, par: YMap, role: str, 
     explicit = gpu_count_hint(_m(c.get("resources")), file)
     accel = _m(root.get("accelerator"))
     atype = str(accel.get("type", "nvidia"))
+    family = {"intel-gaudi": "gaudi", "gaudi": "gaudi", "hpu": "gaudi", "google": "tpu", "tpu": "tpu",
+              "amd": "amd", "rocm": "amd", "intel-i915": "intel-gpu", "intel-xe": "intel-gpu"}.get(atype.lower())
+    if family is not None:
+        e.accelerator = Hint(value=family, origin=Origin(file=file, line=accel.kline("type"), source="helm-field",
+                                                         key="accelerator.type"))
     if explicit is not None:
         e.gpu_count = explicit
     elif atype == "cpu":

@@ -48,7 +48,9 @@ def looks_like_skypilot(root: object) -> bool:
     if not isinstance(root, dict) or not isinstance(root.get("run"), str):
         return False
     keys = {str(k) for k in root}
-    return keys <= _SKY_KEYS and bool(keys & {"resources", "envs", "setup", "service", "num_nodes"})
+    # a vLLM --config mapping has no `run` script; SkyPilot adds keys over releases, so unknown ones are allowed
+    return bool(keys & {"resources", "envs", "setup", "service", "num_nodes", "workdir", "file_mounts"}) and (
+        len(keys - _SKY_KEYS) <= len(keys & _SKY_KEYS))
 
 
 def _accelerators(res: YMap, file: str) -> tuple[Hint | None, Hint | None, list[str]]:

@@ -255,7 +255,9 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
 
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    if not needs_queueing(workload, requests):
+    from sched_reader.models.calibration_profile import active_profile, calibrated
+
+    if not needs_queueing(workload, requests) and active_profile() is None:
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
     import math
@@ -276,7 +278,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
 
     from sched_reader.models.cost.frontend import ApiServerModel
 
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model,
+    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), calibrated(model),
                                          frontend=ApiServerModel()))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")

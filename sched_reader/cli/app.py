@@ -48,9 +48,11 @@ def _register() -> None:
 
 def _register_loop() -> None:
     """explain-log / calibrate / tune (issue 13; kept apart so the command list merges cleanly)."""
-    from sched_reader.cli import cmd_explain_log
+    from sched_reader.cli import cmd_calibrate, cmd_explain_log, cmd_tune
 
     cmd_explain_log.register(app)
+    cmd_calibrate.register(app)
+    cmd_tune.register(app)
 
 
 _register()

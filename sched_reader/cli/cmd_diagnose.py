@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    ProfileOption,
     Dataset,
     FormatOption,
     GpuOption,
@@ -47,6 +48,7 @@ def diagnose(
     effects: bool = typer.Option(True, "--effects/--no-effects",
                                  help="Evaluate each recommendation's predicted effect (one re-run each); "
                                       "a recommendation that does not improve its target metric is not printed."),
+    profile: Optional[str] = ProfileOption,
 ) -> None:
     """Predict vLLM's KV-cache budget, capacity, prefill/decode speed and which scheduling default binds.
 
@@ -54,6 +56,9 @@ def diagnose(
     """
 
     def body() -> int:
+        from sched_reader.cli.common import activate_profile
+
+        activate_profile(profile)
         from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
         from sched_reader.errors import InputError
         from sched_reader.report.spec_json import dumps, envelope

@@ -399,7 +399,22 @@ WORKLOAD_RULES = ("SR202", "SR203", "SR204")
 
 def _engine_findings(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
     """All findings of one engine, and the capacity scope: ``none`` (--no-capacity or model not
-    resolved), ``structural`` (no workload stated) or ``workload`` (same findings as ``diagnose``)."""
+    resolved), ``structural`` (no workload stated) or ``workload`` (same findings as ``diagnose``).
+
+    A finding about the engine as a whole (no file or no line, e.g. SR110) is attached to the engine's
+    own file and line, so every output (SARIF, annotations) can place it.
+    """
+    findings, scope = _engine_findings_raw(spec, opts)
+    return [_at_engine(f, spec) for f in findings], scope
+
+
+def _at_engine(f: Any, spec: Any) -> Any:
+    if f.file is None or (f.line is None and f.file == spec.file and spec.line):
+        return f.model_copy(update={"file": f.file or spec.file, "line": f.line or spec.line})
+    return f
+
+
+def _engine_findings_raw(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
     from sched_reader.errors import SchedReaderError
 
     findings = list(spec.findings)
@@ -512,7 +527,12 @@ def _lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Direct
             raise
         if not explicit and (no_engine or not _mentions_vllm(path)):
             return FileResult(file=path, skipped=f"not a vLLM deploy file ({msg})")
-        kept, sup = _split_kept([_invalid_file_finding(err, path)], opts, directives)
+        finding = _invalid_file_finding(err, path)
+        if _is_template(path):
+            if not explicit:
+                return FileResult(file=path, skipped=_TEMPLATE_NOTE)
+            finding = finding.model_copy(update={"fix": _TEMPLATE_NOTE[0].upper() + _TEMPLATE_NOTE[1:]})
+        kept, sup = _split_kept([finding], opts, directives)
         return FileResult(file=path, findings=kept, suppressed=sup)
     if not explicit and not _plausible_vllm_config(path):
         return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")
@@ -590,6 +610,20 @@ def _plausible_vllm_config(path: str) -> bool:
     keys = [str(k) for k in root]
     known = sum(1 for k in keys if k == "model" or first_seen("--" + k) is not None)
     return known >= 1 and 2 * known >= len(keys)
+
+
+_TEMPLATE_NOTE = ("a Helm/Go template, not YAML until rendered: lint the chart's values file, or the rendered "
+                  "manifests (`helm template CHART | sched-reader lint -`)")
+
+
+def _is_template(path: str) -> bool:
+    """A file that is not YAML because it holds Go template actions (a Helm chart's ``templates/``)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    return b"{{" in head and b"}}" in head
 
 
 def _mentions_vllm(path: str) -> bool:
@@ -814,12 +848,9 @@ def _load_workload(path: str | None) -> dict[str, Any] | None:
         raise InputError(f"cannot read the workload: {str(exc).splitlines()[0]}", file=path) from None
     if isinstance(data, dict) and isinstance(data.get("workload"), dict):
         data = data["workload"]
-    if not isinstance(data, dict) or not data:
-        raise InputError("the workload must be a mapping (random-input-len, num-prompts, arrival, classes, ...)",
-                         file=path)
-    if isinstance(data.get("trace"), str) and not os.path.isabs(data["trace"]):
-        data = {**data, "trace": str((p.parent / data["trace"]).resolve())}
-    return data
+    from sched_reader.analyzers.lint_config import check_workload
+
+    return check_workload(data, path)
 
 
 class _Progress:
@@ -879,13 +910,13 @@ def lint(
         True, "--capacity/--no-capacity", help="Also run the capacity checks (SR2xx) for engines whose model resolves."
     ),
     select: Optional[List[str]] = typer.Option(
-        None, "--select", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
+        None, "--select", metavar="RULES", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
     ),
     extend_select: Optional[List[str]] = typer.Option(
-        None, "--extend-select", help="Add these rules to the selection (the config's or --select's)."
+        None, "--extend-select", metavar="RULES", help="Add these rules to the selection (the config's or --select's)."
     ),
     ignore: Optional[List[str]] = typer.Option(
-        None, "--ignore", help="Leave out these rules (same forms as --select)."
+        None, "--ignore", metavar="RULES", help="Leave out these rules (same forms as --select)."
     ),
     config_file: Optional[str] = typer.Option(
         None, "--config-file", metavar="FILE",

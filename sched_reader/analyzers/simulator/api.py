@@ -99,8 +99,9 @@ def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> t
     return send, peak
 
 
-def engine_inputs(spec: Any) -> tuple[StepCost, int]:
-    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models."""
+def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]:
+    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models
+    (with the active calibration profile applied unless ``apply_profile`` is False)."""
     if spec.arch is None or spec.effective is None:
         raise SchedReaderError(f"engine {spec.name}: model or configuration unresolved; cannot simulate",
                                file=spec.file, line=spec.line)
@@ -110,6 +111,10 @@ def engine_inputs(spec: Any) -> tuple[StepCost, int]:
     gpu = spec.hardware.gpu
     cfg = spec.effective
     cost = IterationCostModel(spec.arch, gpu, cfg, spec.checkpoint_quantization)
+    if apply_profile:
+        from sched_reader.models.calibration_profile import calibrated
+
+        cost = calibrated(cost)
     if cfg.num_gpu_blocks_override:
         blocks = int(cfg.num_gpu_blocks_override)
     else:
@@ -142,5 +147,10 @@ def with_frontend_latency(res: dict[str, Any], endpoint: str = "completions") ->
     from sched_reader.analyzers.simulator.metrics import add_client_latency
     from sched_reader.models.cost.steady_state import frontend_ttft_s
 
-    return add_client_latency(res, frontend_ttft_s(endpoint),
-                              f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    from sched_reader.models.calibration_profile import active_profile, api_seconds
+
+    add_client_latency(res, frontend_ttft_s(endpoint),
+                       f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    if active_profile() is not None and api_seconds():
+        add_client_latency(res, api_seconds(), "calibrated API-server intake (--profile)")
+    return res

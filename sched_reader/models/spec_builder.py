@@ -385,8 +385,9 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
         inferred = True
     if accelerator is not None:
         notes.append(f"accelerator {accelerator!r} ({gpu_origin.where() if gpu_origin else 'from the file'}) is not "
-                     "in sched-reader's GPU catalog: memory, KV-cache and speed figures are skipped (pass --gpu "
-                     "NAME to analyze it as a catalog GPU)")
+                     "in sched-reader's GPU catalog: memory, KV-cache and speed figures are skipped, and scheduler "
+                     "defaults that depend on the device are a generic GPU's (pass --gpu NAME to analyze it as a "
+                     "catalog GPU)")
         return Hardware(gpu=default_gpu(), count=count, gpu_origin=gpu_origin, count_origin=count_origin,
                         gpu_inferred=False, count_inferred=count_inferred, accelerator=accelerator, modelled=False)
     if res is None:

@@ -104,12 +104,25 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
             return engines
     if looks_shell:
         return _shell(text, file, stem, base_dir)
+    templated = False
     try:
         docs = load_documents(text, file)
     except InputError:
-        if suffix not in YAML_SUFFIXES and _VLLM_WORD.search(text):
-            return _shell(text, file, stem, base_dir)
-        raise
+        docs = _load_template(text, file) if "{{" in text else None
+        if docs is None:
+            if suffix not in YAML_SUFFIXES and _VLLM_WORD.search(text):
+                return _shell(text, file, stem, base_dir)
+            raise
+        templated = True
+    if templated:
+        engines = _dispatch_or_none(docs, text, file, stem, base_dir)
+        for e in engines:
+            e.notes.append("Helm/Go template: {{ ... }} values are unresolved until the chart is rendered "
+                           "(`helm template` output reads fully)")
+        if engines:
+            return engines
+        raise InputError("no vLLM engine found in this Helm template (its command comes from values)", file=file,
+                         hint="run sched-reader on the chart's values.yaml or on `helm template` output")
     kind = kind_of(docs)
     if kind is None:
         roots = [d.root for d in docs if d.root is not None]
@@ -126,6 +139,43 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
                              hint=f"sched-reader reads: {LOOKED_FOR}")
         raise InputError("no vLLM engine found", file=file, line=docs[0].line, hint=f"looked for {LOOKED_FOR}")
     return _dispatch(kind, docs, text, file, stem, base_dir)
+
+
+_TEMPLATE = re.compile(r"\{\{.*?\}\}")
+
+
+def _load_template(text: str, file: str) -> list[YamlDoc] | None:
+    """A Helm/Go template as YAML: lines that are only template actions (``{{- if ... }}``, ``{{- include ...
+    | nindent 4 }}``) are blanked (line numbers kept), other ``{{ ... }}`` become quoted strings that readers
+    report as unresolved. None when the result is still not YAML."""
+    out = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("{{") and stripped.endswith("}}") and _TEMPLATE.sub("", stripped).strip() == "":
+            out.append("")
+            continue
+
+        def quote(m: re.Match) -> str:
+            before = line[: m.start()]
+            if before.count('"') % 2 == 1 or before.count("'") % 2 == 1:
+                return m.group(0)  # already inside a quoted YAML string
+            return '"' + m.group(0).replace('"', "'") + '"'
+
+        out.append(_TEMPLATE.sub(quote, line))
+    try:
+        return load_documents("\n".join(out), file)
+    except InputError:
+        return None
+
+
+def _dispatch_or_none(docs: list[YamlDoc], text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
+    kind = kind_of(docs)
+    if kind is None:
+        return _generic_yaml(docs, file, stem) if "vllm" in text else []
+    try:
+        return _dispatch(kind, docs, text, file, stem, base_dir)
+    except InputError:
+        return []
 
 
 def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:

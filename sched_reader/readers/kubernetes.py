@@ -251,7 +251,9 @@ def _container_hints(e: RawEngine, c: YMap, file: str, image: str, env: dict[str
     for k, v in env.items():
         if v.value is not None and k not in e.env:
             e.env[k] = Hint(value=v.value, origin=Origin(file=file, line=v.line, source="kubernetes", key=f"env.{k}"))
-    if image and e.vllm_version is None:
+    if image and "{{" in image and e.vllm_version is None:
+        e.notes.append(f"image {image}: the tag is a template value; the vLLM release is unknown until rendered")
+    elif image and e.vllm_version is None:
         version = vllm_version_from_image(image)
         if version is not None:
             e.vllm_version = Hint(value=version, origin=Origin(file=file, line=c.kline("image"), source="kubernetes",

@@ -75,3 +75,18 @@ def test_helm_template_value_is_never_a_model(tmp_path):
                "    args: ['--model={{ .Values.model }}', '--max-model-len=4096']\n")
     assert s.arch is None and s.args["max_model_len"].value == 4096
     assert any("{{" in u.text for u in s.unresolved)
+
+
+def test_helm_chart_template_with_the_vllm_command_inline(tmp_path):
+    [s] = _one(tmp_path, "deployment.yaml",
+               "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"chart.fullname\" . }}\n"
+               "  labels:\n    {{- include \"chart.labels\" . | nindent 4 }}\nspec:\n"
+               "  replicas: {{ .Values.replicaCount }}\n  template:\n    spec:\n      containers:\n"
+               "        - name: vllm\n          image: \"vllm/vllm-openai:{{ .Values.image.tag }}\"\n"
+               "          command: [\"vllm\", \"serve\", \"{{ .Values.model }}\"]\n"
+               "          args: [--gpu-memory-utilization, \"0.85\"]\n"
+               "          {{- if .Values.gpus }}\n          resources:\n            limits:\n"
+               "              nvidia.com/gpu: {{ .Values.gpus }}\n          {{- end }}\n")
+    assert s.args["gpu_memory_utilization"].value == 0.85 and s.args["gpu_memory_utilization"].origin.line == 15
+    assert not s.model_name and any("{{ .Values.model }}" in u.text for u in s.unresolved)
+    assert s.vllm_version_requested is None and any("template" in n for n in s.notes)

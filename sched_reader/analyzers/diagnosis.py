@@ -145,15 +145,30 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     CI gate (`lint`) needs.
     """
     findings = list(spec.findings)
+    skipped = False
+    if not spec.hardware.modelled:
+        o = spec.hardware.gpu_origin
+        findings.append(Finding(
+            rule="SR116", severity="info",
+            message=f"accelerator {spec.hardware.accelerator!r} is not in the GPU catalog: GPU memory, KV and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key=o.key if o else None,
+            fix="pass --gpu NAME to analyze it as a catalog GPU"))
+        skipped = True
     if spec.arch is None or spec.effective is None:
-        reason = spec.unresolved[0].reason if spec.unresolved else "model not resolved"
-        raise InputError(
-            f"cannot diagnose engine {spec.name!r}: {reason}",
-            file=spec.file,
-            line=spec.model_origin.line if spec.model_origin else spec.line,
-            key="model",
-            hint="pass --model-config PATH to a config.json",
-        )
+        # The engine is still reported (flags, release, hardware); only the figures need the model.
+        reason = spec.unresolved[-1].reason if spec.unresolved else "model not resolved"
+        o = spec.model_origin
+        findings.append(Finding(
+            rule="SR115", severity="info",
+            message=f"model {spec.model_name or '(none)'!r} not resolved ({reason}): KV-cache, capacity and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key="model",
+            fix="pass --model NAME (a Hugging Face id) or --model-config PATH to a config.json"))
+        skipped = True
+    if skipped:
+        findings.sort(key=lambda f: f.sort_key())
+        return Diagnosis(spec, None, None, None, None, findings)
     workload, requests = resolve_workload(spec, workload_overrides or {})
     workload = _fit_workload(spec, workload, requests)
     if spec.hardware.count == 0:
@@ -171,7 +186,17 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     step_time = None
     if cap.start_error() is None:
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
-        perf = _performance(spec, workload, requests, kv, model) if performance else None
+        try:
+            perf = _performance(spec, workload, requests, kv, model) if performance else None
+        except InputError as err:
+            if any(v is not None for v in (workload_overrides or {}).values()) or spec.workload:
+                raise  # the user's own workload does not fit: their command line / file is wrong
+            perf = None  # sched-reader's default workload does not fit this engine: skip speed, say why
+            findings.append(Finding(
+                rule="SR115", severity="info", key="workload",
+                message=f"speed figures not computed: the default benchmark workload does not fit this engine ({err.message})",
+                file=spec.file, line=spec.line,
+                fix="pass --random-input-len / --random-output-len that fit --max-model-len"))
         step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
     verdict = _verdict(spec, cap, workload, step_time, perf)
     findings.extend(_verdict_findings(spec, cap, verdict))

@@ -52,7 +52,6 @@ from sched_reader.readers import read_path
 from sched_reader.readers.detect import kind_of
 from sched_reader.readers.yaml_tree import load_documents
 
-WALK_SUFFIXES = (".yaml", ".yml", ".sh")
 
 # Messages of reader errors meaning "this file holds no vLLM engine" (readers/detect.py, source.py).
 _NO_ENGINE_PREFIXES = (
@@ -557,6 +556,14 @@ def _lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Direct
         return FileResult(file=path, findings=kept, suppressed=sup)
     if not explicit and not _plausible_vllm_config(path):
         return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")
+    if any("Helm/Go template" in n for r in raws for n in r.notes):
+        # config/diagnose read a template's literal flags; the gate keeps its contract for templates
+        if not explicit:
+            return FileResult(file=path, skipped=_TEMPLATE_NOTE)
+        finding = _invalid_file_finding(InputError("a Helm/Go template is not YAML until rendered", file=path), path)
+        finding = finding.model_copy(update={"fix": _TEMPLATE_NOTE[0].upper() + _TEMPLATE_NOTE[1:]})
+        kept, sup = _split_kept([finding], opts, directives)
+        return FileResult(file=path, findings=kept, suppressed=sup)
     return _lint_specs(path, lambda: _build_from_raws(raws, opts), opts, directives)
 
 

@@ -12,6 +12,7 @@ from sched_reader.cli.common import (
     FormatOption,
     GpuOption,
     ModelConfigOption,
+    ModelOption,
     OutputFormat,
     VllmOption,
     run_guarded,
@@ -26,6 +27,7 @@ def diagnose(
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    model: Optional[str] = ModelOption,
     fmt: OutputFormat = FormatOption,
     explain: bool = typer.Option(False, "--explain", help="Show each figure's formula and inputs."),
     dataset_name: Optional[Dataset] = typer.Option(
@@ -66,7 +68,7 @@ def diagnose(
             "request_rate": request_rate,
             "max_concurrency": max_concurrency,
         }
-        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, fmt=fmt.value, explain=explain,
+        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value, explain=explain,
                           overrides=overrides, sets=sets, effects=effects, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))

@@ -47,6 +47,9 @@ VllmOption = typer.Option(
 ModelConfigOption = typer.Option(
     None, "--model-config", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
 )
+ModelOption = typer.Option(
+    None, "--model", help="Model to analyze (a Hugging Face id), when the file gives a path (/mnt/models, pvc://...) or a variable."
+)
 FormatOption = typer.Option(OutputFormat.text, "--format", "-f", help="Output format.", case_sensitive=False)
 ProfileOption = typer.Option(
     None, "--profile", metavar="PROFILE.yaml",

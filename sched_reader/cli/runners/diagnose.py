@@ -30,13 +30,13 @@ def parse_rate(text: str | None) -> float | None:
 
 def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
         explain: bool, overrides: dict[str, Any], sets: list[str] | None, effects: bool, fail_on: FailOn,
-        echo: Callable[[str], None]) -> int:
+        echo: Callable[[str], None], model: str | None = None) -> int:
     """``overrides``: the bench flags (``request_rate`` still as text); ``sets``: --set FLAG=VALUE (what-if);
     ``effects``: evaluate each recommendation's predicted effect."""
     overrides = {**overrides, "request_rate": parse_rate(overrides.get("request_rate"))}
     paths, command_line = split_inputs(files)
     flag_sets = whatif.parse_sets(sets)
-    kw = dict(gpu=gpu, vllm=vllm, model_config=model_config)
+    kw = dict(gpu=gpu, vllm=vllm, model_config=model_config, model=model)
     raws, specs = whatif.build(paths, command_line, flag_sets, **kw)
     results = [diagnose(s, overrides) for s in specs]
     if effects:

@@ -137,8 +137,6 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
     except SchedReaderError:
         if origin.source == "cli-option":
             raise
-        from sched_reader.compat.releases import newest
-
         moving = any(w in requested.lower() for w in ("nightly", "latest", "main", "master"))
         release = newest() if moving else default_release()
         why = (f"a moving build at least as new as the newest known release; checking against {release}" if moving

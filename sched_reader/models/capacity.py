@@ -17,6 +17,7 @@ from sched_reader.models.gpu import GPU
 from sched_reader.models.kv_cache import KVCacheResult, kv_capacity
 from sched_reader.models.memory_profile import MemoryProfile, memory_profile
 from sched_reader.models.weights import GIB, Term, WeightBreakdown, weight_breakdown
+from sched_reader.models import drafter
 
 
 class CapacityReport(BaseModel):
@@ -112,7 +113,6 @@ def _estimate_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
 
 def _with_drafter(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, wb: WeightBreakdown) -> WeightBreakdown:
     """Add a speculative drafter's weights to the last pipeline stage (models/drafter.py)."""
-    from sched_reader.models import drafter
 
     spec = cfg.speculative
     extra_layers = drafter.extra_layer_count(arch, spec)

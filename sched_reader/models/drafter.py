@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from sched_reader.models.architecture import ModelArch
+from sched_reader.errors import SchedReaderError
+from sched_reader.models.model_catalog import resolve_model
 
 _MTP = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "qwen3_5_mtp", "glm4_moe_mtp", "mimo_mtp", "ernie_mtp",
         "longcat_flash_mtp", "pangu_ultra_moe_mtp")
@@ -48,8 +50,6 @@ def draft_arch(spec: dict[str, Any] | None) -> ModelArch | None:
     name = str((spec or {}).get("model") or "")
     if not name:
         return None
-    from sched_reader.errors import SchedReaderError
-    from sched_reader.models.model_catalog import resolve_model
 
     try:
         return resolve_model(name).arch

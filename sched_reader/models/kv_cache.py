@@ -28,6 +28,7 @@ from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
 from sched_reader.models.hybrid import layer_mixers, state_bytes
+from sched_reader.models import drafter
 
 
 def cdiv(a: int, b: int) -> int:
@@ -119,7 +120,6 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
 
 def _drafter_layers(arch: ModelArch, cfg: EffectiveConfig, target: list[LayerKV]) -> list[LayerKV]:
     """KV layers a speculative drafter registers (models/drafter.py), appended after the target's."""
-    from sched_reader.models import drafter
 
     spec = getattr(cfg, "speculative", None)
     if not spec:

@@ -31,6 +31,9 @@ from sched_reader.compat.releases import newest, resolve_version, version_key
 from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
 from sched_reader.models.model_catalog import resolve_model
 from sched_reader.readers import read_command_line, read_path
+from sched_reader.compat.matrix import entry
+from sched_reader.compat.releases import known_releases
+from sched_reader.readers.images import accelerator_family
 
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
 _MODEL_DESTS = {"model", "model_tag"}
@@ -92,8 +95,6 @@ def default_release() -> str:
     snapshot (``approximate`` in ``compat/data/matrix/index.json``) are not assumed, because errors reported
     against approximate data would be guesses. ``--vllm X.Y.Z`` or a pinned image tag overrides it.
     """
-    from sched_reader.compat.matrix import entry
-    from sched_reader.compat.releases import known_releases
 
     exact = [r for r in known_releases() if (entry(r) or {}).get("matrix") and not (entry(r) or {}).get("approximate")]
     return exact[-1] if exact else known_releases()[-1]
@@ -331,7 +332,6 @@ def _family(raw: RawEngine) -> str | None:
     """The accelerator family the file states, else the one its device resource or label implies."""
     if raw.accelerator is not None:
         return str(raw.accelerator.value).lower()
-    from sched_reader.readers.images import accelerator_family
 
     for hint in (raw.gpu_count, raw.gpu_type):
         if hint is not None:
@@ -736,8 +736,6 @@ def soften_for_assumed_release(findings: list[Finding], release: str, raw: RawEn
 
 def _valid_elsewhere(raw: RawEngine, f: Finding, release: str) -> str | None:
     """A known release whose parser accepts the setting ``f`` is about, or None."""
-    from sched_reader.compat.argtable import ArgTable
-    from sched_reader.compat.releases import known_releases
 
     setting = next((s for s in raw.settings if s.origin.line == f.line and (s.origin.key or s.flag) == f.key), None)
     if setting is None:

@@ -30,12 +30,13 @@ from sched_reader.readers.images import accelerator_family, gpu_quantity, vllm_v
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting, Unresolved
 from sched_reader.readers.shell import Tok, parse_script
 from sched_reader.readers.yaml_tree import YList, YMap, load_documents
+from sched_reader.readers import kubernetes
+from sched_reader.readers.cmdline import read_script
 
 # ------------------------------------------------------------------------------------------------ Ray
 
 
 def _k():
-    from sched_reader.readers import kubernetes
 
     return kubernetes
 
@@ -268,7 +269,6 @@ def _ray_job(obj: YMap, spec: YMap, file: str, name: str) -> list[RawEngine]:
     engines = _ray_cluster(k._m(spec.get("rayClusterSpec")), file, name)
     entry = spec.get("entrypoint")
     if isinstance(entry, str) and "vllm" in entry:
-        from sched_reader.readers.cmdline import read_script
 
         engines.extend(read_script(entry, file, name=f"{name}/entrypoint", base_line=spec.vline("entrypoint") or 1))
     return engines

@@ -20,6 +20,9 @@ from sched_reader.readers.images import (
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting, Unresolved
 from sched_reader.readers.shell import Tok, Var
 from sched_reader.readers.yaml_tree import YamlDoc, YList, YMap
+from sched_reader.errors import SchedReaderError
+from sched_reader.readers import k8s_crds
+from sched_reader.readers.images import downloaded_model
 
 _WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
 _SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/sh", "dash", "zsh", "/bin/zsh",
@@ -64,7 +67,6 @@ def read_manifests(docs: list[YamlDoc], file: str) -> list[RawEngine]:
 def _isolated(obj: YMap, file: str) -> list[RawEngine]:
     """Engines of one object; an object sched-reader cannot read becomes a note on the others' engines
     (or one engine that says so), never an error that hides the rest of the file."""
-    from sched_reader.errors import SchedReaderError
 
     try:
         return read_object(obj, file)
@@ -102,7 +104,6 @@ def read_object(obj: YMap, file: str) -> list[RawEngine]:
         return _kubeai(spec, file, name)
     if kind == "StormService":
         return _storm(spec, file, name)
-    from sched_reader.readers import k8s_crds
 
     reader = k8s_crds.READERS.get(kind)
     if reader is not None:
@@ -158,7 +159,6 @@ def _pod(podspec: YMap, file: str, name: str, role: str | None) -> list[RawEngin
 def _models_from_init_downloads(engines: list[RawEngine], podspec: YMap, file: str) -> None:
     """A model given as a local path that an init container fills with ``hf download ORG/NAME --local-dir
     PATH`` is analyzed as ORG/NAME (the download names what the path holds)."""
-    from sched_reader.readers.images import downloaded_model
 
     scripts = []
     for c in _l(podspec.get("initContainers")):

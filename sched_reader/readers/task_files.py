@@ -25,21 +25,15 @@ from sched_reader.readers.images import vllm_version_from_image
 from sched_reader.readers.raw import Hint, Origin, RawEngine
 from sched_reader.readers.shell import Var
 from sched_reader.readers.yaml_tree import YList, YMap
+from sched_reader.readers.kubernetes import _l, _m
+from sched_reader.readers.cmdline import read_script
+from sched_reader.readers.argv import parse_args
+from sched_reader.readers.kubernetes import gpu_count_hint
+from sched_reader.readers.shell import Tok
+from sched_reader.readers.raw import Setting
 
 _SKY_KEYS = {"name", "workdir", "resources", "envs", "secrets", "file_mounts", "setup", "run", "num_nodes",
              "service", "config", "experimental", "volumes", "event_callback", "docker"}
-
-
-def _m(value: object) -> YMap:
-    from sched_reader.readers.kubernetes import _m as m
-
-    return m(value)
-
-
-def _l(value: object) -> YList:
-    from sched_reader.readers.kubernetes import _l as lst
-
-    return lst(value)
 
 
 # --------------------------------------------------------------------------------------------- SkyPilot
@@ -92,7 +86,6 @@ _PIP_VLLM = re.compile(r"\bvllm==(\d+\.\d+(?:\.\d+)*(?:\.?post\d+)?)")
 
 
 def read_skypilot(root: YMap, file: str, name: str) -> list[RawEngine]:
-    from sched_reader.readers.cmdline import read_script
 
     res = _m(root.get("resources"))
     gpu_type, per_node, notes = _accelerators(res, file)
@@ -184,7 +177,6 @@ def _env_vars(section: object, file: str, key: str = "env") -> dict[str, Var]:
 
 
 def read_ci(root: YMap, file: str, flavour: str) -> list[RawEngine]:
-    from sched_reader.readers.cmdline import read_script
 
     engines: list[RawEngine] = []
     if flavour == "github":
@@ -249,7 +241,6 @@ def _strip_make_comment(value: str) -> str:
 
 
 def read_makefile(text: str, file: str, name: str, base_dir: Path | None) -> list[RawEngine]:
-    from sched_reader.readers.cmdline import read_script
 
     lines = text.split("\n")
     variables: dict[str, tuple[str, int]] = {}
@@ -372,9 +363,6 @@ def read_llmd_deployer(root: YMap, file: str) -> list[RawEngine]:
     """llm-d-deployer chart values: ``sampleApplication`` renders a ModelService with decode and prefill
     roles (charts/llm-d/templates/sample-application/modelservice.yaml); args are ``--served-model-name``
     plus each role's ``extraArgs``; resources are shared by both roles."""
-    from sched_reader.readers.argv import parse_args
-    from sched_reader.readers.kubernetes import gpu_count_hint
-    from sched_reader.readers.shell import Tok
 
     app = _m(root.get("sampleApplication"))
     if app.get("enabled") is False:
@@ -382,7 +370,6 @@ def read_llmd_deployer(root: YMap, file: str) -> list[RawEngine]:
     model = _m(app.get("model"))
     uri, mname = model.get("modelArtifactURI"), model.get("modelName")
     model_setting = None
-    from sched_reader.readers.raw import Setting
 
     if isinstance(uri, str) and uri.startswith("hf://"):
         model_setting = Setting(flag="--model", value=uri[5:], origin=Origin(

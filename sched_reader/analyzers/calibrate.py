@@ -74,7 +74,7 @@ def _errors(obs: BenchResult, pred: dict[str, float]) -> dict[str, float | None]
     """Relative errors (predicted / measured - 1) of the metrics the fit uses."""
     out: dict[str, float | None] = {}
     for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms"):
-        o, p = getattr(obs, k), pred.get(k)
+        o, p = (measured_ttft(obs) if k == "mean_ttft_ms" else getattr(obs, k)), pred.get(k)
         out[k] = None if (o is None or p is None or o <= 0) else round(p / o - 1.0, 4)
     return out
 
@@ -176,6 +176,16 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     assert best is not None
     loss, ds, ps, oh, hs, info = best
     n = len(benches)
+    # TTFT the prefill term cannot absorb within its bound is per-request intake (tokenization, API queue)
+    api = 0.0
+    if info["at_bound"]["prefill_time_scale"] and ps >= TERMS["prefill_time_scale"][2]:
+        gaps = [measured_ttft(b) - p["mean_ttft_ms"] for b, p in zip(benches, info["preds"])
+                if b.mean_ttft_ms and p.get("mean_ttft_ms") is not None]
+        if gaps and min(gaps) > 0:
+            api = round(min(TERMS["api_ms"][2], sum(gaps) / len(gaps)), 1)
+            prof = _profile(ds, ps, oh, hs)
+            prof.terms["api_ms"].value = api
+            info["preds"] = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
     terms: dict[str, FittedTerm] = default_terms()
     labels = [b.label() for b in benches]
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
@@ -198,7 +208,9 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
                          ["one concurrency level cannot separate per-sequence host time from the decode scale: "
                           "held at 0"])})
     terms["api_ms"] = terms["api_ms"].model_copy(update={
-        "supported_by": ["not fitted: the prefill term absorbs the TTFT offset; held at 0"]})
+        "value": api, "fitted": api > 0, "at_bound": api >= TERMS["api_ms"][2],
+        "supported_by": ([f"mean TTFT left over with the prefill scale at its bound, {n} result(s)"] if api > 0 else
+                         ["the prefill term absorbs the TTFT offset: held at 0"])})
     eff = spec.effective
     deployment = {"model": spec.model_name, "gpu": spec.hardware.gpu.id, "vllm": spec.vllm_version,
                   "tensor_parallel_size": eff.tensor_parallel_size,
@@ -207,13 +219,14 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
                   "quantization": eff.quantization}
     results = []
     for b, p0, p1 in zip(benches, base, info["preds"]):
-        results.append({"bench": b.label(), "measured": {k: getattr(b, k) for k in
-                                                         ("output_throughput", "mean_tpot_ms", "mean_ttft_ms")},
+        results.append({"bench": b.label(), "measured": {"output_throughput": b.output_throughput,
+                                                         "mean_tpot_ms": b.mean_tpot_ms,
+                                                         "mean_ttft_ms": measured_ttft(b)},
                         "uncalibrated_error": _errors(b, p0), "calibrated_error": _errors(b, p1)})
     notes = []
     if n == 1:
-        notes.append("one result fits the scales only; several results at different concurrency or lengths "
-                      "also fit the per-step host time and generalize better")
+        notes.append("one result fits the time scales only; results at two or more concurrency levels also fit "
+                      "the per-step and per-sequence host terms")
     if any(t.at_bound for t in terms.values()):
         notes.append("a term hit its bound: the model and the measurements disagree beyond a plausible "
                      "efficiency factor (check the config, GPU and release match the benchmark)")

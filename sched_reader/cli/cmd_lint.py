@@ -528,7 +528,12 @@ def _lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Direct
             raise
         if not explicit and (no_engine or not _mentions_vllm(path)):
             return FileResult(file=path, skipped=f"not a vLLM deploy file ({msg})")
-        kept, sup = _split_kept([_invalid_file_finding(err, path)], opts, directives)
+        finding = _invalid_file_finding(err, path)
+        if _is_template(path):
+            if not explicit:
+                return FileResult(file=path, skipped=_TEMPLATE_NOTE)
+            finding = finding.model_copy(update={"fix": _TEMPLATE_NOTE[0].upper() + _TEMPLATE_NOTE[1:]})
+        kept, sup = _split_kept([finding], opts, directives)
         return FileResult(file=path, findings=kept, suppressed=sup)
     if not explicit and not _plausible_vllm_config(path):
         return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")
@@ -606,6 +611,20 @@ def _plausible_vllm_config(path: str) -> bool:
     keys = [str(k) for k in root]
     known = sum(1 for k in keys if k == "model" or first_seen("--" + k) is not None)
     return known >= 1 and 2 * known >= len(keys)
+
+
+_TEMPLATE_NOTE = ("a Helm/Go template, not YAML until rendered: lint the chart's values file, or the rendered "
+                  "manifests (`helm template CHART | sched-reader lint -`)")
+
+
+def _is_template(path: str) -> bool:
+    """A file that is not YAML because it holds Go template actions (a Helm chart's ``templates/``)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    return b"{{" in head and b"}}" in head
 
 
 def _mentions_vllm(path: str) -> bool:

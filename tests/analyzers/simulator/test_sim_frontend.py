@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from sched_reader.analyzers.simulator import LinearStepCost, params_for, simulate
 from sched_reader.analyzers.simulator.workloads import Requests

@@ -17,6 +17,7 @@ from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
 from sched_reader.models.calibration_profile import calibrated
+from sched_reader.models.cost.frontend import ApiServerModel
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
@@ -39,7 +40,7 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
 
         requests0 = requests
         requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
-        if params.policy != "static" and not reference:
+        if params.policy != "static" and not reference and _may_saturate(frontend, params, cost, requests0):
             # one engine run with plain intake measures how busy streaming keeps the API server
             probe = run_engine(requests, params, cost)
             span = max(1e-9, (max(probe.rec.finish_ns) - min(probe.send_ns)) / 1e9)
@@ -80,6 +81,18 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     res.update({"policy": params.policy, "engine_counters": counters, "notes": notes,
                 "params": {k: v for k, v in params.__dict__.items()}})
     return res
+
+
+def _may_saturate(frontend: Any, params: SchedParams, cost: StepCost, requests: Requests) -> bool:
+    """Whether the engine's fastest token rate (a full decode batch at the mean context) could keep the
+    API server busy (rate x seconds per streamed token >= 1); when not, the probe run is skipped."""
+    batch = max(1, min(int(params.max_num_seqs), len(requests)))
+    ctx = float(requests.prompt_len.mean()) + float(requests.output_len.mean()) / 2.0
+    try:
+        step = float(cost.step_time(batch, int(batch * ctx), 0, 0.0, 0))
+    except Exception:  # a toy cost without the full interface: always probe
+        return True
+    return step <= 0 or batch / step * frontend.output_token_s / frontend.servers >= 1.0
 
 
 def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> tuple[list[int], float]:
@@ -138,7 +151,7 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         params = params_for(pol, spec.effective, blocks, chunk_size=chunk_size)
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
-                                                  slo_tpot_ms=slo_tpot_ms, progress=cb))
+                                                  slo_tpot_ms=slo_tpot_ms, progress=cb, frontend=ApiServerModel()))
     return out
 
 

@@ -54,20 +54,67 @@ class Diagnosis:
 
 _RICH_WORKLOAD_KEYS = ("classes", "arrival", "dataset", "trace")
 _BENCH_KEYS = ("dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "num_prompts",
-               "request_rate", "max_concurrency", "sharegpt_output_len")
+               "request_rate", "max_concurrency", "sharegpt_output_len", "burstiness")
+# Overrides that are not bench-style workload fields: a workload file and the generator's seed.
+_FILE_KEYS = ("workload_file", "seed")
+
+
+def summarize_requests(requests: Any, source: str) -> Any:
+    """A bench-style ``Workload`` that describes resolved requests as they are: their count, their
+    arrival rate (requests minus one over the arrival span; inf when all arrive at once), their mean
+    lengths, and prompt/output length percentiles (tokens). The requests themselves are what runs."""
+    import math
+
+    import numpy as np
+
+    from sched_reader.models.workload import Workload
+
+    n = len(requests)
+    a = requests.arrival_s
+    span = float(a[-1] - a[0]) if n > 1 else 0.0
+    rate = (n - 1) / span if span > 0 else math.inf
+    p, o = requests.prompt_len, requests.output_len
+    stats = {
+        "prompt_p50": int(np.percentile(p, 50)), "prompt_p90": int(np.percentile(p, 90)),
+        "prompt_p99": int(np.percentile(p, 99)), "prompt_max": int(p.max()),
+        "output_p50": int(np.percentile(o, 50)), "output_max": int(o.max()),
+        "arrival_span_s": round(span, 3),
+    }
+    return Workload(dataset_name="random",
+                    random_input_len=max(1, round(float(p.mean()))),
+                    random_output_len=max(1, round(float(o.mean()))),
+                    num_prompts=n, request_rate=rate, max_concurrency=requests.max_concurrency,
+                    source=source, length_stats=stats)
 
 
 def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, Any | None]:
     """The workload to evaluate, as (bench-style ``Workload``, simulator ``Requests`` or None).
 
-    ``vllm bench serve``-style flags on the command line win over the file's ``workload:`` section.
-    A file section with ``classes`` / ``arrival`` / ``dataset`` / ``trace`` is a simulator workload
-    (mixes, distributions, traces); its bench-style summary carries the mean lengths. With neither, the
-    defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000 prompts, all
-    at once.
+    ``overrides["workload_file"]`` (``--workload FILE``: a JSONL trace or a workload YAML) wins; then
+    ``vllm bench serve``-style flags on the command line; then the file's ``workload:`` section. A trace or
+    a section with ``classes`` / ``arrival`` / ``dataset`` / ``trace`` resolves to requests that are replayed
+    exactly (arrival times, lengths, prefixes, count); the bench-style summary only describes them. With
+    none, the defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000
+    prompts, all at once.
     """
     from sched_reader.models.workload import Workload
 
+    overrides = dict(overrides)
+    wfile = overrides.pop("workload_file", None)
+    seed = overrides.pop("seed", None)
+    overrides.pop("metric_percentiles", None)
+    overrides.pop("goodput", None)
+    if wfile is not None:
+        clash = [k for k, v in overrides.items() if v is not None and k != "max_concurrency"]
+        if clash:
+            raise InputError(f"--workload replays the file as written; --{clash[0].replace('_', '-')} does not "
+                             "apply to it", key="--workload",
+                             hint="drop the bench flag, or drop --workload to generate a workload")
+        from sched_reader.analyzers.simulator.workloads import is_jsonl, load_workload_file
+
+        requests = load_workload_file(wfile, seed=seed, max_concurrency=overrides.get("max_concurrency"))
+        kind = "trace" if is_jsonl(__import__("pathlib").Path(wfile)) else "workload file"
+        return summarize_requests(requests, f"{kind} {wfile}"), requests
     flags_given = any(v is not None for v in overrides.values())
     section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items()}
     if not flags_given and any(k in section for k in _RICH_WORKLOAD_KEYS):
@@ -77,20 +124,18 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
 
         from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
 
+        if seed:
+            section["seed"] = seed
         try:
             wspec = WorkloadSpec.model_validate(section)
         except ValidationError as err:
             raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
         requests = generate(wspec, base_dir=Path(spec.file).parent)
-        rate = wspec.arrival.rate if wspec.arrival.process in ("poisson", "gamma") else None
-        bench = Workload(
-            dataset_name="random",
-            random_input_len=max(1, round(float(requests.prompt_len.mean()))),
-            random_output_len=max(1, round(float(requests.output_len.mean()))),
-            num_prompts=wspec.num_prompts,
-            request_rate=rate,
-            max_concurrency=wspec.max_concurrency,
-        )
+        src = f"trace {wspec.trace}" if wspec.trace else "the file's workload section"
+        bench = summarize_requests(requests, src)
+        if wspec.arrival.process in ("poisson", "gamma") and wspec.arrival.rate and not wspec.trace:
+            bench = bench.model_copy(update={"request_rate": float(wspec.arrival.rate),
+                                             "burstiness": float(wspec.arrival.burstiness)})
         return bench, requests
     data = {k: v for k, v in section.items() if k in _BENCH_KEYS}
     data.update({k: v for k, v in overrides.items() if v is not None})
@@ -109,7 +154,7 @@ def needs_queueing(bench: Any, requests: Any | None) -> bool:
 
     if requests is not None:
         return True
-    if bench.dataset_name != "random" or bench.random_range_ratio > 0:
+    if bench.dataset_name != "random" or bench.random_range_ratio > 0 or bench.burstiness != 1.0:
         return True
     return bench.max_concurrency is None or not math.isinf(bench.request_rate)
 
@@ -145,7 +190,11 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
             key="model",
             hint="pass --model-config PATH to a config.json",
         )
-    workload, requests = resolve_workload(spec, workload_overrides or {})
+    overrides = dict(workload_overrides or {})
+    sim_opts = {"seed": overrides.get("seed") or 0,
+                "percentiles": tuple(overrides.pop("metric_percentiles", None) or ()),
+                "goodput": dict(overrides.pop("goodput", None) or {})}
+    workload, requests = resolve_workload(spec, overrides)
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin
         findings.append(Finding(
@@ -163,9 +212,11 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
         from sched_reader.models.cost.iteration import IterationCostModel
 
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
-        perf = _performance(spec, workload, requests, kv, model) if performance else None
+        perf = _performance(spec, workload, requests, kv, model, sim_opts) if performance else None
         step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
-    verdict = _verdict(spec, cap, workload, step_time, perf)
+    verdict = _verdict(spec, cap, workload, step_time, perf, requests)
+    if performance and perf and verdict.bottleneck == "prefill_stall" and cap.start_error() is None:
+        _chunked_prefill_effect(spec, workload, requests, kv, model, sim_opts, perf, verdict)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
     waste = _kv_waste(spec, cap, workload, requests)
@@ -192,16 +243,53 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
                            kv_budget_bytes=int(kv.tokens) * int(kv.bytes_per_token))
 
 
-def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any) -> dict[str, Any]:
+def _chunked_prefill_effect(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,
+                            sim_opts: dict[str, Any], perf: dict[str, Any], verdict: Any) -> None:
+    """Re-simulate the same requests with chunked prefill on (the release's own token budget for it) and
+    write the predicted ITL/TTFT change into the verdict's first recommendation."""
+    from sched_reader.compat.defaults import scheduler_defaults
+
+    eff = spec.effective
+    explicit = {k: v.value for k, v in spec.args.items()}
+    explicit["enable_chunked_prefill"] = True
+    try:
+        d = scheduler_defaults(eff.vllm_version, spec.hardware.gpu.name, spec.hardware.gpu.cuda_total_gib,
+                               max_model_len=eff.max_model_len, explicit=explicit)
+        mnbt = int(d["max_num_batched_tokens"][0]) if "max_num_batched_tokens" in d else eff.max_num_batched_tokens
+    except Exception:  # noqa: BLE001 - an unknown release: keep the current budget, capped to a chunk
+        mnbt = min(eff.max_num_batched_tokens, 2048)
+    on = eff.model_copy(update={"enable_chunked_prefill": True, "max_num_batched_tokens": mnbt})
+    alt = _performance(spec, workload, requests, kv, model, sim_opts, eff=on, steady_too=False)
+    rec = verdict.recommendations[0] if verdict.recommendations else None
+    if rec is None or alt is None:
+        return
+    before, after = perf.get("p99_itl_ms"), alt.get("p99_itl_ms")
+    if before is None or after is None:
+        return
+    rec.suggested = f"on (token budget {mnbt:,})"
+    rec.effect = (f"ITL p99 {before:,.0f} -> {after:,.0f} ms, TTFT mean {perf.get('mean_ttft_ms', 0):,.0f} -> "
+                  f"{alt.get('mean_ttft_ms', 0):,.0f} ms (same requests, simulated)")
+    perf["with_chunked_prefill"] = {k: alt.get(k) for k in (
+        "p99_itl_ms", "mean_itl_ms", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "output_throughput")}
+    perf["with_chunked_prefill"]["max_num_batched_tokens"] = mnbt
+
+
+def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,
+                 sim_opts: dict[str, Any] | None = None, *, eff: Any = None,
+                 steady_too: bool = True) -> dict[str, Any]:
     """``vllm bench serve`` metrics: simulated when the workload queues, else the steady-state formula.
 
     Both carry the roofline block of the steady-state model; ``method`` says which produced the metrics.
     """
     from sched_reader.models.cost.performance import estimate_performance
 
+    sim_opts = sim_opts or {}
+    seed = int(sim_opts.get("seed") or 0)
+    eff = eff or spec.effective
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
-                                  spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    if not needs_queueing(workload, requests):
+                                  spec.checkpoint_quantization, kv_tokens=kv.tokens) if steady_too else {}
+    if steady_too and not needs_queueing(workload, requests) and not sim_opts.get("percentiles") \
+            and not sim_opts.get("goodput"):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return steady
     import math
@@ -216,18 +304,26 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
             num_prompts=workload.num_prompts,
             request_rate=workload.request_rate,
             max_concurrency=workload.max_concurrency,
+            burstiness=workload.burstiness,
+            random_range_ratio=workload.random_range_ratio,
+            seed=seed,
         )
-    blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
+    blocks = int(eff.num_gpu_blocks_override or kv.num_blocks)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model))
+    goodput = sim_opts.get("goodput") or {}
+    sim = with_frontend_latency(simulate(
+        requests, params_for("vllm", eff, blocks), model, slo_ttft_ms=goodput.get("ttft"),
+        slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
+        percentiles=tuple(sim_opts.get("percentiles") or ())))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
     perf["steady_state_estimate"] = {
         k: steady.get(k) for k in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms") if k in steady
     }
-    perf["method"] = "simulation (vLLM V1 policy, event-driven) with the roofline step cost"
+    engine = "V0" if str(getattr(eff, "engine", "v1")).lower() == "v0" else "V1"
+    perf["method"] = f"simulation (vLLM {engine} policy, event-driven, request by request) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
     return perf
@@ -250,9 +346,15 @@ def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:
     return max(1, min(workload.num_prompts, math.ceil(rps * e2e_s)))
 
 
-def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: dict[str, Any] | None) -> Any:
+def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: dict[str, Any] | None,
+             requests: Any | None = None) -> Any:
     from sched_reader.analyzers.bottleneck import analyze
 
+    stats = workload.length_stats or {}
+    long_prompt = int(stats.get("prompt_p99") or workload.mean_input_len())
+    long_share = None
+    if requests is not None and len(requests):
+        long_share = float((requests.prompt_len >= max(2048, long_prompt // 2)).mean())
     eff = spec.effective
     kv = cap.kv_cache
     mean_in, mean_out = workload.mean_input_len(), workload.mean_output_len()
@@ -276,6 +378,9 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         gpu_memory_utilization=eff.gpu_memory_utilization,
         tensor_parallel_size=eff.tensor_parallel_size,
         step_time=step_time,
+        long_prompt_len=long_prompt,
+        long_prompt_share=long_share,
+        itl_p99_ms=(perf or {}).get("p99_itl_ms"),
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional
@@ -11,12 +10,28 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    BurstinessOption,
     Dataset,
+    DatasetNameOption,
     FormatOption,
+    GoodputOption,
     GpuOption,
+    InputLenOption,
+    MaxConcurrencyOption,
+    MetricPercentilesOption,
     ModelConfigOption,
+    NumPromptsOption,
     OutputFormat,
+    OutputLenOption,
+    PlotOption,
+    RandomInputLenOption,
+    RandomOutputLenOption,
+    RangeRatioOption,
+    RequestRateOption,
+    SeedOption,
     VllmOption,
+    WorkloadFileOption,
+    bench_overrides,
     run_guarded,
     split_inputs,
 )
@@ -80,18 +95,6 @@ def _row_formatters() -> tuple[list[tuple[str, Callable[[dict[str, Any]], str]]]
         ("steps", count("num_steps")),
     ]
     return params, metrics
-
-
-def _rate(text: str) -> float:
-    from sched_reader.errors import InputError
-
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"not a number: {text!r}", key="--request-rate") from None
-    if math.isnan(v) or v <= 0:
-        raise InputError("must be > 0 or inf", key="--request-rate")
-    return v
 
 
 def _policies(policy: str, compare: str | None) -> list[str]:
@@ -196,26 +199,33 @@ def _text(engines: list[dict[str, Any]]) -> None:
 
 
 def simulate(
-    config: Optional[List[str]] = typer.Argument(
-        None, help="Deploy file(s) (compose, k8s, helm values, vLLM config); or a command line after --."
-    ),
-    policy: str = typer.Option("vllm", "--policy", help="naive | static | continuous | chunked | vllm."),
+    files: Optional[List[str]] = typer.Argument(
+        None, metavar="FILE",
+        help="Deploy files (compose, k8s, helm values, vLLM config); or a command line after --."),
+    policy: str = typer.Option("vllm", "--policy", metavar="NAME", help="naive | static | continuous | chunked | vllm."),
     compare: Optional[str] = typer.Option(
-        None, "--compare", help="Comma list of policies to run side by side, e.g. naive,continuous,vllm."
+        None, "--compare", metavar="LIST", help="Comma list of policies to run side by side, e.g. naive,continuous,vllm."
     ),
-    workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML (classes, arrivals, trace)."),
-    dataset_name: Optional[Dataset] = typer.Option(
-        None, "--dataset-name", case_sensitive=False, help="Workload shape, as `vllm bench serve` (default random)."
-    ),
-    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, help="Prompt tokens (random dataset; default 1024)."),
-    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, help="Output tokens (random dataset; default 128)."),
-    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=10_000_000, help="Requests in the run (default 1000)."),
-    request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s (Poisson arrivals), or inf for all at once (default inf)."),
-    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, help="Cap on requests in flight."),
-    seed: int = typer.Option(0, "--seed", help="Random seed of the generated workload."),
-    chunk_size: int = typer.Option(512, "--chunk-size", min=1, help="Prefill chunk of the 'chunked' policy (tokens)."),
-    slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", help="Goodput TTFT target (ms)."),
-    slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", help="Goodput TPOT/ITL target (ms)."),
+    workload: Optional[Path] = WorkloadFileOption,
+    dataset_name: Optional[Dataset] = DatasetNameOption,
+    input_len: Optional[int] = InputLenOption,
+    output_len: Optional[int] = OutputLenOption,
+    random_input_len: Optional[int] = RandomInputLenOption,
+    random_output_len: Optional[int] = RandomOutputLenOption,
+    random_range_ratio: Optional[float] = RangeRatioOption,
+    num_prompts: Optional[int] = NumPromptsOption,
+    request_rate: Optional[str] = RequestRateOption,
+    burstiness: Optional[float] = BurstinessOption,
+    max_concurrency: Optional[int] = MaxConcurrencyOption,
+    seed: int = SeedOption,
+    metric_percentiles: Optional[str] = MetricPercentilesOption,
+    goodput: Optional[List[str]] = GoodputOption,
+    chunk_size: int = typer.Option(512, "--chunk-size", min=1, metavar="N", help="Prefill chunk of the 'chunked' policy (tokens)."),
+    slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", metavar="MS", help="Goodput TTFT target (ms); same as --goodput ttft:MS."),
+    slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", metavar="MS", help="Goodput TPOT target (ms); same as --goodput tpot:MS."),
+    plot: Optional[Path] = PlotOption,
+    timeseries: Optional[Path] = typer.Option(
+        None, "--timeseries", metavar="FILE", help="Write batch size, KV blocks and step time over time to FILE (CSV)."),
     fmt: OutputFormat = FormatOption,
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
@@ -224,14 +234,15 @@ def simulate(
     """Predict throughput, TTFT, ITL, KV use and preemptions of a deploy config under a workload.
 
     Each policy replays the same requests on the same KV budget and step-cost model; the table's first
-    rows show the scheduler limits that make the policies differ.
+    rows show the scheduler limits that make the policies differ. A trace (--workload FILE.jsonl, or a
+    `workload: {trace: ...}` section) is replayed exactly: its arrival times, lengths and prefixes.
 
     Exit codes: 0 simulated, 2 unreadable or invalid input (unknown policy, GPU, model or file).
 
     \b
     Examples:
-      sched-reader simulate deploy.yaml
-      sched-reader simulate --compare naive,static,continuous,chunked,vllm --num-prompts 200 deploy.yaml
+      sched-reader simulate examples/llama3-8b-h100.yaml
+      sched-reader simulate --compare naive,static,continuous,chunked,vllm --num-prompts 200 examples/llama3-8b-h100.yaml
       sched-reader simulate --request-rate 8 --format json -- vllm serve meta-llama/Llama-3.1-8B-Instruct
     """
 
@@ -239,34 +250,49 @@ def simulate(
         from sched_reader.errors import InputError
 
         pols = _policies(policy, compare)
-        rate = _rate(request_rate) if request_rate is not None else None
-        if workload is not None and not workload.is_file():
-            raise InputError("no such file" if not workload.exists() else "not a file", file=str(workload),
-                             key="--workload")
-        paths, cmdline = _inputs(config)
+        overrides = bench_overrides(
+            workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,
+            random_input_len=random_input_len, random_output_len=random_output_len,
+            random_range_ratio=random_range_ratio, num_prompts=num_prompts, request_rate=request_rate,
+            burstiness=burstiness, max_concurrency=max_concurrency, seed=seed,
+            metric_percentiles=metric_percentiles, goodput=goodput)
+        slo = dict(overrides.get("goodput") or {})
+        if slo_ttft_ms is not None:
+            slo["ttft"] = slo_ttft_ms
+        if slo_tpot_ms is not None:
+            slo["tpot"] = slo_tpot_ms
+        if plot is not None:
+            from sched_reader.report.plots import check_plot_target
+
+            check_plot_target(plot)
+        paths, cmdline = _inputs(files)
         from sched_reader.analyzers.simulator import simulate_spec
         from sched_reader.models.spec_builder import build_specs
 
         specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
         if not specs:
             raise InputError("no vLLM engine found in the input")
-        overrides = {"dataset_name": dataset_name.value if dataset_name else None,
-                     "random_input_len": random_input_len, "random_output_len": random_output_len,
-                     "num_prompts": num_prompts, "request_rate": rate, "max_concurrency": max_concurrency}
-        per_engine = [_workload(workload, spec, overrides, seed) for spec in specs]
+        per_engine = [_workload(spec, overrides) for spec in specs]
         prog, cb = _progress_factory()
         engines = []
         try:
             if prog is not None:
                 prog.start()
             for spec, (requests, desc) in zip(specs, per_engine):
-                res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo_ttft_ms,
-                                    slo_tpot_ms=slo_tpot_ms,
+                res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo.get("ttft"),
+                                    slo_tpot_ms=slo.get("tpot"), slo_e2el_ms=slo.get("e2el"),
+                                    percentiles=tuple(overrides.get("metric_percentiles") or ()),
                                     progress=(lambda p, d, t, _n=spec.name: cb(f"{_n}:{p}", d, t)) if cb else None)
                 engines.append({"name": spec.name, "file": spec.file, "workload": desc, "results": res})
         finally:
             if prog is not None:
                 prog.stop()
+        if timeseries is not None:
+            _write_timeseries(timeseries, engines)
+        if plot is not None:
+            from sched_reader.report.plots import plot_simulation
+
+            plot_simulation(engines, plot)
         if fmt == OutputFormat.json:
             typer.echo(json.dumps({"schema_version": 1, "engines": engines}, indent=1))
         else:
@@ -277,6 +303,27 @@ def simulate(
         return 0
 
     raise typer.Exit(run_guarded(body))
+
+
+def _write_timeseries(path: Path, engines: list[dict[str, Any]]) -> None:
+    """CSV: one row per sampled step of each engine and policy (seconds, sequences, blocks, ms)."""
+    import csv
+
+    from sched_reader.errors import InputError
+
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["engine", "policy", "t_s", "batch_size", "kv_blocks", "kv_blocks_total", "step_ms"])
+            for e in engines:
+                for pol, r in e["results"].items():
+                    ts = r.get("timeseries") or {}
+                    total = r.get("kv_blocks_total")
+                    for t, b, k, st in zip(ts.get("t_s", []), ts.get("batch_size", []), ts.get("kv_blocks", []),
+                                           ts.get("step_ms", [])):
+                        w.writerow([e["name"], pol, f"{t:.6f}", b, k, total, f"{st:.4f}"])
+    except OSError as err:
+        raise InputError(f"cannot write: {err.strerror or err}", file=str(path), key="--timeseries") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -297,21 +344,18 @@ def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
     return paths, cmdline
 
 
-def _workload(path, spec, overrides: dict[str, Any], seed: int):
-    """(requests, description) for one engine: --workload FILE, else the bench flags over the file's section."""
+def _workload(spec, overrides: dict[str, Any]):
+    """(requests, description) for one engine: --workload FILE, else the bench flags, else the file's
+    workload section (a trace or classes, replayed request by request), else vllm bench serve's defaults."""
     from sched_reader.analyzers.diagnosis import resolve_workload
-    from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_yaml
+    from sched_reader.analyzers.simulator.workloads import from_bench_flags
     from sched_reader.report.text_diagnose import describe_workload
 
-    if path is not None:
-        req = load_workload_yaml(path, {"seed": seed} if seed else None)
-        if overrides.get("max_concurrency") is not None:
-            req.max_concurrency = overrides["max_concurrency"]
-        return req, f"workload {path} ({len(req):,} requests)"
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = from_bench_flags(dataset_name=bench.dataset_name, random_input_len=bench.random_input_len,
                                random_output_len=bench.random_output_len, num_prompts=bench.num_prompts,
-                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency, seed=seed)
-        return req, describe_workload(bench)
-    return req, f"{describe_workload(bench)} (from the file's workload section: means of {len(req):,} requests)"
+                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency,
+                               seed=int(overrides.get("seed") or 0), burstiness=bench.burstiness,
+                               random_range_ratio=bench.random_range_ratio)
+    return req, describe_workload(bench)

@@ -137,8 +137,6 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     if perf:
         w = d.workload
         desc = describe_workload(w)
-        if getattr(d, "workload_from_file_mix", False):
-            desc = f"the file's workload section, simulated request by request (means: {desc.removeprefix('random ')})"
         console.print(f"  workload     {desc}", markup=False)
         p99_itl = perf.get("p99_itl_ms")
         console.print(
@@ -204,13 +202,27 @@ def _num(v: Any) -> str:
 
 
 def describe_workload(w: Any) -> str:
-    """One line: dataset, lengths, prompts, arrival."""
+    """One line: where the requests come from, their lengths, count and arrival.
+
+    A trace or workload file is described as it is replayed (request count, measured arrival rate, mean
+    and 99th-percentile prompt), never as the bench-style means it is summarized by."""
     import math
 
+    rate = "all at once" if math.isinf(w.request_rate) else f"{w.request_rate:.3g} req/s"
+    conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
+    if getattr(w, "source", None):
+        st = w.length_stats or {}
+        over = f" over {st['arrival_span_s']:,.0f} s" if st.get("arrival_span_s") else ""
+        arrival = "all at once" if math.isinf(w.request_rate) else f"{rate}{over}"
+        return (f"{w.source}, replayed request by request: {w.num_prompts:,} requests, {arrival}{conc}; "
+                f"prompts mean {w.random_input_len:,} / p99 {st.get('prompt_p99', 0):,} / max "
+                f"{st.get('prompt_max', 0):,} tokens, outputs mean {w.random_output_len:,} tokens")
     if w.dataset_name == "sharegpt":
         lengths = f"sharegpt (mean {w.mean_input_len():.0f} in / {w.mean_output_len():.0f} out tokens)"
+    elif w.random_range_ratio:
+        lengths = (f"random {w.random_input_len} in / {w.random_output_len} out tokens "
+                   f"(range ratio {w.random_range_ratio:g})")
     else:
         lengths = f"random {w.random_input_len} in / {w.random_output_len} out tokens"
-    rate = "all at once" if math.isinf(w.request_rate) else f"{w.request_rate:g} req/s"
-    conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
-    return f"{lengths}, {w.num_prompts} prompts, {rate}{conc}"
+    burst = f" (burstiness {w.burstiness:g})" if getattr(w, "burstiness", 1.0) != 1.0 and not math.isinf(w.request_rate) else ""
+    return f"{lengths}, {w.num_prompts} prompts, {rate}{burst}{conc}"

@@ -16,14 +16,21 @@ from sched_reader.errors import InputError, SchedReaderError
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
              slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
-             progress: Callable[[int, int], None] | None = None, reference: bool = False) -> dict[str, Any]:
+             progress: Callable[[int, int], None] | None = None, reference: bool = False,
+             slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = ()) -> dict[str, Any]:
     """Simulate ``requests`` on one engine with scheduler ``params`` and step ``cost``.
 
     Returns the metric dict of :func:`~.metrics.summarize` (bench-serve metrics in ms and tokens/s,
     goodput, KV use, preemptions, time series) plus ``policy``, ``notes`` and engine counters.
     ``params.policy == "static"`` runs the static-batching engine; every other policy runs the
     event-driven engine (or the per-iteration reference loop with ``reference=True``).
+
+    A request whose prompt is ``max_model_len`` tokens or longer is rejected by vLLM's API server;
+    ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).
     """
+    from sched_reader.analyzers.simulator.workloads import drop_overlong
+
+    requests, failed = drop_overlong(requests, params.max_model_len)
     if params.policy == "static":
         run = run_static(requests, params, StepTimer(cost))
         counters: dict[str, Any] = {}
@@ -33,8 +40,14 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     else:
         run = run_engine(requests, params, cost, progress=progress)
         counters = {"fast_steps": run.fast_steps, "slow_steps": run.slow_steps, "stretches": run.stretches}
-    res = summarize(run.rec, run.send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
+    res = summarize(run.rec, run.send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+                    slo_e2el_ms=slo_e2el_ms, percentiles=tuple(percentiles))
+    res["failed"] = failed
     notes = list(run.notes)
+    if failed:
+        notes.insert(0, f"{failed:,} request(s) failed: prompt of max-model-len {params.max_model_len:,} tokens or "
+                        "more, rejected by vLLM's API server (vllm bench serve counts them as failed); "
+                        "the metrics cover the other requests")
     if params.spec_tokens:
         if params.engine == "v0" and not params.enable_chunked_prefill:
             notes.append(f"speculative decoding ({params.spec_tokens} draft tokens) is not simulated on the "
@@ -76,7 +89,8 @@ def engine_inputs(spec: Any) -> tuple[StepCost, int]:
 
 def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vllm",), *,
                   chunk_size: int = 512, slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
-                  progress: Callable[[str, int, int], None] | None = None) -> dict[str, dict[str, Any]]:
+                  progress: Callable[[str, int, int], None] | None = None,
+                  slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = ()) -> dict[str, dict[str, Any]]:
     """Simulate one EngineSpec under each policy; returns {policy: metrics}."""
     cost, blocks = engine_inputs(spec)
     out: dict[str, dict[str, Any]] = {}
@@ -86,7 +100,8 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         params = params_for(pol, spec.effective, blocks, chunk_size=chunk_size)
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
-                                                  slo_tpot_ms=slo_tpot_ms, progress=cb))
+                                                  slo_tpot_ms=slo_tpot_ms, progress=cb, slo_e2el_ms=slo_e2el_ms,
+                                                  percentiles=percentiles))
     return out
 
 

@@ -143,8 +143,14 @@ def _stats(values_ns: np.ndarray, counts: np.ndarray | None = None) -> dict[str,
 
 def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list[int], *,
               slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
+              slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = (),
               max_points: int = 2000) -> dict[str, Any]:
-    """The bench-serve metric set plus KV and scheduler statistics (ms, tokens/s, fractions)."""
+    """The bench-serve metric set plus KV and scheduler statistics (ms, tokens/s, fractions).
+
+    ``percentiles`` (``vllm bench serve --metric-percentiles``) adds ``p{P}_{metric}_ms`` for TTFT, TPOT,
+    ITL and E2EL, named as vLLM names them (``p99.9_itl_ms``; an integer P without a decimal point).
+    A request is good (``--goodput ttft:MS tpot:MS e2el:MS``) when every given target is met; its TPOT is 0
+    when it has one output token, as in vLLM's ``calculate_metrics``."""
     send = np.asarray(send_ns, dtype=np.int64)
     first = np.asarray(rec.first_ns, dtype=np.int64)
     fin = np.asarray(rec.finish_ns, dtype=np.int64)
@@ -176,6 +182,15 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
             float(x) for x in np.percentile(tpot_ms, PCTS))
     else:
         res.update({"mean_tpot_ms": 0.0, "median_tpot_ms": 0.0, "p90_tpot_ms": 0.0, "p99_tpot_ms": 0.0})
+    if percentiles:
+        tp_all = np.zeros(0) if not tpot_ms.size else tpot_ms
+        for q in percentiles:
+            word = str(int(q)) if float(q) == int(q) else str(q)
+            res[f"p{word}_ttft_ms"] = float(np.percentile(ttft, q)) / 1e6 if ttft.size else 0.0
+            res[f"p{word}_e2el_ms"] = float(np.percentile(e2el, q)) / 1e6 if e2el.size else 0.0
+            res[f"p{word}_tpot_ms"] = float(np.percentile(tp_all, q)) if tp_all.size else 0.0
+            res[f"p{word}_itl_ms"] = (weighted_percentiles(itl_v, itl_w, (q,))[0] / 1e6) if len(itl_v) else 0.0
+        res["metric_percentiles"] = [float(q) for q in percentiles]
     good = np.ones(fin.size, dtype=bool)
     if slo_ttft_ms is not None:
         good &= ttft / 1e6 <= slo_ttft_ms
@@ -183,7 +198,9 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
         tp = np.zeros(fin.size)
         tp[multi] = tpot_ms
         good &= tp <= slo_tpot_ms
-    res["goodput_slo"] = {"ttft_ms": slo_ttft_ms, "tpot_ms": slo_tpot_ms}
+    if slo_e2el_ms is not None:
+        good &= e2el / 1e6 <= slo_e2el_ms
+    res["goodput_slo"] = {"ttft_ms": slo_ttft_ms, "tpot_ms": slo_tpot_ms, "e2el_ms": slo_e2el_ms}
     res["request_goodput"] = int(good.sum()) / dur_s
     res["good_requests"] = int(good.sum())
     busy = rec.busy_ns or 1
@@ -215,10 +232,10 @@ def add_client_latency(res: dict[str, Any], seconds: float, why: str) -> dict[st
     spacing (TPOT/ITL) is unchanged. Throughputs are left as simulated (the shift is per request and
     overlaps across requests). Returns ``res`` updated in place."""
     ms = seconds * 1e3
-    for name in ("ttft", "e2el"):
-        for stat in ("mean", "median", "p90", "p99"):
-            key = f"{stat}_{name}_ms"
-            if key in res and res[key] is not None:
-                res[key] += ms
+    for key in list(res):
+        stat, _, rest = key.partition("_")
+        if rest in ("ttft_ms", "e2el_ms") and (stat in ("mean", "median") or stat.startswith("p")) \
+                and isinstance(res[key], (int, float)):
+            res[key] += ms
     res.setdefault("notes", []).append(f"TTFT and E2EL include {ms:.0f} ms of {why}")
     return res

@@ -79,16 +79,116 @@ def speculative_line(sp: Any, max_num_seqs: int | None = None) -> str | None:
     return ", ".join(parts)
 
 
+_BINDS = {  # (verdict line, summary table cell)
+    "does_not_start": ("vLLM will not start", "does not start"),
+    "kv_cache_blocks": ("KV cache binds", "KV cache"),
+    "max_num_seqs": ("--max-num-seqs binds", "max-num-seqs"),
+    "token_budget": ("chunked prefill's token budget binds", "token budget"),
+    "prefill_stall": ("prefill stalls decodes (chunked prefill off)", "prefill stalls"),
+    "workload_concurrency": ("no default binds", "none"),
+}
+
+
+def binds_label(v: Any, short: bool = False) -> str:
+    """What binds, with its figure (sequences, in-flight requests); ``short`` for the summary table."""
+    if v is None:
+        return "not computed"
+    label = _BINDS.get(v.bottleneck, (v.bottleneck, v.bottleneck))[1 if short else 0]
+    lim = v.limits or {}
+    if v.bottleneck == "kv_cache_blocks":
+        return f"{label} ({fmt_int(lim.get('kv_cache_blocks'))} seqs)"
+    if v.bottleneck == "max_num_seqs":
+        return f"{label} (KV holds {fmt_int(lim.get('kv_cache_blocks'))})"
+    if v.bottleneck == "workload_concurrency":
+        return f"{label} ({fmt_int(lim.get('workload_concurrency'))} in flight)"
+    return label
+
+
+def first_change(v: Any) -> str:
+    """The first recommended change and its predicted effect (or why), in one phrase."""
+    if v is None or not v.recommendations:
+        return "none needed"
+    r = v.recommendations[0]
+    effect = getattr(r, "effect", None) or r.why
+    return f"{r.flag} {r.current} -> {r.suggested}: {effect}"
+
+
+def verdict_line(d: Any) -> str | None:
+    """``diagnose``'s answer first: what binds, then the first change and its predicted effect."""
+    v = d.verdict
+    if v is None:
+        return None
+    if v.bottleneck == "does_not_start":
+        head = f"vLLM will not start: {v.summary}"
+        return head + (f"; first change {first_change(v)}" if v.recommendations else "")
+    if not v.recommendations:
+        return f"{binds_label(v)}; no flag change needed for this workload"
+    return f"{binds_label(v)}; first change {first_change(v)}"
+
+
 def render_diagnoses(console: Any, results: list[Any], explain: bool = False) -> None:
     for i, d in enumerate(results):
         if i:
             console.print()
         render_one(console, d, explain)
+    if len(results) > 1:
+        console.print()
+        for line in summary_lines(results, getattr(console, "width", 100)):
+            console.print(line, markup=False)
+
+
+def summary_lines(results: list[Any], width: int) -> list[str]:
+    """The multi-engine summary: one row per engine (what binds, output tok/s, TTFT, ITL p99, change)."""
+    from sched_reader.report.layout import table_lines
+
+    rows = []
+    for d in results:
+        p = d.performance or {}
+        rows.append([
+            d.spec.name, binds_label(d.verdict, short=True),
+            fmt_rate(p.get("output_throughput"), "tok/s", 0) if p else "n/a",
+            fmt_duration_ms(p.get("mean_ttft_ms")) if p else "n/a",
+            fmt_duration_ms(p.get("p99_itl_ms"), ms_digits=1) if p.get("p99_itl_ms") is not None else "n/a",
+            first_change(d.verdict) if d.verdict is not None else "n/a",
+        ])
+    head = ["engine", "binds", "output", "TTFT mean", "ITL p99", "first change"]
+    table = table_lines(head, rows, width, align_right_from=2, min_flex=24)
+    if table is None:  # too narrow for six columns: one wrapped entry per engine
+        table = [f"{r[0]}: {r[1]}; output {r[2]}, TTFT mean {r[3]}, ITL p99 {r[4]}; first change {r[5]}"
+                 for r in rows]
+    return [f"summary of {len(results)} engines", *table]
+
+
+def roofline_line(r: dict[str, Any]) -> str:
+    """One phase's roofline in words whose numbers agree with the bound.
+
+    The bound is the kind of term that takes most of the step's GPU time; the figures quoted are that
+    kind's largest term (its intensity is below its own ridge when it is memory-bound, above when
+    compute-bound) and the share of the time it accounts for. The whole step's average intensity is
+    quoted apart, since it can sit on the other side of a ridge (decode: the weight GEMMs run above it
+    at a large batch while attention reads the KV cache far below it)."""
+    bound = r.get("bound") or "?"
+    terms = [t for t in (r.get("terms") or []) if isinstance(t, dict)]
+    total = sum(float(t.get("time_s") or 0.0) for t in terms)
+    same = [t for t in terms if t.get("bound") == bound]
+    if not terms or total <= 0 or not same:
+        return (f"{bound}-bound: intensity {_fmt(r.get('intensity_flop_per_byte'), 'FLOP/B')}"
+                f" (ridge {_fmt(r.get('ridge_flop_per_byte'), 'FLOP/B')})")
+    share = sum(float(t.get("time_s") or 0.0) for t in same) / total
+    top = max(same, key=lambda t: float(t.get("time_s") or 0.0))
+    ti, tr = top.get("intensity_flop_per_byte"), top.get("ridge_flop_per_byte")
+    detail = f"{top.get('name')} at {_fmt(ti, 'FLOP/B')}"
+    if isinstance(ti, (int, float)) and isinstance(tr, (int, float)):
+        side = "below" if ti < tr else "above"
+        detail += f", {side} its ridge {_fmt(tr, 'FLOP/B')}"
+    avg = r.get("intensity_flop_per_byte")
+    return (f"{bound}-bound: {share:.0%} of the step time in {bound}-bound terms, the largest {detail}"
+            + (f"; whole step {_fmt(avg, 'FLOP/B')}" if isinstance(avg, (int, float)) else ""))
 
 
 def render_one(console: Any, d: Any, explain: bool) -> None:
     spec = d.spec
-    render_engine_header(console, spec)
+    render_engine_header(console, spec, verdict_line(d))
     eff = spec.effective
     console.print(
         f"  serving      TP {eff.tensor_parallel_size} x PP {eff.pipeline_parallel_size}, max-model-len "
@@ -154,16 +254,13 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         for phase in ("prefill", "decode"):
             r = roof.get(phase)
             if isinstance(r, dict) and r.get("bound"):
-                console.print(
-                    f"  {phase:12} {r.get('bound')}-bound: intensity {_fmt(r.get('intensity_flop_per_byte'), 'FLOP/B')}"
-                    f" vs ridge {_fmt(r.get('ridge_flop_per_byte'), 'FLOP/B')}",
-                    markup=False,
-                )
+                console.print(f"  {phase:12} {roofline_line(r)}", markup=False)
     v = d.verdict
     if v is not None:
         console.print(f"  bottleneck   {v.bottleneck}: {v.summary}", markup=False)
         for r in v.recommendations:
-            console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}", markup=False)
+            effect = f" (predicted: {r.effect})" if getattr(r, "effect", None) else ""
+            console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}{effect}", markup=False)
         if explain:
             for f in v.figures:
                 console.print(f"    {f.name}: {f.value:,} {f.unit} = {f.formula}", markup=False)

@@ -38,6 +38,29 @@ def _root(
     """Predict what vLLM's scheduler does with a deploy config, before a GPU is rented."""
 
 
+def _plain_argument_metavars() -> None:
+    """Help shows a positional argument by its metavar alone (``FILE...``), as for options.
+
+    typer >= 0.26 prints ``FILE <list[str]>`` for an argument even when it has a metavar; older typer
+    (with click) prints ``FILE...``. This keeps the Python type out of the help on both."""
+    try:
+        from typer.core import TyperArgument
+    except ImportError:  # pragma: no cover
+        return
+    orig = getattr(TyperArgument, "display_type_rich", None)
+    if orig is None or getattr(orig, "_sched_reader", False):
+        return
+
+    def display_type_rich(self, ctx):  # noqa: ANN001
+        return None if self.metavar else orig(self, ctx)
+
+    display_type_rich._sched_reader = True
+    TyperArgument.display_type_rich = display_type_rich
+
+
+_plain_argument_metavars()
+
+
 def _register() -> None:
     from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_simulate
 

@@ -43,7 +43,7 @@ from sched_reader.cli.common import (
     run_guarded,
     split_inputs,
 )
-from sched_reader.cli.fail_on import FailOn
+from sched_reader.cli.fail_on import FailOn, FailOnOption
 
 WALK_SUFFIXES = (".yaml", ".yml", ".sh")
 
@@ -505,7 +505,7 @@ def _write(path: str, text: str) -> None:
 
 def lint(
     files: Optional[List[str]] = typer.Argument(
-        None, help="Deploy files or directories (walked for *.yaml, *.yml, *.sh); or `-- vllm serve ...`."
+        None, metavar="FILE", help="Deploy files or directories (walked for *.yaml, *.yml, *.sh); or `-- vllm serve ...`."
     ),
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
@@ -514,21 +514,19 @@ def lint(
         LintFormat.auto, "--format", "-f", case_sensitive=False,
         help="Output format; auto = github under GitHub Actions (GITHUB_ACTIONS and GITHUB_WORKFLOW set), else text.",
     ),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the output to this file instead of stdout."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the output to this file instead of stdout."),
     sarif_file: Optional[str] = typer.Option(
-        None, "--sarif-file", help="Also write SARIF 2.1.0 to this file (for github/codeql-action/upload-sarif)."
+        None, "--sarif-file", metavar="FILE", help="Also write SARIF 2.1.0 to this file (for github/codeql-action/upload-sarif)."
     ),
-    fail_on: FailOn = typer.Option(
-        FailOn.error, "--fail-on", case_sensitive=False, help="Exit 1 when a finding of this severity or worse remains."
-    ),
+    fail_on: FailOn = FailOnOption,
     capacity: bool = typer.Option(
         True, "--capacity/--no-capacity", help="Also run the capacity checks (SR2xx) for engines whose model resolves."
     ),
     select: Optional[List[str]] = typer.Option(
-        None, "--select", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
+        None, "--select", metavar="RULES", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
     ),
     ignore: Optional[List[str]] = typer.Option(
-        None, "--ignore", help="Leave out these rules (same forms as --select)."
+        None, "--ignore", metavar="RULES", help="Leave out these rules (same forms as --select)."
     ),
 ) -> None:
     """Lint deploy configs for CI: flag/version checks (SR1xx) and capacity checks (SR2xx).

@@ -38,13 +38,13 @@ class OutputFormat(str, Enum):
 
 
 GpuOption = typer.Option(
-    None, "--gpu", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3' (default: from the file, else H100 SXM5 80GB)."
+    None, "--gpu", metavar="NAME", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3' (default: from the file, else H100 SXM5 80GB)."
 )
 VllmOption = typer.Option(
-    None, "--vllm", help="vLLM release to check against, e.g. 0.19.0 (default: from the image tag, else the newest known)."
+    None, "--vllm", metavar="VERSION", help="vLLM release to check against, e.g. 0.19.0 (default: from the image tag, else the newest known)."
 )
 ModelConfigOption = typer.Option(
-    None, "--model-config", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
+    None, "--model-config", metavar="FILE", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
 )
 FormatOption = typer.Option(OutputFormat.text, "--format", "-f", help="Output format.", case_sensitive=False)
 
@@ -120,7 +120,7 @@ RandomInputLenOption = typer.Option(
 RandomOutputLenOption = typer.Option(
     None, "--random-output-len", min=1, metavar="N", help="Output tokens (random dataset; default 128).")
 RangeRatioOption = typer.Option(
-    None, "--random-range-ratio", min=0.0, max=0.999999, metavar="R",
+    None, "--random-range-ratio", metavar="R",
     help="Lengths drawn uniformly from [L(1-R), L(1+R)], as vLLM (0 <= R < 1; default 0: fixed).")
 NumPromptsOption = typer.Option(
     None, "--num-prompts", min=1, max=10_000_000, metavar="N", help="Requests in the run (default 1000).")
@@ -226,6 +226,8 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
 
     if burstiness is not None and not burstiness > 0:
         raise InputError(f"must be > 0, got {burstiness}", key="--burstiness")
+    if random_range_ratio is not None and not 0.0 <= random_range_ratio < 1.0:
+        raise InputError(f"must be in [0, 1), got {random_range_ratio}", key="--random-range-ratio")
     if input_len is not None:
         random_input_len = input_len
     sharegpt_output_len = None

@@ -4,7 +4,7 @@ Usage: python benchmarks/kv_accuracy.py [path/to/kv_logs.yaml]
 Prints, per row of tests/data/kv_logs.yaml: predicted / logged / relative error for weights,
 activation peak, non-torch memory, KV GiB and KV tokens (blocks for V0 rows), then the median and
 p90 absolute relative error of each column. Each row is replayed through the whole pipeline
-(tests/kv_rows.py: the command line the log states -> spec builder -> capacity model).
+(tests/accuracy/kv_rows.py: the command line the log states -> spec builder -> capacity model).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "accuracy"))
 
 from kv_rows import load_rows, predict  # noqa: E402
 

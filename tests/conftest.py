@@ -35,5 +35,5 @@ def run_cli(capsys):
 def _wide_output(monkeypatch):
     """Content tests read whole lines: give text reports a wide page (COLUMNS=1000) so they do not wrap.
 
-    Tests of the layout itself (tests/test_layout_width.py) set COLUMNS or unset it explicitly."""
+    Tests of the layout itself (tests/report/test_layout_width.py) set COLUMNS or unset it explicitly."""
     monkeypatch.setenv("COLUMNS", "1000")

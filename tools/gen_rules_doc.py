@@ -4,7 +4,7 @@
     python tools/gen_rules_doc.py          # write docs/rules.md
     python tools/gen_rules_doc.py --check  # exit 1 when docs/rules.md is out of date
 
-tests/test_lint_rules.py runs the same comparison.
+tests/analyzers/test_lint_rules.py runs the same comparison.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 This is the pipeline ``sched-reader diagnose`` prints; it is usable from Python without the CLI::
 
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.analyzers.diagnosis import diagnose
     [d] = [diagnose(s) for s in build_specs(["deploy.yaml"])]
     d.to_json()["kv_cache"]["tokens"]

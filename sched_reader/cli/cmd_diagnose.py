@@ -69,7 +69,7 @@ def diagnose(
 
     def body() -> int:
         from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
-        from sched_reader.models.spec_builder import build_specs
+        from sched_reader.analyzers.pipeline import build_specs
         from sched_reader.report.spec_json import dumps, envelope
 
         overrides = bench_overrides(

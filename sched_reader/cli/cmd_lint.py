@@ -353,7 +353,7 @@ def _lint_specs(display: str, build: Callable[[], list[Any]], opts: LintOptions,
 def lint_file(path: str, explicit: bool, opts: LintOptions, directives: _DirectiveCache) -> Any:
     """One deploy file -> ``FileResult`` (skipped, SR001, or its engines' findings)."""
     from sched_reader.errors import InputError, SchedReaderError
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.readers import read_path
     from sched_reader.report.findings_text import FileResult
 
@@ -444,7 +444,7 @@ def _selectors(values: list[str] | None) -> list[str]:
 def run_lint(files: list[str] | None, opts: LintOptions, fail_on: str) -> Any:
     """Lint the inputs and return the ``LintReport`` (usable without the CLI)."""
     from sched_reader.errors import InputError
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.report.findings_text import LintReport
 
     paths, command_line = _split(files)

@@ -287,7 +287,7 @@ def simulate(
             check_plot_target(plot)
         paths, cmdline = _inputs(files)
         from sched_reader.analyzers.simulator import simulate_spec
-        from sched_reader.models.spec_builder import build_specs
+        from sched_reader.analyzers.pipeline import build_specs
 
         specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
         if not specs:

@@ -27,6 +27,7 @@ import difflib
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,6 +61,12 @@ NON_NEGATIVE_DESTS = frozenset({
 HUMAN_READABLE_DESTS = frozenset({"max_model_len", "kv_cache_memory_bytes"})
 _HR_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _HR_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+_DEPRECATED_RE = re.compile(
+    r"deprecated=True|\[DEPRECATED\]|\(DEPRECATED|\(Deprecated\)|^Deprecated|\bis deprecated\b"
+    r"|\bwill be deprecated\b|\bparameter is deprecated\b",
+    re.IGNORECASE,
+)
 
 _YAML_TRUE = {"true", "yes", "on", "1", "y"}
 _YAML_FALSE = {"false", "no", "off", "0", "n"}
@@ -161,6 +168,19 @@ class ArgMatch:
     @property
     def is_ambiguous(self) -> bool:
         return bool(self.ambiguous)
+
+
+def is_deprecated(record: Any) -> bool:
+    """Whether the release marks this flag deprecated (help text or ``deprecated=True``)."""
+    text = getattr(record, "deprecated", None)
+    return bool(text) and bool(_DEPRECATED_RE.search(str(text)))
+
+
+def effective_default(rec: Any) -> Any:
+    """The flag's default as the release applies it: the config class default when argparse's is None."""
+    if rec.default is None and rec.has_config_default:
+        return rec.config_default
+    return rec.default
 
 
 @functools.lru_cache(maxsize=1)

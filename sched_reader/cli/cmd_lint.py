@@ -548,6 +548,10 @@ def lint(
         if output:
             _write(output, text)
         else:
+            if chosen == LintFormat.text:  # a terminal or a log: fit the width, hanging indents
+                from sched_reader.report.layout import wrap_text
+
+                text = wrap_text(text)
             typer.echo(text, nl=False)
         if chosen == LintFormat.github and os.environ.get("GITHUB_STEP_SUMMARY"):
             from sched_reader.report.github import step_summary

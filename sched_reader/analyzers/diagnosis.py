@@ -316,7 +316,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
         requests, params_for("vllm", eff, blocks), model, slo_ttft_ms=goodput.get("ttft"),
         slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
         percentiles=tuple(sim_opts.get("percentiles") or ())))
-    perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
+    perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
     perf["steady_state_estimate"] = {

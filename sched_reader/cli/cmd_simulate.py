@@ -319,6 +319,7 @@ def simulate(
             for e in engines:
                 for r in e["results"].values():
                     r.pop("timeseries", None)
+                    r.pop("histograms", None)
             _text(engines)
         return 0
 

@@ -216,6 +216,7 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
         "preemptions": int(sum(rec.preemptions)),
         "preempted_requests": int(sum(1 for x in rec.preemptions if x)),
     })
+    res["histograms"] = {"ttft_ms": _log_histogram(ttft / 1e6), "itl_ms": _log_histogram(itl_v / 1e6, itl_w)}
     idx = np.linspace(0, len(rec.ts_t) - 1, num=min(max_points, len(rec.ts_t))).astype(int) if rec.ts_t else []
     res["timeseries"] = {
         "t_s": [rec.ts_t[i] / 1e9 for i in idx],
@@ -224,6 +225,23 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
         "step_ms": [rec.ts_step[i] / 1e6 for i in idx],
     }
     return res
+
+
+def _log_histogram(values_ms: np.ndarray, counts: np.ndarray | None = None, bins: int = 40) -> dict[str, Any]:
+    """Counts of ``values_ms`` (ms, weighted by ``counts``) in ``bins`` log-spaced bins: edges (ms) and counts
+    (requests for TTFT, token gaps for ITL), for plots; exact, unlike a sample."""
+    v = np.asarray(values_ms, dtype=np.float64)
+    w = np.ones_like(v) if counts is None else np.asarray(counts, dtype=np.float64)
+    keep = (v > 0) & (w > 0)
+    v, w = v[keep], w[keep]
+    if v.size == 0:
+        return {"edges_ms": [], "counts": []}
+    lo, hi = float(v.min()), float(v.max())
+    if hi <= lo:
+        hi = lo * 1.01 + 1e-9
+    edges = np.geomspace(lo, hi, bins + 1)
+    c, _ = np.histogram(v, bins=edges, weights=w)
+    return {"edges_ms": [float(x) for x in edges], "counts": [int(x) for x in c]}
 
 
 def add_client_latency(res: dict[str, Any], seconds: float, why: str) -> dict[str, Any]:

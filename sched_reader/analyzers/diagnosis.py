@@ -214,7 +214,16 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
         perf = _performance(spec, workload, requests, kv, model, sim_opts) if performance else None
         step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
-    verdict = _verdict(spec, cap, workload, step_time, perf, requests)
+    verdict_perf = perf
+    if verdict_perf is None and step_time is not None and workload.max_concurrency is None \
+            and workload.request_rate != float("inf"):
+        # No simulation asked (lint): the in-flight count of an open loop still comes from Little's law,
+        # with the steady-state formula's throughput and latency (~20 ms), not from the request count.
+        from sched_reader.models.cost.performance import estimate_performance
+
+        verdict_perf = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
+                                            spec.checkpoint_quantization, kv_tokens=kv.tokens)
+    verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)
     if performance and perf and verdict.bottleneck == "prefill_stall" and cap.start_error() is None:
         _chunked_prefill_effect(spec, workload, requests, kv, model, sim_opts, perf, verdict)
     findings.extend(_verdict_findings(spec, cap, verdict))

@@ -175,3 +175,12 @@ def test_load_workload_file_sniffs_jsonl_without_extension(tmp_path):
     p.write_text('{"prompt_len": 10, "output_len": 3, "arrival_s": 0.5}\n{"prompt_len": 12, "output_len": 3, "arrival_s": 1.0}\n')
     req = load_workload_file(p)
     assert len(req) == 2 and req.arrival_s.tolist() == [0.5, 1.0]
+
+
+def test_lint_agrees_with_diagnose_on_an_open_loop_trace(run_cli, v0_dir):
+    """lint skips the simulation, but the in-flight count of a 4 req/s trace still comes from Little's law
+    (steady-state latency), not from its 600 requests: no false 'KV cache binds' warning (SR202)."""
+    code, out, err = run_cli("lint", "--format", "json", str(v0_dir / "rag.yaml"))
+    assert code in (0, 1), err
+    rules = {f["rule"] for f in json.loads(out)["findings"]}
+    assert "SR202" not in rules and "SR205" in rules

@@ -186,13 +186,70 @@ def check(docs: list[Path]) -> list[str]:
     return problems
 
 
-def _best_match(line: str, actual: list[str]) -> str | None:
-    """The actual line that shares the longest non-numeric prefix with ``line`` (at least 8 characters)."""
+def _best_match(line: str, actual: list[str]) -> int | None:
+    """Index of the actual line that starts like ``line`` up to its first digit (at least 8 characters)."""
+    if line.rstrip() in actual:
+        return actual.index(line.rstrip())
     key = re.split(r"\d", line, maxsplit=1)[0]
     if len(key.strip()) < 8:
         return None
-    hits = [a for a in actual if a.startswith(key)]
+    hits = [i for i, a in enumerate(actual) if a.startswith(key)]
     return hits[0] if len(hits) == 1 else None
+
+
+def _is_continuation(prev_head: str, line: str) -> bool:
+    """Whether ``line`` is a wrapped continuation of the entry starting ``prev_head`` (the tool's layout
+    puts continuations exactly at the entry's hanging indent)."""
+    from sched_reader.report.layout import hanging_indent
+
+    ind = len(line) - len(line.lstrip(" "))
+    return bool(line.strip()) and ind == hanging_indent(prev_head, int(WIDTH)) and ind > 0
+
+
+def _entries(lines: list[str], start: int, count: int) -> int:
+    """How many lines ``count`` entries take from ``start``: an entry is a line plus its wrapped lines."""
+    i, n = start, 0
+    while i < len(lines) and n < count:
+        head = lines[i]
+        i += 1
+        while i < len(lines) and _is_continuation(head, lines[i]):
+            i += 1
+        n += 1
+    return i - start
+
+
+def _count_entries(lines: list[str]) -> int:
+    n, i = 0, 0
+    while i < len(lines):
+        i += _entries(lines, i, 1)
+        n += 1
+    return n
+
+
+def _refresh_excerpt(expected: list[str], actual: list[str]) -> list[str]:
+    """An excerpt (with ``...`` lines) rewritten from ``actual``: each run of lines between ``...`` is
+    replaced by the actual entries that start where its first line matches (same number of entries)."""
+    out: list[str] = []
+    seg: list[str] = []
+
+    def flush() -> None:
+        if not seg:
+            return
+        i = _best_match(seg[0], actual)
+        if i is None:
+            out.extend(seg)
+        else:
+            out.extend(actual[i:i + _entries(actual, i, _count_entries(seg))])
+        seg.clear()
+
+    for line in expected:
+        if line.strip() in ("...", "…"):
+            flush()
+            out.append(line)
+        else:
+            seg.append(line)
+    flush()
+    return out
 
 
 def update(docs: list[Path]) -> int:
@@ -210,8 +267,7 @@ def update(docs: list[Path]) -> int:
                     continue
                 actual = [x.rstrip() for x in out.rstrip("\n").split("\n")]
                 if any(x.strip() in ("...", "…") for x in c.expected):
-                    new = [x if x.strip() in ("...", "…") or x.rstrip() in actual else (_best_match(x, actual) or x)
-                           for x in c.expected]
+                    new = _refresh_excerpt(c.expected, actual)
                 else:
                     new = actual
                 if new != c.expected:

@@ -25,6 +25,8 @@ class Diagnosis:
                  kv_waste: Any | None = None) -> None:
         self.kv_waste = kv_waste
         self.workload_from_file_mix = False  # True when the file's workload section (classes/trace) was used
+        self.recommendations_dropped = 0     # recommendations the what-if found not to improve their target
+        self.what_if: dict[str, Any] | None = None  # --set: metrics without -> with the overrides
         self.spec = spec
         self.capacity = capacity
         self.performance = performance
@@ -49,6 +51,9 @@ class Diagnosis:
         out["bottleneck"] = self.verdict.model_dump() if self.verdict is not None else None
         out["kv_waste"] = self.kv_waste.model_dump() if self.kv_waste is not None else None
         out["findings"] = [finding_json(f) for f in self.findings]
+        out["recommendations"] = out["bottleneck"]["recommendations"] if out["bottleneck"] else []
+        if self.what_if is not None:
+            out["what_if"] = self.what_if
         return out
 
 
@@ -145,6 +150,27 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
         raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
 
 
+def _fit_workload(spec: EngineSpec, workload: Any, requests: Any | None) -> Any:
+    """Clip a fixed-length workload whose prompt does not fit ``--max-model-len`` (a note, never an error).
+
+    vLLM rejects a prompt of ``max_model_len`` tokens or more; a KV-budget diagnosis must not depend on
+    the default 1,024-token prompt, so prompt and output are scaled down to fit (output first kept >= 1
+    token) and the change is noted on the engine.
+    """
+    if requests is not None or spec.effective is None or workload.dataset_name != "random":
+        return workload
+    mml = int(spec.effective.max_model_len or 0)
+    if mml < 2 or workload.random_input_len + workload.random_output_len <= mml:
+        return workload
+    out = max(1, min(workload.random_output_len, mml // 8))
+    inp = max(1, min(workload.random_input_len, mml - out))
+    spec.notes.append(
+        f"workload clipped to fit max_model_len {mml}: {workload.random_input_len} in / "
+        f"{workload.random_output_len} out tokens -> {inp} in / {out} out (pass --random-input-len / "
+        f"--random-output-len to choose)")
+    return workload.model_copy(update={"random_input_len": inp, "random_output_len": out})
+
+
 def needs_queueing(bench: Any, requests: Any | None) -> bool:
     """Whether the performance block needs the simulator (queueing, bursts, mixes, length spread).
 
@@ -195,6 +221,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
                 "percentiles": tuple(overrides.pop("metric_percentiles", None) or ()),
                 "goodput": dict(overrides.pop("goodput", None) or {})}
     workload, requests = resolve_workload(spec, overrides)
+    workload = _fit_workload(spec, workload, requests)
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin
         findings.append(Finding(
@@ -224,8 +251,6 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
         verdict_perf = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                             spec.checkpoint_quantization, kv_tokens=kv.tokens)
     verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)
-    if performance and perf and verdict.bottleneck == "prefill_stall" and cap.start_error() is None:
-        _chunked_prefill_effect(spec, workload, requests, kv, model, sim_opts, perf, verdict)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
     waste = _kv_waste(spec, cap, workload, requests)
@@ -252,55 +277,25 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
                            kv_budget_bytes=int(kv.tokens) * int(kv.bytes_per_token))
 
 
-def _chunked_prefill_effect(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,
-                            sim_opts: dict[str, Any], perf: dict[str, Any], verdict: Any) -> None:
-    """Re-simulate the same requests with chunked prefill on (the release's own token budget for it) and
-    write the predicted ITL/TTFT change into the verdict's first recommendation."""
-    from sched_reader.compat.defaults import scheduler_defaults
-
-    eff = spec.effective
-    explicit = {k: v.value for k, v in spec.args.items()}
-    explicit["enable_chunked_prefill"] = True
-    try:
-        d = scheduler_defaults(eff.vllm_version, spec.hardware.gpu.name, spec.hardware.gpu.cuda_total_gib,
-                               max_model_len=eff.max_model_len, explicit=explicit)
-        mnbt = int(d["max_num_batched_tokens"][0]) if "max_num_batched_tokens" in d else eff.max_num_batched_tokens
-    except Exception:  # noqa: BLE001 - an unknown release: keep the current budget, capped to a chunk
-        mnbt = min(eff.max_num_batched_tokens, 2048)
-    on = eff.model_copy(update={"enable_chunked_prefill": True, "max_num_batched_tokens": mnbt})
-    alt = _performance(spec, workload, requests, kv, model, sim_opts, eff=on, steady_too=False)
-    rec = verdict.recommendations[0] if verdict.recommendations else None
-    if rec is None or alt is None:
-        return
-    before, after = perf.get("p99_itl_ms"), alt.get("p99_itl_ms")
-    if before is None or after is None:
-        return
-    rec.suggested = f"on (token budget {mnbt:,})"
-    rec.effect = (f"ITL p99 {before:,.0f} -> {after:,.0f} ms, TTFT mean {perf.get('mean_ttft_ms', 0):,.0f} -> "
-                  f"{alt.get('mean_ttft_ms', 0):,.0f} ms (same requests, simulated)")
-    perf["with_chunked_prefill"] = {k: alt.get(k) for k in (
-        "p99_itl_ms", "mean_itl_ms", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "output_throughput")}
-    perf["with_chunked_prefill"]["max_num_batched_tokens"] = mnbt
-
-
 def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,
-                 sim_opts: dict[str, Any] | None = None, *, eff: Any = None,
-                 steady_too: bool = True) -> dict[str, Any]:
+                 sim_opts: dict[str, Any] | None = None) -> dict[str, Any]:
     """``vllm bench serve`` metrics: simulated when the workload queues, else the steady-state formula.
 
     Both carry the roofline block of the steady-state model; ``method`` says which produced the metrics.
     """
     from sched_reader.models.cost.performance import estimate_performance
 
+    from sched_reader.models.cost.error_bands import attach_ranges
+
     sim_opts = sim_opts or {}
     seed = int(sim_opts.get("seed") or 0)
-    eff = eff or spec.effective
+    eff = spec.effective
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
-                                  spec.checkpoint_quantization, kv_tokens=kv.tokens) if steady_too else {}
-    if steady_too and not needs_queueing(workload, requests) and not sim_opts.get("percentiles") \
+                                  spec.checkpoint_quantization, kv_tokens=kv.tokens)
+    if not needs_queueing(workload, requests) and not sim_opts.get("percentiles") \
             and not sim_opts.get("goodput"):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
-        return steady
+        return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
     import math
 
     from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
@@ -320,11 +315,13 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     blocks = int(eff.num_gpu_blocks_override or kv.num_blocks)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
+    from sched_reader.models.cost.frontend import ApiServerModel
+
     goodput = sim_opts.get("goodput") or {}
     sim = with_frontend_latency(simulate(
         requests, params_for("vllm", eff, blocks), model, slo_ttft_ms=goodput.get("ttft"),
         slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
-        percentiles=tuple(sim_opts.get("percentiles") or ())))
+        percentiles=tuple(sim_opts.get("percentiles") or ()), frontend=ApiServerModel()))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
@@ -335,7 +332,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     perf["method"] = f"simulation (vLLM {engine} policy, event-driven, request by request) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
-    return perf
+    return attach_ranges(perf, workload.max_concurrency, workload.request_rate)
 
 
 def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:

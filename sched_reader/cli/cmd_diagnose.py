@@ -61,6 +61,13 @@ def diagnose(
     goodput: Optional[List[str]] = GoodputOption,
     plot: Optional[Path] = PlotOption,
     fail_on: FailOn = FailOnOption,
+    sets: Optional[List[str]] = typer.Option(
+        None, "--set", metavar="FLAG=VALUE",
+        help="What-if: override a vLLM flag (repeatable), e.g. --set max-num-batched-tokens=2048; "
+             "prints the predicted metrics without -> with the overrides."),
+    effects: bool = typer.Option(True, "--effects/--no-effects",
+                                 help="Evaluate each recommendation's predicted effect (one re-run each); "
+                                      "a recommendation that does not improve its target metric is not printed."),
 ) -> None:
     """Predict vLLM's KV-cache budget, capacity, prefill/decode speed and which scheduling default binds.
 
@@ -69,7 +76,6 @@ def diagnose(
 
     def body() -> int:
         from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
-        from sched_reader.analyzers.pipeline import build_specs
         from sched_reader.report.spec_json import dumps, envelope
 
         overrides = bench_overrides(
@@ -82,9 +88,19 @@ def diagnose(
             from sched_reader.report.plots import check_plot_target
 
             check_plot_target(plot)
+        from sched_reader.analyzers import whatif
+
         paths, command_line = split_inputs(files)
-        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config)
+        flag_sets = whatif.parse_sets(sets)
+        kw = dict(gpu=gpu, vllm=vllm, model_config=model_config)
+        raws, specs = whatif.build(paths, command_line, flag_sets, **kw)
         results = [run_diagnosis(s, overrides) for s in specs]
+        if effects:
+            whatif.attach_effects(raws, specs, results, overrides, **kw)
+        if flag_sets:
+            base = whatif.build(paths, command_line, None, **kw)[1]
+            for d, w in zip(results, whatif.compare(raws, base, specs, results, overrides, flag_sets)):
+                d.what_if = w
         for spec, d in zip(specs, results):
             spec.findings = d.findings
         if fmt == OutputFormat.json:

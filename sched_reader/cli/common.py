@@ -38,7 +38,7 @@ class OutputFormat(str, Enum):
 
 
 GpuOption = typer.Option(
-    None, "--gpu", metavar="NAME", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3' (default: from the file, else H100 SXM5 80GB)."
+    None, "--gpu", "--gpu-spec", metavar="NAME|FILE", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3', 'RTX 5000 32GB', or a FILE: a GPU spec (YAML/JSON: memory_gib, hbm_bandwidth_tb_s, tflops, interconnect) or the CSV of `nvidia-smi --query-gpu=name,memory.total --format=csv` (default: from the file, else H100 SXM5 80GB)."
 )
 VllmOption = typer.Option(
     None, "--vllm", metavar="VERSION", help="vLLM release to check against, e.g. 0.19.0 (default: from the image tag, else the newest known)."

@@ -58,6 +58,14 @@ NON_TORCH_TP1_V1_NEW = int(0.25 * GIB)  # llm-d-planner v0.19.0 logs: 0.24-0.27 
 NON_TORCH_PP_ONLY = int(0.07 * GIB)     # llm-d-planner v0.19.0 PP=2 log: 0.07 GiB (snapshot after NCCL init)
 TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + custom all-reduce: llm-d-planner v0.19.0 TP2/TP4 H100 logs 2.07-2.21 GiB total
 TP_COMM_PLAIN = int(0.9 * GIB)          # NCCL without NVLS: dennislee22 v0.10.1.1 A100 TP2 log (requested - weights - KV - activation)
+# GPUs without NVLink/P2P (GeForce, most PCIe cards): custom all-reduce is off and NCCL uses host-memory (SHM)
+# transport, so little device memory: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
+# = this + the TP1 base of the memory_profiling era (0.13 GiB).
+TP_COMM_NO_P2P = int(0.12 * GIB)
+# CUDA context + libraries at worker init, before any torch allocation: "worker init memory snapshot: ...
+# cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB" (llm-d-planner v0.19.0 H100 logs).
+# Counted as non-torch where vLLM measures non-torch as (total - free) - torch (V1 0.7.0..0.9.1).
+CUDA_CONTEXT = int(0.51 * GIB)
 CUBLAS_WORKSPACE_SM90 = 32 * MIB        # torch cuBLAS workspace through the caching allocator (":4096:8" on sm90+)
 CUBLAS_WORKSPACE_OTHER = 8 * MIB + 128 * 1024  # ":4096:2:16:8"
 
@@ -201,19 +209,33 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     """Non-torch increase during profiling (guessed from real logs; see module constants)."""
     ver = parse_version(cfg.vllm_version)
     tp, pp = cfg.tensor_parallel_size, cfg.pipeline_parallel_size
+    # Eras (vLLM source, see /vllm facts kv_cache_memory.eras): V0 up to 0.6.4 counts everything the device
+    # holds beyond torch (CUDA context included); V0 0.6.5+ and V1 0.9.2+ count the increase over a baseline
+    # snapshot (memory_profiling); V1 0.7.0..0.9.1 counts (total - free) - torch allocated: context included.
     if cfg.engine == "v0":
-        base = NON_TORCH_TP1_V0
+        base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V1_OLD
     elif ver >= (0, 19, 0):
         base = NON_TORCH_TP1_V1_NEW
+    elif ver < (0, 9, 2):
+        base = NON_TORCH_TP1_V1_OLD + CUDA_CONTEXT
     else:
         base = NON_TORCH_TP1_V1_OLD
     if tp == 1 and pp > 1:
         base = NON_TORCH_PP_ONLY
-    nvls = gpu is not None and gpu.interconnect == "nvlink" and float(gpu.compute_capability or "0") >= 9.0
-    comm = (TP_COMM_NVLS if nvls else TP_COMM_PLAIN) if tp > 1 else 0
+    link = gpu.interconnect if gpu is not None else "nvlink"
+    nvls = link == "nvlink" and float((gpu.compute_capability if gpu else None) or "0") >= 9.0
+    if tp <= 1:
+        comm, path = 0, "none"
+    elif nvls:
+        comm, path = TP_COMM_NVLS, "nccl nvls + custom all-reduce"
+    elif link in ("none", "pcie"):
+        comm, path = TP_COMM_NO_P2P, "nccl shm/pcie, no custom all-reduce"
+    else:
+        comm, path = TP_COMM_PLAIN, "nccl p2p/net + custom all-reduce"
     total = base + comm
-    return total, Term(name="non_torch", formula="base (cuBLAS/kernels) + NCCL/custom all-reduce when tp > 1",
-                       inputs={"base": base, "tp_comm": comm, "tp": tp, "pp": pp},
+    return total, Term(name="non_torch", formula="base (cuBLAS/kernels; CUDA context where the era counts it) "
+                       "+ NCCL/custom all-reduce when tp > 1 (by interconnect)",
+                       inputs={"base": base, "tp_comm": comm, "comm_path": path, "tp": tp, "pp": pp},
                        value=total / GIB, unit="GiB", guessed=True)
 
 

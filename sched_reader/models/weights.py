@@ -312,10 +312,31 @@ class _Layer(BaseModel):
 
 
 def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
+    from sched_reader.models.hybrid import layer_mixers, mixer_params
+
     c = arch.config
     h = arch.hidden_size
-    a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+    mixers = layer_mixers(arch)
+    mixer = mixers[i] if mixers else "attention"
+    if mixer == "attention":
+        a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+        if arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5"):
+            a_tot += h * arch.num_attention_heads * arch.head_dim      # gated attention: q_proj also emits the gate
+            a_rank += h * arch.num_attention_heads * arch.head_dim // tp
+            qk_norms = 2 * arch.head_dim
+    elif mixer == "none":
+        a_tot, a_rank, qk_norms = 0, 0, 0
+    else:
+        a_tot, a_rank = mixer_params(arch, mixer, tp)
+        qk_norms = 0
     norms = _norms_per_layer(arch) + qk_norms
+    if c.get("hybrid_override_pattern"):             # Nemotron-H: one mixer OR one MLP per layer, one norm
+        norms = h
+        lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
+        ch = c["hybrid_override_pattern"][i]
+        if ch == "-":
+            lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=False)
+        return lay
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
     if is_moe_layer(c, i):
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts"))

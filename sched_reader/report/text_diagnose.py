@@ -109,8 +109,24 @@ def first_change(v: Any) -> str:
     if v is None or not v.recommendations:
         return "none needed"
     r = v.recommendations[0]
-    effect = getattr(r, "effect", None) or r.why
+    eff = getattr(r, "effect", None)
+    if isinstance(eff, dict) and eff.get("before") is not None:
+        effect = f"predicted {short_effect(eff)}"
+    else:
+        effect = eff or r.why
     return f"{r.flag} {r.current} -> {r.suggested}: {effect}"
+
+
+def short_effect(eff: dict[str, Any]) -> str:
+    """The effect in a few words: the target metric, then output throughput and mean TTFT when they move
+    (the full list is on the recommendation's own ``predicted effect`` line)."""
+    from sched_reader.analyzers.whatif import effect_line
+
+    target = eff.get("target")
+    keep = [k for k in (target, "output_throughput", "mean_ttft_ms") if k]
+    trim = {**eff, "before": {k: eff["before"].get(k) for k in keep},
+            "after": {k: eff["after"].get(k) for k in keep}}
+    return effect_line(trim)
 
 
 def verdict_line(d: Any) -> str | None:
@@ -122,6 +138,8 @@ def verdict_line(d: Any) -> str | None:
         head = f"vLLM will not start: {v.summary}"
         return head + (f"; first change {first_change(v)}" if v.recommendations else "")
     if not v.recommendations:
+        if getattr(d, "recommendations_dropped", 0):
+            return f"{binds_label(v)}; no flag change predicted to improve it"
         return f"{binds_label(v)}; no flag change needed for this workload"
     return f"{binds_label(v)}; first change {first_change(v)}"
 
@@ -241,9 +259,9 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         p99_itl = perf.get("p99_itl_ms")
         console.print(
             "  predicted    "
-            f"output {fmt_rate(perf.get('output_throughput'), 'tok/s', 0)}, "
-            f"TTFT mean {fmt_duration_ms(perf.get('mean_ttft_ms'))}, "
-            f"TPOT mean {fmt_duration_ms(perf.get('mean_tpot_ms'), ms_digits=2)}, "
+            f"output {fmt_rate(perf.get('output_throughput'), 'tok/s', 0)}{_likely(perf, 'output_throughput')}, "
+            f"TTFT mean {fmt_duration_ms(perf.get('mean_ttft_ms'))}{_likely(perf, 'mean_ttft_ms')}, "
+            f"TPOT mean {fmt_duration_ms(perf.get('mean_tpot_ms'), ms_digits=2)}{_likely(perf, 'mean_tpot_ms')}, "
             f"ITL p99 {fmt_duration_ms(p99_itl, ms_digits=2) if p99_itl is not None else ITL_P99_NA}",
             markup=False,
         )
@@ -259,8 +277,16 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     if v is not None:
         console.print(f"  bottleneck   {v.bottleneck}: {v.summary}", markup=False)
         for r in v.recommendations:
-            effect = f" (predicted: {r.effect})" if getattr(r, "effect", None) else ""
-            console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}{effect}", markup=False)
+            console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}", markup=False)
+            if getattr(r, "effect", None):
+                from sched_reader.analyzers.whatif import effect_line
+
+                console.print(f"      predicted effect: {effect_line(r.effect)}", markup=False)
+    if getattr(d, "what_if", None):
+        from sched_reader.analyzers.whatif import effect_line
+
+        w = d.what_if
+        console.print(f"  what-if      {' '.join(w['set'])}: {effect_line(w)}", markup=False)
         if explain:
             for f in v.figures:
                 console.print(f"    {f.name}: {f.value:,} {f.unit} = {f.formula}", markup=False)
@@ -323,3 +349,18 @@ def describe_workload(w: Any) -> str:
         lengths = f"random {w.random_input_len} in / {w.random_output_len} out tokens"
     burst = f" (burstiness {w.burstiness:g})" if getattr(w, "burstiness", 1.0) != 1.0 and not math.isinf(w.request_rate) else ""
     return f"{lengths}, {w.num_prompts} prompts, {rate}{burst}{conc}"
+
+
+def _likely(perf: dict, key: str) -> str:
+    """", likely LOW-HIGH" from ``perf[key + '_range']`` (the model's measured error on published
+    benchmarks, models/cost/error_bands.py), in the metric's unit; empty when there is no range."""
+    rng = perf.get(f"{key}_range")
+    if not rng or len(rng) != 2:
+        return ""
+    lo, hi = rng
+    if key == "output_throughput":
+        return f" (likely {lo:,.0f}-{hi:,.0f})"
+    digits = 2 if key == "mean_tpot_ms" else None
+    if digits is None:
+        return f" (likely {fmt_duration_ms(lo)}-{fmt_duration_ms(hi)})"
+    return f" (likely {fmt_duration_ms(lo, ms_digits=2)}-{fmt_duration_ms(hi, ms_digits=2)})"

@@ -27,7 +27,7 @@ def load_rows(path: str | Path | None = None) -> list[dict]:
 
 def row_argv(row: dict) -> list[str]:
     """The command line the row's source states (defaults are left to sched-reader)."""
-    argv = ["vllm", "serve", row["model"], "--max-model-len", str(row["max_model_len"]),
+    argv = ["vllm", "serve", row["model"]] + (["--max-model-len", str(row["max_model_len"])] if row["max_model_len"] else []) + [
             "--gpu-memory-utilization", str(row["gpu_memory_utilization"])]
     if row["tensor_parallel_size"] and row["tensor_parallel_size"] > 1:
         argv += ["--tensor-parallel-size", str(row["tensor_parallel_size"])]

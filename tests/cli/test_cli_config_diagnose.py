@@ -125,8 +125,12 @@ def test_bad_values_exit_2_naming_the_flag(run_cli, argv, needle):
 def test_unknown_gpu_and_model_exit_2_with_suggestions(run_cli):
     code, _, err = run_cli("diagnose", "--gpu", "H1000", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct")
     assert code == 2 and "H100" in err
-    code, _, err = run_cli("diagnose", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instrukt")
-    assert code == 2 and "Llama-3.1-8B" in err
+    # a name with no family word and no size cannot be matched: exit 2 with the nearest names
+    code, _, err = run_cli("diagnose", "--", "vllm", "serve", "meta-llama/Lama-Instrukt")
+    assert code == 2 and "Llama-3" in err
+    # a misspelt fine-tune name with family, version and size is answered, the assumption named
+    code, out, err = run_cli("diagnose", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instrukt")
+    assert code == 0 and "assumed architecture of meta-llama/Llama-3.1-8B" in out
 
 
 def test_unresolved_variable_model_cannot_be_diagnosed(run_cli):

@@ -90,8 +90,10 @@ def test_text_output_names_file_line_rule_and_fix():
     assert out.rstrip().splitlines()[-1].startswith("Found 1 error")
 
 
-def test_capacity_findings_only_with_capacity():
-    _, with_cap = lint_json(KUBEAI_70B, "--vllm", "0.16.0")
+def test_capacity_findings_only_with_capacity(tmp_path):
+    wl = tmp_path / "wl.yaml"
+    wl.write_text("random-input-len: 1024\nrandom-output-len: 128\nnum-prompts: 1000\n")
+    _, with_cap = lint_json(KUBEAI_70B, "--vllm", "0.16.0", "--workload", str(wl))
     _, without = lint_json(KUBEAI_70B, "--vllm", "0.16.0", "--no-capacity")
     assert any(f["rule"].startswith("SR2") for f in with_cap["findings"])
     assert not any(f["rule"].startswith("SR2") for f in without["findings"])
@@ -136,7 +138,7 @@ def test_exit_2_cases(tmp_path):
     code, _, err = lint(KUBEAI_70B, "--vllm", "banana")
     assert code == 2 and err.startswith("sched-reader: error:")
     code, _, err = lint(KUBEAI_70B, "--select", "XYZ")
-    assert code == 2 and "unknown rule selector" in err
+    assert code == 2 and "matches no rule" in err
     code, _, err = lint()
     assert code == 2 and "nothing to lint" in err
     code, _, _ = lint(KUBEAI_70B, "--format", "yaml")  # usage error from click
@@ -326,8 +328,8 @@ def test_parse_directives_unit():
 
 
 def test_select_and_ignore():
-    _, doc = lint_json(KUBEAI_70B, "--vllm", "0.19.0", "--select", "SR2")
-    assert doc["findings"] and all(f["rule"].startswith("SR2") for f in doc["findings"])
+    _, doc = lint_json(KUBEAI_70B, "--vllm", "0.19.0", "--select", "SR1")
+    assert doc["findings"] and all(f["rule"].startswith("SR1") for f in doc["findings"])
     code, doc = lint_json(KUBEAI_70B, "--vllm", "0.19.0", "--ignore", "unknown-flag,SR2")
     assert code == 0 and all(f["rule"] != "SR101" and not f["rule"].startswith("SR2") for f in doc["findings"])
     _, doc = lint_json(KUBEAI_70B, "--vllm", "0.19.0", "--select", "SR101", "--select", "SR202")

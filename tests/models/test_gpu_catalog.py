@@ -42,7 +42,8 @@ def test_cuda_total_never_exceeds_device_memory():
     for g in list_gpus():
         assert 0 < g.cuda_total_bytes <= g.memory_bytes, g.id
         # reservations seen in logs are well under 1 GiB
-        assert g.memory_bytes - g.cuda_total_bytes < 1.0 * GIB, g.id
+        if not str(g.memory_type or "").startswith("LPDDR"):  # unified-memory SoCs share with the OS
+            assert g.memory_bytes - g.cuda_total_bytes < 1.0 * GIB, g.id
 
 
 def test_inferred_totals_are_marked_and_explained():

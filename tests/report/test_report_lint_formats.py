@@ -48,8 +48,9 @@ def _assert_text(obj: dict, key: str) -> None:
     assert isinstance(obj[key]["text"], str) and obj[key]["text"].strip() and len(obj[key]["text"]) <= 1024
 
 
-def test_sarif_has_github_required_structure():
-    log = json.loads(render_sarif(_report(), "0.1.0", base="/repo"))
+def test_sarif_has_github_required_structure(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # finding paths are relative to the working directory
+    log = json.loads(render_sarif(_report(), "0.1.0", base=tmp_path))
     assert log["$schema"].endswith("sarif-2.1.0.json") and log["version"] == "2.1.0"
     [run] = log["runs"]
     driver = run["tool"]["driver"]
@@ -88,21 +89,65 @@ def test_sarif_default_levels_follow_the_registry():
     assert levels["SR101"] == "error" and levels["SR202"] == "warning" and levels["SR203"] == "note"
 
 
-def test_sarif_uris(tmp_path):
+def test_sarif_uris(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     assert artifact_uri("deploy/a b.yaml", base=tmp_path) == "deploy/a%20b.yaml"
     assert artifact_uri(str(tmp_path / "x" / "y.yaml"), base=tmp_path) == "x/y.yaml"
     assert artifact_uri("./x/../y.yaml", base=tmp_path) == "y.yaml"
-    assert artifact_uri("/elsewhere/y.yaml", base=tmp_path) == "file:///elsewhere/y.yaml"
+    assert artifact_uri("/elsewhere/y.yaml", base=tmp_path) is None  # never a file:/// outside the repository
     assert artifact_uri("<command line>", base=tmp_path) is None
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # run from a subdirectory: still relative to the repository root
+    assert artifact_uri("a.yaml", base=tmp_path) == "sub/a.yaml"
 
 
-def test_sarif_command_line_finding_has_a_location_without_file():
+def test_sarif_findings_without_a_repository_file_become_tool_notifications(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     rep = LintReport(files=(FileResult(file="<command line>", engines=(EngineResult(
         name="e", line=None, model="", vllm_version="0.19.0",
-        findings=(_f("SR101", "error", None, file="<command line>"),)),)),), fail_on="error")
-    [res] = sarif_log(rep, "0")["runs"][0]["results"]
-    [loc] = res["locations"]
-    assert "physicalLocation" not in loc and loc["logicalLocations"][0]["name"] == "<command line>"
+        findings=(_f("SR101", "error", None, "unknown flag --x", file="<command line>"),
+                  _f("SR104", "warning", 3, "old", file="/elsewhere/a.yaml"))),)),
+        FileResult(file="a.yaml", engines=(EngineResult(name="a", line=1, model="", vllm_version="0.19.0",
+                                                        findings=(_f("SR101", "error", 2, file="a.yaml"),)),))),
+        fail_on="error", failures=(("gone.yaml", "gone.yaml: file not found"),))
+    [run] = sarif_log(rep, "0", base=tmp_path)["runs"]
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]] == ["a.yaml"]
+    [inv] = run["invocations"]
+    assert inv["executionSuccessful"] is False
+    notes = inv["toolExecutionNotifications"]
+    assert [(n["level"], n.get("associatedRule", {}).get("id")) for n in notes] == [
+        ("warning", "SR104"), ("error", "SR101"), ("error", None)]  # findings in order, then failures
+    assert notes[0]["message"]["text"].startswith("/elsewhere/a.yaml:3: old")
+    assert notes[1]["message"]["text"].startswith("<command line>: unknown flag --x")
+    rules = run["tool"]["driver"]["rules"]
+    assert rules[notes[1]["associatedRule"]["index"]]["id"] == "SR101"
+    assert "file://" not in json.dumps(run)
+
+
+def test_sarif_partial_fingerprints_match_the_baseline_and_survive_line_shifts(tmp_path, monkeypatch):
+    from sched_reader.analyzers.baseline import FINGERPRINT_KEY, fingerprints
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text("model: m\ndisable-log-requests: true\n")
+
+    def run_for(line: int) -> tuple[str, str]:
+        f = _f("SR101", "error", line, "unknown flag", file="a.yaml", key="--disable-log-requests")
+        rep = LintReport(files=(FileResult(file="a.yaml", findings=(f,)),), fail_on="error")
+        [res] = sarif_log(rep, "0", base=tmp_path)["runs"][0]["results"]
+        return res["partialFingerprints"][FINGERPRINT_KEY], fingerprints([f], tmp_path)[f]
+
+    before, from_baseline = run_for(2)
+    assert before == from_baseline and len(before) == 16
+    (tmp_path / "a.yaml").write_text("# added\n\nmodel: m\ndisable-log-requests: true\n")
+    assert run_for(4)[0] == before  # same content two lines lower: same fingerprint
+    (tmp_path / "a.yaml").write_text("model: m\ndisable-log-requests: false\n")
+    assert run_for(2)[0] != before  # the line changed: a new finding
+
+
+def test_sarif_rules_have_help_uri_to_their_section():
+    rules = sarif_log(LintReport(files=(), fail_on="error"), "0")["runs"][0]["tool"]["driver"]["rules"]
+    for r in rules:
+        assert r["helpUri"].startswith("https://") and r["helpUri"].endswith("#" + r["id"].lower())
 
 
 def test_sarif_empty_run_is_valid():

@@ -23,7 +23,9 @@ def rules(fmt: OutputFormat = FormatOption) -> None:
 
             typer.echo(json.dumps({"schema_version": 1, "rules": rule_docs.rules_json()}, indent=2))
         else:
-            typer.echo(rule_docs.rules_table(), nl=False)
+            from sched_reader.report.layout import wrap_text
+
+            typer.echo(wrap_text(rule_docs.rules_table()), nl=False)
         return 0
 
     raise typer.Exit(run_guarded(body))
@@ -53,7 +55,9 @@ def rule(
                                                       "fixed": list(ex.fixed) if ex.fixed else None}
             typer.echo(json.dumps(doc, indent=2))
         else:
-            typer.echo(rule_docs.rule_text(r), nl=False)
+            from sched_reader.report.layout import wrap_text
+
+            typer.echo(wrap_text(rule_docs.rule_text(r)), nl=False)
         return 0
 
     raise typer.Exit(run_guarded(body))

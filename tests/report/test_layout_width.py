@@ -27,7 +27,40 @@ COMMANDS = [
     ["lint", str(ROOT / "examples")],
     ["lesson"],
     ["lesson", "--explain"],
+    ["diagnose", str(ROOT / "examples" / "deploy" / "multi-model-server__docker-compose-vllm.yml")],
+    ["rules"],
+    ["rule", "SR201"],
+    ["explain-log", str(ROOT / "tests" / "data" / "logs" / "issue-club3090-295-qwen36-27b-int4-2x3090.log")],
 ]
+
+
+def test_help_shows_metavars_not_python_types(run_cli):
+    """`--help` names values FILE, NAME, N, ..., never `<list[str]>` / `<int range>` / `<str>`."""
+    import re as _re
+
+    for cmd in ("config", "diagnose", "simulate", "compat", "lint", "lesson", "rules", "rule", "explain-log"):
+        code, out, _ = run_cli(cmd, "--help")
+        assert code == 0
+        bad = _re.findall(r"<(?:list\[[^>]*\]|int range|float range|str|int|float|path)>", out)
+        assert not bad, (cmd, bad)
+
+
+def test_one_positional_name_and_one_fail_on_default(run_cli):
+    for cmd in ("config", "diagnose", "simulate", "compat"):
+        code, out, _ = run_cli(cmd, "--help")
+        assert f"sched-reader {cmd} [OPTIONS] [FILE]..." in out, cmd
+    for cmd in ("config", "diagnose", "lint"):
+        code, out, _ = run_cli(cmd, "--help")
+        flat = " ".join(out.split())
+        assert "--fail-on" in flat and ("default: error" in flat or "default error" in flat), cmd
+
+
+def test_bad_format_is_one_clean_line_with_a_suggestion(run_cli):
+    code, out, err = run_cli("lint", "--format", "sarf", str(ROOT / "examples"))
+    assert code == 2 and out == ""
+    assert err.strip() == ("sched-reader: error: --format: 'sarf' is not one of auto, text, json, sarif, github, "
+                           "junit (did you mean 'sarif'?) (see `sched-reader lint --help`)")
+    assert "Value error" not in err
 
 
 def test_wrap_line_hangs_under_the_value_and_keeps_every_word():

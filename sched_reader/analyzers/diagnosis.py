@@ -5,16 +5,30 @@ This is the pipeline ``sched-reader diagnose`` prints; it is usable from Python 
     from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.analyzers.diagnosis import diagnose
     [d] = [diagnose(s) for s in build_specs(["deploy.yaml"])]
-    d.to_json()["kv_cache"]["tokens"]
+    d.capacity.kv_cache                     # its JSON form: report.spec_json.diagnosis_json(d)
 """
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
+from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
+from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
+from sched_reader.analyzers.simulator.api import with_frontend_latency
+from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
+from sched_reader.models.block_accounting import account_lengths
+from sched_reader.models.calibration_profile import active_profile, calibrated, frontend_kwargs
+from sched_reader.models.capacity import estimate_capacity
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
+from sched_reader.models.cost.error_bands import attach_ranges
+from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.iteration import IterationCostModel
+from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.engine_spec import EngineSpec
+from sched_reader.models.workload import Workload
 
 
 class Diagnosis:
@@ -33,28 +47,6 @@ class Diagnosis:
         self.verdict = verdict
         self.workload = workload
         self.findings = findings
-
-    def to_json(self, explain: bool = True) -> dict[str, Any]:
-        from sched_reader.report.spec_json import finding_json, spec_json
-
-        out = spec_json(self.spec)
-        cap = self.capacity.to_json() if self.capacity is not None else {}
-        out["memory"] = cap.get("memory")
-        out["kv_cache"] = cap.get("kv_cache")
-        if explain and "explain" in cap:
-            out["memory_explain"] = cap["explain"]
-        out["workload"] = self.workload.describe() if self.workload is not None else None
-        perf = dict(self.performance) if self.performance else None
-        if perf is not None and not explain:
-            perf.pop("explain", None)
-        out["performance"] = perf
-        out["bottleneck"] = self.verdict.model_dump() if self.verdict is not None else None
-        out["kv_waste"] = self.kv_waste.model_dump() if self.kv_waste is not None else None
-        out["findings"] = [finding_json(f) for f in self.findings]
-        out["recommendations"] = out["bottleneck"]["recommendations"] if out["bottleneck"] else []
-        if self.what_if is not None:
-            out["what_if"] = self.what_if
-        return out
 
 
 _RICH_WORKLOAD_KEYS = ("classes", "arrival", "dataset", "trace")
@@ -102,8 +94,6 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
     none, the defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000
     prompts, all at once.
     """
-    from sched_reader.models.workload import Workload
-
     overrides = dict(overrides)
     wfile = overrides.pop("workload_file", None)
     seed = overrides.pop("seed", None)
@@ -123,11 +113,8 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
     flags_given = any(v is not None for v in overrides.values())
     section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items()}
     if not flags_given and any(k in section for k in _RICH_WORKLOAD_KEYS):
-        from pathlib import Path
-
         from pydantic import ValidationError
 
-        from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
 
         if seed:
             section["seed"] = seed
@@ -176,8 +163,6 @@ def needs_queueing(bench: Any, requests: Any | None) -> bool:
 
     The steady-state formula is exact only for fixed lengths in a closed loop at a fixed concurrency.
     """
-    import math
-
     if requests is not None:
         return True
     if bench.dataset_name != "random" or bench.random_range_ratio > 0 or bench.burstiness != 1.0:
@@ -204,18 +189,31 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     ``performance=False`` skips the speed prediction (no simulation): capacity findings only, as the
     CI gate (`lint`) needs.
     """
-    from sched_reader.models.capacity import estimate_capacity
-
     findings = list(spec.findings)
+    skipped = False
+    if not spec.hardware.modelled:
+        o = spec.hardware.gpu_origin
+        findings.append(Finding(
+            rule="SR116", severity="info",
+            message=f"accelerator {spec.hardware.accelerator!r} is not in the GPU catalog: GPU memory, KV and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key=o.key if o else None,
+            fix="pass --gpu NAME to analyze it as a catalog GPU"))
+        skipped = True
     if spec.arch is None or spec.effective is None:
-        reason = spec.unresolved[0].reason if spec.unresolved else "model not resolved"
-        raise InputError(
-            f"cannot diagnose engine {spec.name!r}: {reason}",
-            file=spec.file,
-            line=spec.model_origin.line if spec.model_origin else spec.line,
-            key="model",
-            hint="pass --model-config PATH to a config.json",
-        )
+        # The engine is still reported (flags, release, hardware); only the figures need the model.
+        reason = spec.unresolved[-1].reason if spec.unresolved else "model not resolved"
+        o = spec.model_origin
+        findings.append(Finding(
+            rule="SR115", severity="info",
+            message=f"model {spec.model_name or '(none)'!r} not resolved ({reason}): KV-cache, capacity and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key="model",
+            fix="pass --model NAME (a Hugging Face id) or --model-config PATH to a config.json"))
+        skipped = True
+    if skipped:
+        findings.sort(key=lambda f: f.sort_key())
+        return Diagnosis(spec, None, None, None, None, findings)
     overrides = dict(workload_overrides or {})
     sim_opts = {"seed": overrides.get("seed") or 0,
                 "percentiles": tuple(overrides.pop("metric_percentiles", None) or ()),
@@ -236,10 +234,18 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     perf = None
     step_time = None
     if cap.start_error() is None:
-        from sched_reader.models.cost.iteration import IterationCostModel
-
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
-        perf = _performance(spec, workload, requests, kv, model, sim_opts) if performance else None
+        try:
+            perf = _performance(spec, workload, requests, kv, model, sim_opts) if performance else None
+        except InputError as err:
+            if any(v is not None for v in (workload_overrides or {}).values()) or spec.workload:
+                raise  # the user's own workload does not fit: their command line / file is wrong
+            perf = None  # sched-reader's default workload does not fit this engine: skip speed, say why
+            findings.append(Finding(
+                rule="SR115", severity="info", key="workload",
+                message=f"speed figures not computed: the default benchmark workload does not fit this engine ({err.message})",
+                file=spec.file, line=spec.line,
+                fix="pass --random-input-len / --random-output-len that fit --max-model-len"))
         step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
     verdict_perf = perf
     if verdict_perf is None and step_time is not None and workload.max_concurrency is None \
@@ -263,7 +269,6 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
     """PagedAttention vs a contiguous allocator for this workload's lengths (the lesson's exercise 4)."""
     import numpy as np
 
-    from sched_reader.models.block_accounting import account_lengths
 
     kv = cap.kv_cache
     if cap.start_error() is not None or not kv.tokens or not kv.bytes_per_token:
@@ -283,23 +288,16 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
 
     Both carry the roofline block of the steady-state model; ``method`` says which produced the metrics.
     """
-    from sched_reader.models.cost.performance import estimate_performance
-
-    from sched_reader.models.cost.error_bands import attach_ranges
-
     sim_opts = sim_opts or {}
     seed = int(sim_opts.get("seed") or 0)
     eff = spec.effective
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    if not needs_queueing(workload, requests) and not sim_opts.get("percentiles") \
+
+    if not needs_queueing(workload, requests) and active_profile() is None and not sim_opts.get("percentiles") \
             and not sim_opts.get("goodput"):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
-    import math
-
-    from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
-
     if requests is None:
         requests = from_bench_flags(
             dataset_name=workload.dataset_name,
@@ -313,15 +311,11 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
             seed=seed,
         )
     blocks = int(eff.num_gpu_blocks_override or kv.num_blocks)
-    from sched_reader.analyzers.simulator.api import with_frontend_latency
-
-    from sched_reader.models.cost.frontend import ApiServerModel
-
     goodput = sim_opts.get("goodput") or {}
     sim = with_frontend_latency(simulate(
-        requests, params_for("vllm", eff, blocks), model, slo_ttft_ms=goodput.get("ttft"),
+        requests, params_for("vllm", eff, blocks), calibrated(model), slo_ttft_ms=goodput.get("ttft"),
         slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
-        percentiles=tuple(sim_opts.get("percentiles") or ()), frontend=ApiServerModel()))
+        percentiles=tuple(sim_opts.get("percentiles") or ()), frontend=ApiServerModel(**frontend_kwargs())))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
@@ -341,8 +335,6 @@ def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:
     For an open loop at a finite rate, in-flight = request throughput (req/s) x mean end-to-end latency (s),
     from the performance block (simulated when available).
     """
-    import math
-
     if workload.max_concurrency is not None:
         return min(workload.max_concurrency, workload.num_prompts)
     if math.isinf(workload.request_rate) or not perf:
@@ -354,7 +346,6 @@ def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:
 
 def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: dict[str, Any] | None,
              requests: Any | None = None) -> Any:
-    from sched_reader.analyzers.bottleneck import analyze
 
     stats = workload.length_stats or {}
     long_prompt = int(stats.get("prompt_p99") or workload.mean_input_len())
@@ -392,8 +383,6 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
 
 def _memory_budget(cap: Any, eff: Any, arch: Any = None) -> Any:
     """The per-GPU memory figures the start-up advice needs (bytes)."""
-    from sched_reader.analyzers.bottleneck import MemoryBudget
-
     m = cap.memory
     return MemoryBudget(
         total_bytes=int(m.total_bytes),

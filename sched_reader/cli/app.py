@@ -7,6 +7,9 @@ import sys
 import typer
 
 from sched_reader import __version__
+from sched_reader.cli import (cmd_calibrate, cmd_compat, cmd_config, cmd_diagnose, cmd_explain_log, cmd_lesson,
+                              cmd_lint, cmd_rules, cmd_simulate, cmd_tune)
+from sched_reader.cli.common import COMMAND_LINE
 
 app = typer.Typer(
     name="sched-reader",
@@ -62,18 +65,9 @@ _plain_argument_metavars()
 
 
 def _register() -> None:
-    from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_rules, cmd_simulate
-
-    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson):
+    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson,
+                cmd_explain_log, cmd_calibrate, cmd_tune):
         mod.register(app)
-    _register_loop()
-
-
-def _register_loop() -> None:
-    """explain-log / calibrate / tune (issue 13; kept apart so the command list merges cleanly)."""
-    from sched_reader.cli import cmd_explain_log
-
-    cmd_explain_log.register(app)
 
 
 _register()
@@ -81,8 +75,6 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: splits off a command line after ``--``, then runs typer."""
-    from sched_reader.cli.common import COMMAND_LINE
-
     args = list(sys.argv[1:] if argv is None else argv)
     if "--" in args:
         i = args.index("--")

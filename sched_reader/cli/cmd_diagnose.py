@@ -18,10 +18,12 @@ from sched_reader.cli.common import (
     MaxConcurrencyOption,
     MetricPercentilesOption,
     ModelConfigOption,
+    ModelOption,
     NumPromptsOption,
     OutputFormat,
     OutputLenOption,
     PlotOption,
+    ProfileOption,
     RandomInputLenOption,
     RandomOutputLenOption,
     RangeRatioOption,
@@ -31,9 +33,8 @@ from sched_reader.cli.common import (
     WorkloadFileOption,
     bench_overrides,
     run_guarded,
-    split_inputs,
 )
-from sched_reader.cli.fail_on import FailOn, FailOnOption, exit_for
+from sched_reader.cli.fail_on import FailOn, FailOnOption
 
 
 def diagnose(
@@ -43,6 +44,7 @@ def diagnose(
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    model: Optional[str] = ModelOption,
     fmt: OutputFormat = FormatOption,
     explain: bool = typer.Option(False, "--explain", help="Show each figure's formula and inputs."),
     workload: Optional[Path] = WorkloadFileOption,
@@ -68,6 +70,7 @@ def diagnose(
     effects: bool = typer.Option(True, "--effects/--no-effects",
                                  help="Evaluate each recommendation's predicted effect (one re-run each); "
                                       "a recommendation that does not improve its target metric is not printed."),
+    profile: Optional[str] = ProfileOption,
 ) -> None:
     """Predict vLLM's KV-cache budget, capacity, prefill/decode speed and which scheduling default binds.
 
@@ -75,8 +78,10 @@ def diagnose(
     """
 
     def body() -> int:
-        from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
-        from sched_reader.report.spec_json import dumps, envelope
+        from sched_reader.cli.runners.profile import activate_profile
+        from sched_reader.cli.runners import diagnose as runner
+
+        activate_profile(profile)
 
         overrides = bench_overrides(
             workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,
@@ -88,33 +93,8 @@ def diagnose(
             from sched_reader.report.plots import check_plot_target
 
             check_plot_target(plot)
-        from sched_reader.analyzers import whatif
-
-        paths, command_line = split_inputs(files)
-        flag_sets = whatif.parse_sets(sets)
-        kw = dict(gpu=gpu, vllm=vllm, model_config=model_config)
-        raws, specs = whatif.build(paths, command_line, flag_sets, **kw)
-        results = [run_diagnosis(s, overrides) for s in specs]
-        if effects:
-            whatif.attach_effects(raws, specs, results, overrides, **kw)
-        if flag_sets:
-            base = whatif.build(paths, command_line, None, **kw)[1]
-            for d, w in zip(results, whatif.compare(raws, base, specs, results, overrides, flag_sets)):
-                d.what_if = w
-        for spec, d in zip(specs, results):
-            spec.findings = d.findings
-        if fmt == OutputFormat.json:
-            typer.echo(dumps(envelope([d.to_json(explain=True) for d in results])), nl=False)
-        else:
-            from sched_reader.report.console import make_console
-            from sched_reader.report.text_diagnose import render_diagnoses
-
-            render_diagnoses(make_console(), results, explain=explain)
-        if plot is not None:
-            from sched_reader.report.plots import plot_diagnoses
-
-            plot_diagnoses([d.to_json(explain=False) for d in results], plot)
-        return exit_for(specs, fail_on)
+        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value, explain=explain,
+                          overrides=overrides, plot=plot, sets=sets, effects=effects, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
 

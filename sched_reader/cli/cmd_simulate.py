@@ -24,6 +24,7 @@ from sched_reader.cli.common import (
     OutputFormat,
     OutputLenOption,
     PlotOption,
+    ProfileOption,
     RandomInputLenOption,
     RandomOutputLenOption,
     RangeRatioOption,
@@ -250,6 +251,7 @@ def simulate(
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    profile: Optional[str] = ProfileOption,
 ) -> None:
     """Predict throughput, TTFT, ITL, KV use and preemptions of a deploy config under a workload.
 
@@ -267,8 +269,10 @@ def simulate(
     """
 
     def body() -> int:
+        from sched_reader.cli.runners.profile import activate_profile
         from sched_reader.errors import InputError
 
+        activate_profile(profile)
         pols = _policies(policy, compare)
         overrides = bench_overrides(
             workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,

@@ -13,6 +13,7 @@ import sys
 from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, NoReturn, TypeVar
+import os
 
 import typer
 
@@ -46,7 +47,13 @@ VllmOption = typer.Option(
 ModelConfigOption = typer.Option(
     None, "--model-config", metavar="FILE", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
 )
+ModelOption = typer.Option(
+    None, "--model", metavar="NAME", help="Model to analyze (a Hugging Face id), when the file gives a path (/mnt/models, pvc://...) or a variable."
+)
 FormatOption = typer.Option(OutputFormat.text, "--format", "-f", help="Output format.", case_sensitive=False)
+ProfileOption = typer.Option(
+    None, "--profile", metavar="PROFILE.yaml",
+    help="A calibration profile from `sched-reader calibrate` (its fitted terms apply to the speed predictions).")
 
 
 def split_inputs(files: list[str] | None) -> tuple[list[str], list[str] | None]:
@@ -70,14 +77,12 @@ T = TypeVar("T")
 def run_guarded(fn: Callable[[], T]) -> T:
     """Run a command body; a ``SchedReaderError`` becomes one line on stderr and exit code 2."""
     try:
-        return fn()
+        return _with_profile_reset(fn)
     except SchedReaderError as err:
         fail(str(err), err.exit_code)
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(0) from None
@@ -88,6 +93,15 @@ def run_guarded(fn: Callable[[], T]) -> T:
             f"internal error: {type(err).__name__}: {err} (please report this with the input that caused it)",
             EXIT_ERROR,
         )
+
+
+def _with_profile_reset(fn: Callable[[], T]) -> T:
+    """A ``--profile`` lasts for one command only."""
+    try:
+        return fn()
+    finally:
+        if "sched_reader.models.calibration_profile" in sys.modules:
+            sys.modules["sched_reader.models.calibration_profile"].use_profile(None)
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:

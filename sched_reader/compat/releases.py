@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sched_reader.errors import UnknownVersionError
+from sched_reader.versions import version_key
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "releases"
 
@@ -47,11 +48,6 @@ class ResolvedVersion:
     warning: str | None = None
     note: str | None = None
 
-
-@functools.lru_cache(maxsize=4096)
-def version_key(version: str) -> tuple[int, ...]:
-    """Numeric sort key of a plain release string (``0.10.2`` -> ``(0, 10, 2)``)."""
-    return tuple(int(p) for p in version.split("."))
 
 
 @functools.lru_cache(maxsize=1)

@@ -37,6 +37,11 @@ class Hardware(BaseModel):
     count_origin: Origin | None = None
     gpu_inferred: bool = False     # True when nothing named the GPU (default H100 SXM5 80GB)
     count_inferred: bool = False
+    # The accelerator as the file names it when it is not a catalog GPU (a TPU slice, an Intel Gaudi, a
+    # GPU the catalog lacks). ``modelled`` is False then: ``gpu`` is only a placeholder and no memory,
+    # KV-cache or speed figure is computed for it.
+    accelerator: str | None = None
+    modelled: bool = True
 
 
 class Effective(BaseModel):
@@ -82,6 +87,9 @@ class EffectiveConfig(BaseModel):
     num_gpu_blocks_override: int | None = None
     speculative: dict[str, Any] | None = None  # normalized {"method", "num_speculative_tokens", "model"}
     usage_context: str = "OPENAI_API_SERVER"
+    # VLLM_USE_FLASHINFER_SAMPLER as the deploy file sets it (None: not set); picks the sampler's
+    # top-k/top-p path, whose temporaries bound the profile run's activation peak
+    flashinfer_sampler: bool | None = None
     reasons: dict[str, str] = Field(default_factory=dict)
 
 

@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
+from sched_reader.versions import parse_version
+from sched_reader.models.hybrid import layer_mixers, mixer_params
 
 GIB = 2**30
 VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE
@@ -312,7 +314,6 @@ class _Layer(BaseModel):
 
 
 def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
-    from sched_reader.models.hybrid import layer_mixers, mixer_params
 
     c = arch.config
     h = arch.hidden_size
@@ -410,14 +411,17 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
     return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"
 
 
-def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None) -> tuple[int, str, bool]:
+def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None,
+                        version: tuple[int, int, int] = (0, 19, 0)) -> tuple[int, str, bool]:
     """Bytes of one MoE layer's MXFP4 experts on one rank as vLLM lays them out after loading.
 
     vllm/model_executor/layers/quantization/mxfp4.py create_weights pads the per-rank intermediate
     size per backend: Marlin (pre-Hopper) 128 and hidden 256; Blackwell FlashInfer 256/256; Hopper
     Triton 64. Values: 1/2 byte per weight; E8M0 scales: 1 byte per 32. On Hopper the Triton path
     swizzles values and scales into new tensors while the original scale parameters stay registered
-    (kept twice), and the Hopper MX value layout pads the contraction dim (guessed: to 128).
+    (kept twice), and the Hopper MX value layout pads the contraction dim (guessed: to 128) -- seen in
+    0.19.0 logs (gpt-oss-20b TP2 7.01 GiB); 0.11.0 logs show no such padding (llm-d-benchmark H100:
+    gpt-oss-20b 13.47 GiB, gpt-oss-120b 64.38 GiB), so it applies from 0.19.0 (releases between unmeasured).
     Biases: float32 after the Triton conversion, else bf16.
     """
     inter = mi // tp
@@ -426,7 +430,8 @@ def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None) -
     if cc >= 10.0:
         ip, hp, kpad, dup, bias_b, note = pad_up(inter, 256), pad_up(h, 256), 1, False, 4, "flashinfer sm100"
     elif cc >= 9.0:
-        ip, hp, kpad, dup, bias_b, note = pad_up(inter, 64), h, 128, True, 4, "triton sm90"
+        kp = 128 if version >= (0, 19, 0) else 1
+        ip, hp, kpad, dup, bias_b, note = pad_up(inter, 64), h, kp, True, 4, "triton sm90"
     else:
         ip, hp, kpad, dup, bias_b, note = pad_up(inter, 128), pad_up(h, 256), 1, False, 2, "marlin"
     w13_vals = 2 * ip * pad_up(hp, kpad) // 2
@@ -491,7 +496,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     if q is not None and q.name == "mxfp4":
         n_exp = int(c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts") or 0)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-        per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu)
+
+        per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
         for s_i in range(pp):
             a, b = get_pp_indices(L, s_i, pp)
             n_moe = sum(1 for i in range(a, b) if is_moe_layer(c, i))

@@ -7,6 +7,7 @@ from typing import Any
 
 from sched_reader.report.text_config import render_engine_header, render_findings
 from sched_reader.report.units import fmt_duration_ms, fmt_int, fmt_rate
+from sched_reader.analyzers.whatif import effect_line
 
 BAR_WIDTH = 60
 _SEGMENTS = (
@@ -279,12 +280,8 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         for r in v.recommendations:
             console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}", markup=False)
             if getattr(r, "effect", None):
-                from sched_reader.analyzers.whatif import effect_line
-
                 console.print(f"      predicted effect: {effect_line(r.effect)}", markup=False)
     if getattr(d, "what_if", None):
-        from sched_reader.analyzers.whatif import effect_line
-
         w = d.what_if
         console.print(f"  what-if      {' '.join(w['set'])}: {effect_line(w)}", markup=False)
         if explain:

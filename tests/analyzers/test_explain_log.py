@@ -320,6 +320,24 @@ def test_interleaved_engines_exit_2(run_cli, tmp_path):
     assert "several engines in one log" in err and "microsoft/phi-4" in err and "google/gemma-2-9b-it" in err
 
 
+def test_two_engines_of_one_model_with_different_shapes_exit_2(run_cli, tmp_path):
+    """Two replicas of the same model, TP 1 and TP 2, in one file: not one engine."""
+    a = read_log_text(LOGS / "llmd-meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192.log.gz")
+    b = read_log_text(LOGS / "llmd-meta-llama---h100-80gb--tp1pp1dp1--8192-dtbf16-kvfp8.log.gz")
+    p = tmp_path / "two.log"
+    p.write_text(a + "\n" + b)
+    code, out, err = run_cli("explain-log", str(p))
+    assert code == 2 and out == ""
+    assert "several engines in one log" in err and "tensor_parallel_size=2" in err
+
+
+def test_a_restart_of_the_same_engine_reads_as_one(tmp_path):
+    a = read_log_text(LOGS / "llmd-microsoft-phi-4--h100-80gb--tp1pp1dp1--8192.log.gz")
+    f = parse_log(a + "\n" + a, "restart.log")
+    assert f.model == "microsoft/phi-4" and f.restarts == 1
+    assert f.term("kv_cache", "min") == 46.08
+
+
 @pytest.mark.parametrize("content", [b"", b"\x00\x01\x02binary", b"hello world\nnot a log\n"])
 def test_not_a_log_exits_2(run_cli, tmp_path, content):
     p = tmp_path / "x.log"
@@ -338,6 +356,20 @@ def test_failed_start_up_is_explained_not_fitted():
     assert ex.start_failure == "AssertionError: 151936 is not divisible by 5"
     assert ex.verdict.startswith("the engine did not start")
     assert ex.differs is None
+
+
+def test_the_one_line_memory_summary_of_recent_releases():
+    """0.11+ prints the whole budget in one line (INFO from 0.20 on); line 696 of the phi-4 log, verbatim."""
+    line = read_log_text(LOGS / "llmd-microsoft-phi-4--h100-80gb--tp1pp1dp1--8192.log.gz").split("\n")[695]
+    assert "Actual usage is" in line
+    f = parse_log(line, "x")
+    assert (f.term("weights"), f.term("activation_peak"), f.term("non_torch"), f.term("cuda_graph"),
+            f.term("kv_cache_in_use")) == (27.39, 1.52, 0.25, 1.07, 46.08)
+    f.model, f.release = "microsoft/phi-4", "0.19.0"
+    ex = explain(f)
+    assert {r.name: r.logged for r in ex.memory}["kv_cache"] == 46.08
+    assert "matches" in ex.verdict
+    assert f.gpu_memory_utilization == 0.95 and f.gpu_total_gib == 79.19
 
 
 def test_namespace_args_of_old_releases():

@@ -215,13 +215,18 @@ def test_config_file_option_and_cli_precedence(repo):
     ("per-file-ignores: {'x/**': [SR77]}\n", "matches no rule"),
     ("fail-on: sometimes\n", "'sometimes' is not one of"),
     ("select: [SR1\n", "invalid YAML"),
+    ("workload: {random-input-lenn: 2048}\n", "unknown workload key 'random_input_lenn' (did you mean "
+                                              "'random_input_len'?)"),
+    ("workload: {num-prompts: 0}\n", "invalid workload: num_prompts"),
+    ("workload: {classes: [{name: a, weight: 1, input: 10, output: 5}], arrival: {process: burst}}\n",
+     "invalid workload: arrival"),
 ])
 def test_bad_configuration_is_exit_2_with_file_line_and_hint(repo, text, needle):
     write(repo / ".sched-reader.yaml", "vllm: 0.19.0\n" + text)
     write(repo / "a.sh", SERVE_CLEAN)
     code, out, err = lint("a.sh")
     assert code == 2 and out == ""
-    assert err.startswith("sched-reader: error: ") and ".sched-reader.yaml:" in err and needle in err
+    assert err.startswith("sched-reader: error: .sched-reader.yaml:") and needle in err
     if "YAML" not in needle:
         assert ".sched-reader.yaml:2:" in err  # the line of the key
 
@@ -365,3 +370,83 @@ def test_bad_baseline_is_exit_2(repo):
     for path, needle in (("none.json", "baseline file not found"), ("b.json", "not valid JSON")):
         code, out, err = lint("a.sh", "--baseline", path)
         assert code == 2 and out == "" and needle in err
+
+
+def test_engine_level_findings_get_the_engine_line(repo):
+    # SR110 (no release stated) is about the engine as a whole: it points at the engine's line, so
+    # SARIF and annotations can place it
+    write(repo / "a.sh", "#!/bin/sh\n\nvllm serve Qwen/Qwen2.5-7B-Instruct\n")
+    _, doc, _ = lint_json("a.sh", "--select", "SR110", "--format", "sarif")
+    [res] = doc["runs"][0]["results"]
+    loc = res["locations"][0]["physicalLocation"]
+    assert (loc["artifactLocation"]["uri"], loc["region"]["startLine"]) == ("a.sh", 3)
+
+
+def test_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
+    import io
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    from sched_reader.cli.runners import lint as lint_runner
+
+    assert lint_runner._Progress.wanted() is False  # not a terminal
+
+
+def test_parallel_workers_give_the_same_report_as_one_process(repo):
+    deploy = ROOT / "tests/data/deploy"
+    files = sorted(p for p in deploy.rglob("*") if p.suffix in (".yaml", ".yml", ".sh"))
+    for i in range(30):  # above the in-process threshold
+        src = files[i % len(files)]
+        write(repo / "d" / f"{i:02d}_{src.name}", src.read_text())
+    one = lint("d", "--format", "json", "--jobs", "1", "--vllm", "0.19.0")
+    two = lint("d", "--format", "json", "--jobs", "2", "--vllm", "0.19.0")
+    assert one[0] == two[0] and one[1] == two[1]
+    assert json.loads(one[1])["summary"]["files"] >= 25
+
+
+def test_unreadable_input_in_junit_and_github_formats(repo):
+    import xml.etree.ElementTree as ET
+
+    write(repo / "a.sh", SERVE_SR101)
+    code, out, _ = lint("a.sh", "gone.yaml", "--vllm", "0.19.0", "--format", "junit")
+    root = ET.fromstring(out)
+    assert code == 2 and root.get("errors") == "1"
+    [err] = root.iter("error")
+    assert "gone.yaml: file not found" in err.get("message")
+    code, out, _ = lint("a.sh", "gone.yaml", "--vllm", "0.19.0", "--format", "github")
+    assert code == 2 and "::error title=sched-reader could not read an input::gone.yaml: file not found" in out
+    assert "::error file=a.sh,line=2" in out
+
+
+HELM_TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "vllm.fullname" . }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: "vllm/vllm-openai:{{ .Values.image.tag }}"
+          args:
+            - --model={{ .Values.model }}
+            {{- if .Values.maxModelLen }}
+            - --max-model-len={{ .Values.maxModelLen }}
+            {{- end }}
+"""
+
+
+def test_helm_templates_are_skipped_in_walks_not_failed(repo):
+    # a chart's templates/ are Go templates, not YAML until rendered: failing on them would fail every
+    # repository with a Helm chart; named explicitly they are SR001 with the way out
+    write(repo / "chart/Chart.yaml", "apiVersion: v2\nname: vllm\nversion: 0.1.0\n")
+    write(repo / "chart/templates/deployment.yaml", HELM_TEMPLATE)
+    code, doc, _ = lint_json("chart")
+    assert code == 0 and doc["findings"] == []
+    [tmpl] = [f for f in doc["files"] if f["file"].endswith("deployment.yaml")]
+    assert "Helm/Go template" in tmpl["skipped"] and "helm template" in tmpl["skipped"]
+    code, doc, _ = lint_json("chart/templates/deployment.yaml")
+    assert code == 1 and doc["findings"][0]["rule"] == "SR001" and "helm template" in doc["findings"][0]["fix"]
+    code, _, _ = lint("chart/templates/deployment.yaml", "--skip-unrecognized")  # pre-commit
+    assert code == 0

@@ -6,12 +6,17 @@ from typing import Any, Callable, Iterable
 
 from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
 from sched_reader.analyzers.simulator.engine import run_engine
-from sched_reader.analyzers.simulator.metrics import summarize
+from sched_reader.analyzers.simulator.metrics import add_client_latency, summarize
 from sched_reader.analyzers.simulator.policies import POLICIES, SchedParams, params_for
 from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.static import run_static
 from sched_reader.analyzers.simulator.workloads import Requests
 from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.models.calibration_profile import active_profile, api_seconds
+from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.cost import IterationCostModel
+from sched_reader.models.cost.steady_state import frontend_ttft_s
+from sched_reader.models.calibration_profile import calibrated
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
@@ -112,17 +117,18 @@ def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> t
     return send, peak
 
 
-def engine_inputs(spec: Any) -> tuple[StepCost, int]:
-    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models."""
+def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]:
+    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models
+    (with the active calibration profile applied unless ``apply_profile`` is False)."""
     if spec.arch is None or spec.effective is None:
         raise SchedReaderError(f"engine {spec.name}: model or configuration unresolved; cannot simulate",
                                file=spec.file, line=spec.line)
-    from sched_reader.models.capacity import estimate_capacity
-    from sched_reader.models.cost import IterationCostModel
-
     gpu = spec.hardware.gpu
     cfg = spec.effective
     cost = IterationCostModel(spec.arch, gpu, cfg, spec.checkpoint_quantization)
+    if apply_profile:
+
+        cost = calibrated(cost)
     if cfg.num_gpu_blocks_override:
         blocks = int(cfg.num_gpu_blocks_override)
     else:
@@ -154,8 +160,8 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
 def with_frontend_latency(res: dict[str, Any], endpoint: str = "completions") -> dict[str, Any]:
     """What a ``vllm bench serve`` client measures: the engine's times plus the API server's fixed
     per-request latency for ``endpoint`` (the steady-state formula adds the same constant)."""
-    from sched_reader.analyzers.simulator.metrics import add_client_latency
-    from sched_reader.models.cost.steady_state import frontend_ttft_s
-
-    return add_client_latency(res, frontend_ttft_s(endpoint),
-                              f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    add_client_latency(res, frontend_ttft_s(endpoint),
+                       f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    if active_profile() is not None and api_seconds():
+        add_client_latency(res, api_seconds(), "calibrated API-server intake (--profile)")
+    return res

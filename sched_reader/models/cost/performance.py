@@ -24,15 +24,12 @@ from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.workload import Workload
+from sched_reader.models.capacity import estimate_capacity
 
 
 def _kv_tokens_from_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                              checkpoint_quantization: str | None) -> tuple[int | None, str]:
-    """KV-cache token capacity from engineer C2's capacity model, when it is available."""
-    try:
-        from sched_reader.models.capacity import estimate_capacity  # type: ignore[import-not-found]
-    except ImportError:
-        return None, "capacity model not available: KV capacity not bounding concurrency"
+    """KV-cache token capacity from the capacity model (models.capacity)."""
     try:
         rep = estimate_capacity(arch, gpu, cfg, checkpoint_quantization)
         return int(rep.kv_cache.tokens), "KV capacity from models.capacity.estimate_capacity"

@@ -17,7 +17,7 @@ from typing import Any
 from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
 from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
 from sched_reader.analyzers.simulator.api import with_frontend_latency
-from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
+from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate, is_jsonl, load_workload_file
 from sched_reader.models.block_accounting import account_lengths
 from sched_reader.models.calibration_profile import active_profile, calibrated, frontend_kwargs
 from sched_reader.models.capacity import estimate_capacity
@@ -64,8 +64,6 @@ def summarize_requests(requests: Any, source: str) -> Any:
 
     import numpy as np
 
-    from sched_reader.models.workload import Workload
-
     n = len(requests)
     a = requests.arrival_s
     span = float(a[-1] - a[0]) if n > 1 else 0.0
@@ -105,10 +103,8 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
             raise InputError(f"--workload replays the file as written; --{clash[0].replace('_', '-')} does not "
                              "apply to it", key="--workload",
                              hint="drop the bench flag, or drop --workload to generate a workload")
-        from sched_reader.analyzers.simulator.workloads import is_jsonl, load_workload_file
-
         requests = load_workload_file(wfile, seed=seed, max_concurrency=overrides.get("max_concurrency"))
-        kind = "trace" if is_jsonl(__import__("pathlib").Path(wfile)) else "workload file"
+        kind = "trace" if is_jsonl(Path(wfile)) else "workload file"
         return summarize_requests(requests, f"{kind} {wfile}"), requests
     flags_given = any(v is not None for v in overrides.values())
     section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items()}
@@ -252,8 +248,6 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
             and workload.request_rate != float("inf"):
         # No simulation asked (lint): the in-flight count of an open loop still comes from Little's law,
         # with the steady-state formula's throughput and latency (~20 ms), not from the request count.
-        from sched_reader.models.cost.performance import estimate_performance
-
         verdict_perf = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                             spec.checkpoint_quantization, kv_tokens=kv.tokens)
     verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)

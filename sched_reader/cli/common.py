@@ -17,7 +17,7 @@ import os
 
 import typer
 
-from sched_reader.errors import EXIT_ERROR, SchedReaderError
+from sched_reader.errors import EXIT_ERROR, InputError, SchedReaderError
 
 COMMAND_LINE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("command_line", default=None)
 
@@ -160,8 +160,6 @@ def parse_rate(text: str | None, key: str = "--request-rate") -> float | None:
     """A request rate (requests/s) or inf; an input error otherwise."""
     import math
 
-    from sched_reader.errors import InputError
-
     if text is None:
         return None
     try:
@@ -175,8 +173,6 @@ def parse_rate(text: str | None, key: str = "--request-rate") -> float | None:
 
 def parse_percentiles(text: str | None) -> tuple[float, ...]:
     """``--metric-percentiles 25,50,99.9`` -> (25.0, 50.0, 99.9); each in [0, 100]."""
-    from sched_reader.errors import InputError
-
     if not text:
         return ()
     out = []
@@ -200,8 +196,6 @@ GOODPUT_KEYS = ("ttft", "tpot", "e2el")
 def parse_goodput(values: list[str] | None) -> dict[str, float]:
     """``--goodput ttft:500 tpot:50`` (vLLM's KEY:VALUE pairs, milliseconds) -> {"ttft": 500.0, ...}."""
     import difflib
-
-    from sched_reader.errors import InputError
 
     out: dict[str, float] = {}
     for value in values or []:
@@ -236,8 +230,6 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
     ``--input-len``/``--output-len`` map to the dataset-specific flags as in vLLM's ``main_async`` (an
     explicit ``--random-input-len`` loses to ``--input-len`` there too). ``--burstiness`` must be > 0.
     """
-    from sched_reader.errors import InputError
-
     if burstiness is not None and not burstiness > 0:
         raise InputError(f"must be > 0, got {burstiness}", key="--burstiness")
     if random_range_ratio is not None and not 0.0 <= random_range_ratio < 1.0:

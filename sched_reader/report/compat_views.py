@@ -10,6 +10,7 @@ import json
 import unicodedata
 from typing import Any
 
+from sched_reader.report.layout import output_width, wrap_text
 from sched_reader.compat import matrix
 from sched_reader.compat.defaults import release_facts
 from sched_reader.compat.matrix import SYMBOL
@@ -165,8 +166,6 @@ def _text_matrix(head: list[str], labels: list[str], ff_rows: list[list[str]], h
     """The matrix as aligned text tables (a light grid renderer: rich's costs ~0.1 s per call), or, when
     the grid is wider than the output (``report.layout.output_width``), as one wrapped line per feature
     listing its partners grouped by status."""
-    from sched_reader.report.layout import output_width, wrap_text
-
     width = output_width()
     ff_grid = _grid(["Feature", *labels], ff_rows)
     hw_grid = _grid(["Feature", *hw_labels], hw_rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
+from sched_reader.report.layout import table_lines
 from sched_reader.report.text_config import render_engine_header, render_findings
 from sched_reader.report.units import fmt_duration_ms, fmt_int, fmt_rate
 from sched_reader.analyzers.whatif import effect_line
@@ -121,8 +122,6 @@ def first_change(v: Any) -> str:
 def short_effect(eff: dict[str, Any]) -> str:
     """The effect in a few words: the target metric, then output throughput and mean TTFT when they move
     (the full list is on the recommendation's own ``predicted effect`` line)."""
-    from sched_reader.analyzers.whatif import effect_line
-
     target = eff.get("target")
     keep = [k for k in (target, "output_throughput", "mean_ttft_ms") if k]
     trim = {**eff, "before": {k: eff["before"].get(k) for k in keep},
@@ -158,8 +157,6 @@ def render_diagnoses(console: Any, results: list[Any], explain: bool = False) ->
 
 def summary_lines(results: list[Any], width: int) -> list[str]:
     """The multi-engine summary: one row per engine (what binds, output tok/s, TTFT, ITL p99, change)."""
-    from sched_reader.report.layout import table_lines
-
     rows = []
     for d in results:
         p = d.performance or {}

@@ -4,6 +4,7 @@ derivation."""
 from __future__ import annotations
 
 from typing import Any
+from sched_reader.report.layout import table_lines
 
 
 
@@ -21,8 +22,6 @@ def claim_table(report: Any, width: int | None = None) -> list[str]:
     """The claim | lesson says | sched-reader computes | verdict table as plain lines (no trailing
     spaces) that fit ``width`` (the verdict column wraps in its cell when the table is too wide; one
     entry per claim when even that does not fit)."""
-    from sched_reader.report.layout import table_lines
-
     head = ["claim", "lesson says", "sched-reader computes", "verdict"]
     rows = [[c.label, str(c.lesson.get("text", "")), c.computed_text, c.verdict_text] for c in report.claims]
     lines = table_lines(head, rows, width, align_right_from=4, flex=3, min_flex=12)

@@ -10,7 +10,7 @@ from sched_reader.analyzers.simulator.metrics import add_client_latency, summari
 from sched_reader.analyzers.simulator.policies import POLICIES, SchedParams, params_for
 from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.static import run_static
-from sched_reader.analyzers.simulator.workloads import Requests
+from sched_reader.analyzers.simulator.workloads import Requests, drop_overlong
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.models.calibration_profile import active_profile, api_seconds
 from sched_reader.models.capacity import estimate_capacity
@@ -37,8 +37,6 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     A request whose prompt is ``max_model_len`` tokens or longer is rejected by vLLM's API server;
     ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).
     """
-    from sched_reader.analyzers.simulator.workloads import drop_overlong
-
     requests, failed = drop_overlong(requests, params.max_model_len)
     sent_s = requests.arrival_s
     if frontend is not None and requests.max_concurrency is None and len(requests):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
+from sched_reader.report.layout import wrap_text
 from sched_reader.errors import EXIT_ERROR, SchedReaderError
 
 FORMATS = ("text", "json", "markdown")
@@ -19,8 +20,6 @@ def out(text: str, fmt: str = "text") -> None:
     """Write ``text``; text output is wrapped to the output width with hanging indents (JSON and
     markdown are written as they are)."""
     if fmt == "text":
-        from sched_reader.report.layout import wrap_text
-
         text = wrap_text(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -11,6 +11,7 @@ from sched_reader.cli.fail_on import FailOn, exit_for
 from sched_reader.errors import InputError
 from sched_reader.report.console import make_console
 from sched_reader.report.diagnosis_json import diagnosis_json
+from sched_reader.report.plots import plot_diagnoses
 from sched_reader.report.spec_json import dumps, envelope
 from sched_reader.report.text_diagnose import render_diagnoses
 
@@ -52,7 +53,5 @@ def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_con
     else:
         render_diagnoses(make_console(), results, explain=explain)
     if plot is not None:
-        from sched_reader.report.plots import plot_diagnoses
-
         plot_diagnoses([diagnosis_json(d, explain=False) for d in results], plot)
     return exit_for(specs, fail_on)

@@ -67,6 +67,8 @@ def _stats(errs: list[float]) -> str:
 def grouped_report(rows: list[dict], token_err: dict[str, float | None]) -> None:
     """KV-token (V1) / GPU-block (V0) error by source, era and GPU class; sweep rows apart.
 
+    Rows whose source prints no token count are compared on "Available KV cache memory" (GiB).
+
     No constant is re-fitted when this runs, so leaving a source out changes no prediction: the
     leave-one-source-out error of a row is its error here. Rows a constant was read from are marked
     in-sample (``constants_from_this_row``) and listed apart.
@@ -136,6 +138,8 @@ def main(path: str | None = None) -> int:
             if c == "tokens":
                 token_err[row["id"]] = e
             cells.append(f"{p:>10} / {r:>6} {100 * e:+5.1f}%")
+        if row["id"] not in token_err and lg["kv_cache_gib"]:   # no token count logged: KV memory instead
+            token_err[row["id"]] = pairs["kv_gib"][0] / lg["kv_cache_gib"] - 1
         token_err.setdefault(row["id"], None)
         print(f"{row['id'][:44]:44s} " + " ".join(f"{x:>24s}" for x in cells))
     print()

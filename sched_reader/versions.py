@@ -6,11 +6,14 @@
 
 from __future__ import annotations
 
+import functools
+
 # What ``parse_version`` answers for no version at all: a recent release (the models' behaviour for a
 # spec that names none; the spec builder always resolves one, so this is a fallback for direct callers).
 DEFAULT_RELEASE = (0, 19, 0)
 
 
+@functools.lru_cache(maxsize=4096)
 def version_key(version: str) -> tuple[int, ...]:
     """Numeric sort key of a plain release string (``0.10.2`` -> ``(0, 10, 2)``)."""
     return tuple(int(p) for p in version.split("."))

@@ -28,6 +28,7 @@ from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.engine_spec import EngineSpec
 from sched_reader.models.workload import Workload
+from sched_reader.models.calibration_profile import active_profile, calibrated
 
 
 class Diagnosis:
@@ -205,7 +206,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     """
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    if not needs_queueing(workload, requests):
+    if not needs_queueing(workload, requests) and active_profile() is None:
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
     if requests is None:
@@ -218,7 +219,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
             max_concurrency=workload.max_concurrency,
         )
     blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model,
+    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), calibrated(model),
                                          frontend=ApiServerModel()))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")

@@ -37,7 +37,7 @@ import tempfile
 from sched_reader.findings import Finding, is_failing, sort_unique
 from sched_reader.analyzers.baseline import base_dir, split_new
 from sched_reader.analyzers.diagnosis import diagnose
-from sched_reader.analyzers.lint_config import check_selectors, LintConfig, repo_root
+from sched_reader.analyzers.lint_config import LintConfig, check_selectors, check_workload, repo_root
 from sched_reader.analyzers.lint_files import FileFilter, GitIgnore, matches_glob, relative_to, walk as _walk
 from sched_reader.analyzers.lint_parallel import effective_jobs, map_ordered
 from sched_reader.analyzers.pipeline import build_spec, build_specs
@@ -440,7 +440,22 @@ WORKLOAD_RULES = ("SR202", "SR203", "SR204")
 
 def _engine_findings(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
     """All findings of one engine, and the capacity scope: ``none`` (--no-capacity or model not
-    resolved), ``structural`` (no workload stated) or ``workload`` (same findings as ``diagnose``)."""
+    resolved), ``structural`` (no workload stated) or ``workload`` (same findings as ``diagnose``).
+
+    A finding about the engine as a whole (no file or no line, e.g. SR110) is attached to the engine's
+    own file and line, so every output (SARIF, annotations) can place it.
+    """
+    findings, scope = _engine_findings_raw(spec, opts)
+    return [_at_engine(f, spec) for f in findings], scope
+
+
+def _at_engine(f: Any, spec: Any) -> Any:
+    if f.file is None or (f.line is None and f.file == spec.file and spec.line):
+        return f.model_copy(update={"file": f.file or spec.file, "line": f.line or spec.line})
+    return f
+
+
+def _engine_findings_raw(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
     findings = list(spec.findings)
     if not opts.capacity:
         return findings, "none"
@@ -755,9 +770,4 @@ def load_workload(path: str | None) -> dict[str, Any] | None:
         raise InputError(f"cannot read the workload: {str(exc).splitlines()[0]}", file=path) from None
     if isinstance(data, dict) and isinstance(data.get("workload"), dict):
         data = data["workload"]
-    if not isinstance(data, dict) or not data:
-        raise InputError("the workload must be a mapping (random-input-len, num-prompts, arrival, classes, ...)",
-                         file=path)
-    if isinstance(data.get("trace"), str) and not os.path.isabs(data["trace"]):
-        data = {**data, "trace": str((p.parent / data["trace"]).resolve())}
-    return data
+    return check_workload(data, path)

@@ -37,12 +37,14 @@ import difflib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 import tomllib
+from typing import Any
 
-from sched_reader.errors import InputError
 from sched_reader.analyzers.rule_catalog import matches, normalize_selector
 from sched_reader.analyzers.rule_docs import rule_ids, rule_names
+from sched_reader.analyzers.simulator.workloads import WorkloadSpec
+from sched_reader.errors import InputError
+from sched_reader.models.workload import Workload
 
 CONFIG_NAMES = (".sched-reader.yaml", ".sched-reader.yml")
 PYPROJECT = "pyproject.toml"
@@ -126,7 +128,10 @@ def discover(inputs: list[str], config_file: str | None = None, isolated: bool =
         return LintConfig()
     start = next((p for p in inputs if p != "-" and os.path.exists(p)), ".")
     found = find_config(start)
-    return load_config(str(found)) if found is not None else LintConfig()
+    if found is None:
+        return LintConfig()
+    rel = os.path.relpath(found)
+    return load_config(rel if not rel.startswith("..") else str(found))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -290,11 +295,42 @@ def _check_value(key: str, value: Any, path: str, line: int | None) -> Any:
             raise _err(path, line, key, "must be true or false")
         return value
     if key == "workload":
-        if not isinstance(value, dict):
-            raise _err(path, line, key, "must be a mapping of workload keys (random-input-len, num-prompts, ...)",
-                       hint="the keys of a sched-reader file's workload: section")
-        return dict(value)
+        return check_workload(value, path, line)
     raise AssertionError(key)  # pragma: no cover - KNOWN_KEYS and this function list the same keys
+
+
+_RICH_WORKLOAD_KEYS = ("classes", "arrival", "dataset", "trace")
+
+
+def check_workload(value: Any, path: str, line: int | None = None) -> dict[str, Any]:
+    """Validate a workload mapping (``vllm bench serve`` keys, or a simulator workload with classes /
+    arrival / trace) the way ``diagnose`` will read it; unknown keys are errors. A relative ``trace``
+    is made absolute against ``path``'s directory. Returns the mapping with snake_case keys."""
+    if not isinstance(value, dict) or not value:
+        raise _err(path, line, "workload", "must be a mapping of workload keys (random-input-len, num-prompts, ...)",
+                   hint="the keys of a sched-reader file's workload: section")
+    data = {str(k).replace("-", "_"): v for k, v in value.items()}
+    if isinstance(data.get("trace"), str) and not os.path.isabs(data["trace"]):
+        data["trace"] = str((Path(path).resolve().parent / data["trace"]).resolve())
+    from pydantic import ValidationError
+
+    if any(k in data for k in _RICH_WORKLOAD_KEYS):
+        model = WorkloadSpec
+    else:
+        model = Workload
+        unknown = [k for k in data if k not in model.model_fields]
+        if unknown:
+            guess = _suggest(unknown[0], list(model.model_fields))
+            raise _err(path, line, "workload", f"unknown workload key {unknown[0]!r}",
+                       hint=f"did you mean {guess!r}?" if guess else
+                       f"known keys: {', '.join(model.model_fields)}, or classes/arrival/trace")
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        where = ".".join(str(x) for x in e.get("loc", ()))
+        raise _err(path, line, "workload", f"invalid workload: {where}: {e.get('msg')}") from None
+    return data
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import sys
 import typer
 
 from sched_reader import __version__
-from sched_reader.cli import (cmd_compat, cmd_config, cmd_diagnose, cmd_explain_log, cmd_lesson, cmd_lint, cmd_rules,
-                              cmd_simulate)
+from sched_reader.cli import (cmd_calibrate, cmd_compat, cmd_config, cmd_diagnose, cmd_explain_log, cmd_lesson,
+                              cmd_lint, cmd_rules, cmd_simulate, cmd_tune)
 from sched_reader.cli.common import COMMAND_LINE
 
 app = typer.Typer(
@@ -50,6 +50,8 @@ def _register() -> None:
 def _register_loop() -> None:
     """explain-log / calibrate / tune (issue 13; kept apart so the command list merges cleanly)."""
     cmd_explain_log.register(app)
+    cmd_calibrate.register(app)
+    cmd_tune.register(app)
 
 
 _register()

@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    ProfileOption,
     Dataset,
     FormatOption,
     GpuOption,
@@ -44,6 +45,7 @@ def diagnose(
     effects: bool = typer.Option(True, "--effects/--no-effects",
                                  help="Evaluate each recommendation's predicted effect (one re-run each); "
                                       "a recommendation that does not improve its target metric is not printed."),
+    profile: Optional[str] = ProfileOption,
 ) -> None:
     """Predict vLLM's KV-cache budget, capacity, prefill/decode speed and which scheduling default binds.
 
@@ -62,7 +64,7 @@ def diagnose(
             "max_concurrency": max_concurrency,
         }
         return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, fmt=fmt.value, explain=explain,
-                          overrides=overrides, sets=sets, effects=effects, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
+                          overrides=overrides, sets=sets, effects=effects, profile=profile, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
 

@@ -47,13 +47,13 @@ def lint(
         True, "--capacity/--no-capacity", help="Also run the capacity checks (SR2xx) for engines whose model resolves."
     ),
     select: Optional[List[str]] = typer.Option(
-        None, "--select", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
+        None, "--select", metavar="RULES", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
     ),
     extend_select: Optional[List[str]] = typer.Option(
-        None, "--extend-select", help="Add these rules to the selection (the config's or --select's)."
+        None, "--extend-select", metavar="RULES", help="Add these rules to the selection (the config's or --select's)."
     ),
     ignore: Optional[List[str]] = typer.Option(
-        None, "--ignore", help="Leave out these rules (same forms as --select)."
+        None, "--ignore", metavar="RULES", help="Leave out these rules (same forms as --select)."
     ),
     config_file: Optional[str] = typer.Option(
         None, "--config-file", metavar="FILE",

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    ProfileOption,
     Dataset,
     FormatOption,
     GpuOption,
@@ -43,6 +44,7 @@ def simulate(
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    profile: Optional[str] = ProfileOption,
 ) -> None:
     """Predict throughput, TTFT, ITL, KV use and preemptions of a deploy config under a workload.
 
@@ -66,7 +68,7 @@ def simulate(
                      "num_prompts": num_prompts, "request_rate": request_rate, "max_concurrency": max_concurrency}
         return runner.run(config, policy=policy, compare=compare, workload=workload, overrides=overrides, seed=seed,
                           chunk_size=chunk_size, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, fmt=fmt.value,
-                          gpu=gpu, vllm=vllm, model_config=model_config, echo=typer.echo)
+                          gpu=gpu, vllm=vllm, model_config=model_config, profile=profile, echo=typer.echo)
 
     raise typer.Exit(run_guarded(body))
 

@@ -48,6 +48,9 @@ ModelConfigOption = typer.Option(
     None, "--model-config", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
 )
 FormatOption = typer.Option(OutputFormat.text, "--format", "-f", help="Output format.", case_sensitive=False)
+ProfileOption = typer.Option(
+    None, "--profile", metavar="PROFILE.yaml",
+    help="A calibration profile from `sched-reader calibrate` (its fitted terms apply to the speed predictions).")
 
 
 def split_inputs(files: list[str] | None) -> tuple[list[str], list[str] | None]:
@@ -71,7 +74,7 @@ T = TypeVar("T")
 def run_guarded(fn: Callable[[], T]) -> T:
     """Run a command body; a ``SchedReaderError`` becomes one line on stderr and exit code 2."""
     try:
-        return fn()
+        return _with_profile_reset(fn)
     except SchedReaderError as err:
         fail(str(err), err.exit_code)
     except KeyboardInterrupt:
@@ -87,6 +90,15 @@ def run_guarded(fn: Callable[[], T]) -> T:
             f"internal error: {type(err).__name__}: {err} (please report this with the input that caused it)",
             EXIT_ERROR,
         )
+
+
+def _with_profile_reset(fn: Callable[[], T]) -> T:
+    """A ``--profile`` lasts for one command only."""
+    try:
+        return fn()
+    finally:
+        if "sched_reader.models.calibration_profile" in sys.modules:
+            sys.modules["sched_reader.models.calibration_profile"].use_profile(None)
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:

@@ -361,7 +361,14 @@ class ArgTable:
         return coerce(record, raw_value)
 
     def did_you_mean(self, flag: str, n: int = 3) -> list[str]:
-        """Up to ``n`` closest option strings (difflib), best first."""
+        """Up to ``n`` closest option strings (difflib), best first (memoized per table: lint asks the
+        same question for every file that has the same unknown flag)."""
+        memo = self.__dict__.setdefault("_did_you_mean_memo", {})
+        if (flag, n) not in memo:
+            memo[(flag, n)] = tuple(self._did_you_mean(flag, n))
+        return list(memo[(flag, n)])
+
+    def _did_you_mean(self, flag: str, n: int) -> list[str]:
         written, _ = _split_written(flag)
         if not written.startswith("-"):
             written = "--" + written

@@ -218,7 +218,7 @@ def resolve_gpu(name: str) -> GPUResolution:
         return res
     mem = gpu_spec.memory_from_name(name)
     if mem is not None:
-        gpu, assumed = gpu_spec.synthesize(name.strip(), mem, source=f"GPU name {name.strip()!r}")
+        gpu, assumed = gpu_spec.synthesize(name.strip(), mem, source=f"GPU name {name.strip()!r}", nominal=True)
         return GPUResolution(gpu=gpu, guessed=True, note=(
             f"unknown GPU {name.strip()!r}: {mem / _GIB:.0f} GiB from its name; assumed: {'; '.join(assumed)} "
             f"(pass --gpu-spec FILE to be exact)"))

@@ -52,7 +52,7 @@ _CLASS_TEMPLATES: tuple[tuple[str, str, str], ...] = (
     (r"\bt4\b|turing|rtx\s*20\d\d|quadro", "turing", "nvidia-t4-16gb"),
 )
 _DEFAULT_TEMPLATE = "nvidia-l40s-48gb"
-_MEM_RE = re.compile(r"(\d+(?:\.\d+)?)\s*(gb|gib|g|mib|mb)\b", re.IGNORECASE)
+_MEM_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(gb|gib|g|mib|mb)\b", re.IGNORECASE)
 
 
 def template_for(name: str) -> tuple[str, str]:
@@ -79,13 +79,21 @@ def _template(gid: str) -> GPU:
 
 
 def synthesize(name: str, memory_bytes: int, *, fields: dict[str, Any] | None = None,
-               like: GPU | None = None, source: str) -> tuple[GPU, list[str]]:
+               like: GPU | None = None, source: str, nominal: bool = False) -> tuple[GPU, list[str]]:
     """A GPU of ``memory_bytes`` named ``name``; other fields from ``fields``, else from ``like`` / the class
-    template. Returns the GPU and the list of assumed field names."""
+    template. Returns the GPU and the list of assumed field names.
+
+    ``nominal``: the memory is a marketing figure from the name ("32GB"); when the class template has
+    the same nominal size, its exact device and PyTorch totals are used instead.
+    """
     fields = dict(fields or {})
     cls, gid = template_for(name)
     base = like or _template(gid)
     assumed: list[str] = []
+    if nominal and abs(base.memory_bytes - memory_bytes) <= 0.06 * memory_bytes:
+        memory_bytes = base.memory_bytes
+        fields.setdefault("cuda_total_gib", base.cuda_total_bytes / _GIB)
+        assumed.append(f"device and usable memory of {base.name} (same nominal size)")
     if "cuda_total_gib" in fields and fields["cuda_total_gib"] is not None:
         cuda_total = min(int(round(float(fields["cuda_total_gib"]) * _GIB)), memory_bytes)
         cuda_inferred = False

@@ -58,6 +58,10 @@ NON_TORCH_TP1_V1_OLD = int(0.13 * GIB)  # llm-d v0.11.0 / v0.15.0 logs: 0.13-0.1
 NON_TORCH_TP1_V1_NEW = int(0.25 * GIB)  # llm-d-planner v0.19.0 logs: 0.24-0.27 GiB
 NON_TORCH_PP_ONLY = int(0.07 * GIB)     # llm-d-planner v0.19.0 PP=2 log: 0.07 GiB (snapshot after NCCL init)
 TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + custom all-reduce: llm-d-planner v0.19.0 TP2/TP4 H100 logs 2.07-2.21 GiB total
+# The same Hopper NVLink TP2 setup logs non-torch 0.55 GiB in vLLM 0.11.0 (llm-d-benchmark, RedHatAI
+# Llama-3.3-70B-FP8-dynamic TP2 H100): 0.55 - 0.13 base. Releases between 0.11 and 0.19 are unmeasured;
+# the larger figure is used from 0.19.0 where it was seen.
+TP_COMM_NVLINK_HOPPER_OLD = int(0.42 * GIB)
 TP_COMM_PLAIN = int(0.9 * GIB)          # NCCL without NVLS: dennislee22 v0.10.1.1 A100 TP2 log (requested - weights - KV - activation)
 # GPUs without NVLink/P2P (GeForce, most PCIe cards): custom all-reduce is off and NCCL uses host-memory (SHM)
 # transport, so little device memory: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
@@ -95,6 +99,14 @@ class MemoryProfile(BaseModel):
 
 # ----------------------------------------------------------------------------------- activation
 
+# V1 before 0.12 uses FlashInfer's top-k/top-p only when the flashinfer package is installed (the
+# VLLM_USE_FLASHINFER_SAMPLER=None default means "on if available"); pip installs of 0.10-0.11 lacked it
+# ("FlashInfer is not available. Falling back to the PyTorch-native implementation", Qwen3-Next 0.10.2 log)
+# and the llm-d-benchmark 0.11.0 H100 logs show the PyTorch sort path's activation peak exactly
+# (Llama-3.1-8B 4.76 GiB, gpt-oss-20b 7.38, Qwen3-0.6B 5.56 = 9.5 x 4 R V bytes + hidden states).
+FLASHINFER_SAMPLER_BEFORE_0_12 = False
+
+
 def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
     """(name, extra fp32 R x V copies held by the sampling temporaries) for this release."""
     ver = parse_version(cfg.vllm_version)
@@ -102,9 +114,12 @@ def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
         return "v0 pytorch sort", 8.0
     if ver >= (0, 17, 0):
         return "triton top-k/top-p (in place) + softmax + noise", 2.0
-    if (0, 8, 0) <= ver < (0, 12, 0):
-        return "flashinfer top-k/top-p from logits", 2.0
-    return "pytorch sort top-k/top-p", 8.0
+    fi = getattr(cfg, "flashinfer_sampler", None)
+    if fi is None:
+        fi = FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0)
+    if fi and ver >= (0, 8, 0):
+        return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
+    return "pytorch sort top-k/top-p (FlashInfer sampler not used)", 8.0
 
 
 def _moe_workspace_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt: int) -> int:
@@ -217,8 +232,10 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     nvls = link == "nvlink" and float((gpu.compute_capability if gpu else None) or "0") >= 9.0
     if tp <= 1:
         comm, path = 0, "none"
-    elif nvls:
+    elif nvls and ver >= (0, 19, 0):
         comm, path = TP_COMM_NVLS, "nccl nvls + custom all-reduce"
+    elif nvls:
+        comm, path = TP_COMM_NVLINK_HOPPER_OLD, "nccl + custom all-reduce (hopper nvlink, before 0.19)"
     elif link in ("none", "pcie"):
         comm, path = TP_COMM_NO_P2P, "nccl shm/pcie, no custom all-reduce"
     else:

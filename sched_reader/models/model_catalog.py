@@ -27,6 +27,7 @@ from sched_reader.models.architecture import ModelArch
 from sched_reader.models.quantization import scheme_from_quant_config
 from sched_reader.models.data_files import load
 from sched_reader.models.hf_cache import find_cached_config
+from sched_reader.models.hybrid import is_hybrid
 from sched_reader.models.name_match import best_match, name_key
 
 _URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az://", "abfs://", "http://", "https://")
@@ -171,6 +172,11 @@ def get_model(model_id: str) -> ModelArch:
 
 def nearest_model_ids(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog ids closest to ``name`` (by id/alias similarity), closest first."""
+    return list(_nearest_model_ids(name, n))
+
+
+@lru_cache(maxsize=4096)
+def _nearest_model_ids(name: str, n: int) -> tuple[str, ...]:
     cat = _catalog()
     key = (name or "").lower()
     short = key.rsplit("/", 1)[-1]
@@ -188,7 +194,7 @@ def nearest_model_ids(name: str, n: int = 3) -> list[str]:
             out.append(mid)
         if len(out) == n:
             break
-    return out
+    return tuple(out)
 
 
 def _hint(name: str) -> str:
@@ -318,7 +324,8 @@ def _name_keys() -> list[tuple[str, Any, float | None]]:
 
 
 def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
-    return best_match(name_key(repo), _name_keys())
+    hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
+    return best_match(name_key(repo), _name_keys(), hybrids)
 
 
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:

@@ -83,7 +83,8 @@ def _close(a: float | None, b: float | None, tol: float) -> bool:
     return a is not None and b is not None and abs(a - b) <= tol * max(a, b)
 
 
-def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None]]) -> tuple[str, str] | None:
+def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None]],
+               hybrid_ids: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(catalog id, how it matched) for ``query`` among ``(id, key, official_params_b)`` rows, or None.
 
     Needs a size in the query: a family word alone does not fix the shapes.
@@ -114,7 +115,8 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         same_mod = query.modality == key.modality
         if query.family and key.family == query.family and (query.version is None or key.version == query.version):
             family_hits.append((dist + (0 if same_mod else 1), mid))
-        size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else 0.5), mid))
+        if mid not in hybrid_ids:  # a recurrent-state hybrid is never assumed from a size alone
+            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else 0.5), mid))
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"

@@ -582,6 +582,10 @@ def build_spec(
         shared_gpu_group=raw.shared_gpu_group,
     )
     spec.effective = build_effective(spec)
+    fi = raw.env.get("VLLM_USE_FLASHINFER_SAMPLER") if getattr(raw, "env", None) else None
+    if fi is not None and spec.effective is not None and fi.value is not None:
+        on = str(fi.value).strip().lower() not in ("0", "false", "no", "off", "")
+        spec.effective = spec.effective.model_copy(update={"flashinfer_sampler": on})
     _check_world_size(spec)
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec

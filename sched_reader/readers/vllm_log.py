@@ -132,6 +132,9 @@ _RELEASE_PATTERNS = [
     re.compile(r"[▀▄█ ]{6,}\s+version\s+v?([0-9][0-9A-Za-z.+\-]*)"),
     re.compile(r"vLLM Version\s*:\s*v?([0-9][0-9A-Za-z.+\-]*)"),
 ]
+# engine-config fields that differ between two engines of one model (a restart repeats them unchanged)
+_SHAPE_KEYS = ("tensor_parallel_size", "pipeline_parallel_size", "max_seq_len", "dtype", "quantization",
+               "kv_cache_dtype", "enforce_eager")
 _ENGINE_LINE = re.compile(r"Initializing an? (?:(?P<v1>V1 )|V0 )?LLM engine(?: \(v(?P<ver>[^)]*)\))? with config: (?P<cfg>.*)$")
 _NON_DEFAULT = re.compile(r"non-default args: (\{.*\})\s*$")
 _NAMESPACE = re.compile(r"\bargs: Namespace\((.*)\)\s*$")
@@ -340,10 +343,15 @@ def parse_log(text: str, file: str = "<log>") -> LogFacts:
         if m:
             cfg = parse_engine_config(m.group("cfg"))
             engines.append((no, cfg.get("model"), m.group("ver"), bool(m.group("v1"))))
-            if not facts.engine_config or facts.engine_config.get("model") != cfg.get("model"):
-                facts.engine_config = cfg
-                facts.engine_config_line = no
-            else:
+            if facts.engine_config and facts.engine_config.get("model") == cfg.get("model"):
+                for key in _SHAPE_KEYS:
+                    a, b = facts.engine_config.get(key), cfg.get(key)
+                    if a is not None and b is not None and a != b:
+                        raise InputError(
+                            f"several engines in one log: model {cfg.get('model')!r} with {key}={a} "
+                            f"(line {facts.engine_config_line}) and {key}={b} (line {no})", file=file, line=no,
+                            hint="give the log of one engine (e.g. `kubectl logs POD -c CONTAINER`, or grep one pid)")
+            if not facts.engine_config:
                 facts.engine_config = cfg
                 facts.engine_config_line = no
             facts.engine_core = "v1" if m.group("v1") else facts.engine_core or "v0"

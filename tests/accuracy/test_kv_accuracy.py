@@ -11,11 +11,18 @@ from kv_rows import load_rows, predict
 ROWS = load_rows()
 
 # Rows the model cannot express yet: id -> reason (xfail).
-XFAIL: dict[str, str] = {}
+_FI = ("this run's activation fits the FlashInfer top-k/top-p sampler (2 x 4RV temporaries); for V1 before 0.12 "
+       "sched-reader assumes FlashInfer is not installed (PyTorch sort path, 8 x 4RV), which four llm-d-benchmark "
+       "0.11.0 H100 logs match exactly; the log does not state VLLM_USE_FLASHINFER_SAMPLER or the install")
+XFAIL: dict[str, str] = {
+    "dennislee22-qwen2-7b-1xa100-80gb-gmu0.5": _FI,
+    "dennislee22-qwen2-7b-2xa100-40gb-tp2-2nodes-gmu0.5": _FI,
+    "llmd-benchmark-h100-mistral-small-3.2-24b": _FI + " (a multimodal model in mistral format)",
+}
 
 
-def _param(row):
-    marks = [pytest.mark.xfail(reason=XFAIL[row["id"]], strict=True)] if row["id"] in XFAIL else []
+def _param(row, kv: bool = True):
+    marks = [pytest.mark.xfail(reason=XFAIL[row["id"]], strict=True)] if kv and row["id"] in XFAIL else []
     return pytest.param(row, id=row["id"][:60], marks=marks)
 
 
@@ -31,7 +38,7 @@ def test_kv_tokens_or_blocks_within_2_percent(row):
     assert j["kv_cache"]["fits"] is True
 
 
-@pytest.mark.parametrize("row", [_param(r) for r in ROWS])
+@pytest.mark.parametrize("row", [_param(r, kv=False) for r in ROWS])
 def test_weights_within_1_percent(row):
     j = predict(row)
     real = row["logged"]["weights_gib"]

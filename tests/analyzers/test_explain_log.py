@@ -320,6 +320,24 @@ def test_interleaved_engines_exit_2(run_cli, tmp_path):
     assert "several engines in one log" in err and "microsoft/phi-4" in err and "google/gemma-2-9b-it" in err
 
 
+def test_two_engines_of_one_model_with_different_shapes_exit_2(run_cli, tmp_path):
+    """Two replicas of the same model, TP 1 and TP 2, in one file: not one engine."""
+    a = read_log_text(LOGS / "llmd-meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192.log.gz")
+    b = read_log_text(LOGS / "llmd-meta-llama---h100-80gb--tp1pp1dp1--8192-dtbf16-kvfp8.log.gz")
+    p = tmp_path / "two.log"
+    p.write_text(a + "\n" + b)
+    code, out, err = run_cli("explain-log", str(p))
+    assert code == 2 and out == ""
+    assert "several engines in one log" in err and "tensor_parallel_size=2" in err
+
+
+def test_a_restart_of_the_same_engine_reads_as_one(tmp_path):
+    a = read_log_text(LOGS / "llmd-microsoft-phi-4--h100-80gb--tp1pp1dp1--8192.log.gz")
+    f = parse_log(a + "\n" + a, "restart.log")
+    assert f.model == "microsoft/phi-4" and f.restarts == 1
+    assert f.term("kv_cache", "min") == 46.08
+
+
 @pytest.mark.parametrize("content", [b"", b"\x00\x01\x02binary", b"hello world\nnot a log\n"])
 def test_not_a_log_exits_2(run_cli, tmp_path, content):
     p = tmp_path / "x.log"

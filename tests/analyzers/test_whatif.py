@@ -116,3 +116,12 @@ def test_bad_set_exits_2(run_cli, bad):
 def test_parse_sets_booleans():
     assert whatif.parse_sets(["enable-chunked-prefill=false", "enforce_eager=true", "max-num-seqs=8"]) == [
         ("--no-enable-chunked-prefill", None), ("--enforce-eager", None), ("--max-num-seqs", "8")]
+
+
+def test_no_effects_keeps_the_verdicts_recommendations_unevaluated(run_cli):
+    _, args, tail, _, _ = CASES[1]
+    code, out, err = run_cli("diagnose", "-f", "json", "--no-effects", *args, "--", *tail)
+    assert code in (0, 1), err
+    recs = json.loads(out)["engines"][0]["recommendations"]
+    assert recs and all(r["effect"] is None for r in recs)
+    assert {"--kv-cache-dtype", "--tensor-parallel-size"} <= {r["flag"] for r in recs}

@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from sched_reader.cli import cmd_lint
+from sched_reader.cli.runners import lint as lint_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBEAI_70B = ROOT / "tests/data/deploy/k8s/kubeai__llama-3.1-70b-instruct-fp8-h100.yaml"
@@ -215,13 +216,18 @@ def test_config_file_option_and_cli_precedence(repo):
     ("per-file-ignores: {'x/**': [SR77]}\n", "matches no rule"),
     ("fail-on: sometimes\n", "'sometimes' is not one of"),
     ("select: [SR1\n", "invalid YAML"),
+    ("workload: {random-input-lenn: 2048}\n", "unknown workload key 'random_input_lenn' (did you mean "
+                                              "'random_input_len'?)"),
+    ("workload: {num-prompts: 0}\n", "invalid workload: num_prompts"),
+    ("workload: {classes: [{name: a, weight: 1, input: 10, output: 5}], arrival: {process: burst}}\n",
+     "invalid workload: arrival"),
 ])
 def test_bad_configuration_is_exit_2_with_file_line_and_hint(repo, text, needle):
     write(repo / ".sched-reader.yaml", "vllm: 0.19.0\n" + text)
     write(repo / "a.sh", SERVE_CLEAN)
     code, out, err = lint("a.sh")
     assert code == 2 and out == ""
-    assert err.startswith("sched-reader: error: ") and ".sched-reader.yaml:" in err and needle in err
+    assert err.startswith("sched-reader: error: .sched-reader.yaml:") and needle in err
     if "YAML" not in needle:
         assert ".sched-reader.yaml:2:" in err  # the line of the key
 
@@ -365,3 +371,34 @@ def test_bad_baseline_is_exit_2(repo):
     for path, needle in (("none.json", "baseline file not found"), ("b.json", "not valid JSON")):
         code, out, err = lint("a.sh", "--baseline", path)
         assert code == 2 and out == "" and needle in err
+
+
+def test_engine_level_findings_get_the_engine_line(repo):
+    # SR110 (no release stated) is about the engine as a whole: it points at the engine's line, so
+    # SARIF and annotations can place it
+    write(repo / "a.sh", "#!/bin/sh\n\nvllm serve Qwen/Qwen2.5-7B-Instruct\n")
+    _, doc, _ = lint_json("a.sh", "--select", "SR110", "--format", "sarif")
+    [res] = doc["runs"][0]["results"]
+    loc = res["locations"][0]["physicalLocation"]
+    assert (loc["artifactLocation"]["uri"], loc["region"]["startLine"]) == ("a.sh", 3)
+
+
+def test_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
+    import io
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert lint_runner._Progress.wanted() is False  # not a terminal
+
+
+def test_parallel_workers_give_the_same_report_as_one_process(repo):
+    deploy = ROOT / "tests/data/deploy"
+    files = sorted(p for p in deploy.rglob("*") if p.suffix in (".yaml", ".yml", ".sh"))
+    for i in range(30):  # above the in-process threshold
+        src = files[i % len(files)]
+        write(repo / "d" / f"{i:02d}_{src.name}", src.read_text())
+    one = lint("d", "--format", "json", "--jobs", "1", "--vllm", "0.19.0")
+    two = lint("d", "--format", "json", "--jobs", "2", "--vllm", "0.19.0")
+    assert one[0] == two[0] and one[1] == two[1]
+    assert json.loads(one[1])["summary"]["files"] >= 25

@@ -182,3 +182,13 @@ def test_max_model_len_below_default_prompt_is_clipped_not_an_error(run_cli):
     assert code == 0, err
     # 512 tokens: output 512 // 8 = 64, prompt 512 - 64 = 448
     assert "workload clipped to fit max_model_len 512" in out and "448 in / 64 out" in out
+
+
+def test_memory_in_a_name_is_not_read_from_a_model_number():
+    r = resolve_gpu("NVIDIA L40G 48GB")          # "40G" is part of the model number, 48GB is the memory
+    assert round(r.gpu.memory_gib) == 48
+
+
+def test_nominal_memory_takes_the_same_class_gpus_exact_totals():
+    r = resolve_gpu("Tesla V100-SXM3-32GB")     # 32 GB marketing = 32510 MiB on the V100 32GB boards
+    assert r.gpu.memory_bytes == 32510 * 2**20 and round(r.gpu.cuda_total_gib, 2) == 31.75

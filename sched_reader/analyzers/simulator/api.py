@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable
+from dataclasses import replace as _replace
 
 from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
 from sched_reader.analyzers.simulator.engine import run_engine
@@ -12,6 +13,7 @@ from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.static import run_static
 from sched_reader.analyzers.simulator.workloads import Requests
 from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.models.calibration_profile import active_profile, api_seconds, calibrated
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
@@ -33,8 +35,6 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     """
     sent_s = requests.arrival_s
     if frontend is not None and requests.max_concurrency is None and len(requests):
-        from dataclasses import replace as _replace
-
         requests0 = requests
         requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
         if params.policy != "static" and not reference:
@@ -87,8 +87,12 @@ def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> t
 
     first = np.asarray(run.rec.first_ns, dtype=np.float64) / 1e9
     fin = np.asarray(run.rec.finish_ns, dtype=np.float64) / 1e9
-    engine_in = np.asarray(run.send_ns, dtype=np.float64) / 1e9
-    f2, e2, peak = frontend.deliver(first, fin, np.asarray(run.target), engine_in, np.asarray(run.prompt))
+    if requests.max_concurrency is None:
+        client_sent = np.asarray(sent_s, dtype=np.float64)
+    else:
+        client_sent = np.asarray(run.send_ns, dtype=np.float64) / 1e9
+    # intake work joins the server's FIFO when the client sends, ahead of tokens emitted later
+    f2, e2, peak = frontend.deliver(first, fin, np.asarray(run.target), client_sent, np.asarray(run.prompt))
     run.rec.first_ns = [int(x) for x in np.rint(f2 * 1e9)]
     run.rec.finish_ns = [int(x) for x in np.rint(np.maximum(e2, f2) * 1e9)]
     if requests.max_concurrency is None:
@@ -98,14 +102,17 @@ def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> t
     return send, peak
 
 
-def engine_inputs(spec: Any) -> tuple[StepCost, int]:
-    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models."""
+def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]:
+    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models
+    (with the active calibration profile applied unless ``apply_profile`` is False)."""
     if spec.arch is None or spec.effective is None:
         raise SchedReaderError(f"engine {spec.name}: model or configuration unresolved; cannot simulate",
                                file=spec.file, line=spec.line)
     gpu = spec.hardware.gpu
     cfg = spec.effective
     cost = IterationCostModel(spec.arch, gpu, cfg, spec.checkpoint_quantization)
+    if apply_profile:
+        cost = calibrated(cost)
     if cfg.num_gpu_blocks_override:
         blocks = int(cfg.num_gpu_blocks_override)
     else:
@@ -135,5 +142,8 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
 def with_frontend_latency(res: dict[str, Any], endpoint: str = "completions") -> dict[str, Any]:
     """What a ``vllm bench serve`` client measures: the engine's times plus the API server's fixed
     per-request latency for ``endpoint`` (the steady-state formula adds the same constant)."""
-    return add_client_latency(res, frontend_ttft_s(endpoint),
-                              f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    add_client_latency(res, frontend_ttft_s(endpoint),
+                       f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    if active_profile() is not None and api_seconds():
+        add_client_latency(res, api_seconds(), "calibrated API-server intake (--profile)")
+    return res

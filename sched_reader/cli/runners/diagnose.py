@@ -8,6 +8,7 @@ from sched_reader.analyzers import whatif
 from sched_reader.analyzers.diagnosis import diagnose
 from sched_reader.cli.common import split_inputs
 from sched_reader.cli.fail_on import FailOn, exit_for
+from sched_reader.cli.runners.profile import activate_profile
 from sched_reader.errors import InputError
 from sched_reader.report.console import make_console
 from sched_reader.report.diagnosis_json import diagnosis_json
@@ -29,10 +30,11 @@ def parse_rate(text: str | None) -> float | None:
 
 
 def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
-        explain: bool, overrides: dict[str, Any], sets: list[str] | None, effects: bool, fail_on: FailOn,
-        echo: Callable[[str], None]) -> int:
+        explain: bool, overrides: dict[str, Any], sets: list[str] | None, effects: bool, profile: str | None,
+        fail_on: FailOn, echo: Callable[[str], None]) -> int:
     """``overrides``: the bench flags (``request_rate`` still as text); ``sets``: --set FLAG=VALUE (what-if);
-    ``effects``: evaluate each recommendation's predicted effect."""
+    ``effects``: evaluate each recommendation's predicted effect; ``profile``: --profile FILE."""
+    activate_profile(profile)
     overrides = {**overrides, "request_rate": parse_rate(overrides.get("request_rate"))}
     paths, command_line = split_inputs(files)
     flag_sets = whatif.parse_sets(sets)

@@ -19,6 +19,7 @@ from sched_reader.analyzers.simulator import simulate_spec
 from sched_reader.analyzers.simulator.policies import POLICIES
 from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_yaml
 from sched_reader.cli.common import split_inputs
+from sched_reader.cli.runners.profile import activate_profile
 from sched_reader.errors import InputError
 from sched_reader.report.text_diagnose import describe_workload
 from sched_reader.report.text_simulate import render_simulation
@@ -27,8 +28,10 @@ from sched_reader.report.text_simulate import render_simulation
 def run(config: list[str] | None, *, policy: str, compare: str | None, workload: Path | None,
         overrides: dict[str, Any], seed: int, chunk_size: int, slo_ttft_ms: float | None,
         slo_tpot_ms: float | None, fmt: str, gpu: str | None, vllm: str | None, model_config: str | None,
-        echo: Callable[[str], None]) -> int:
-    """``overrides``: the bench flags (``request_rate`` still as text). Returns the exit code."""
+        profile: str | None, echo: Callable[[str], None]) -> int:
+    """``overrides``: the bench flags (``request_rate`` still as text); ``profile``: --profile FILE.
+    Returns the exit code."""
+    activate_profile(profile)
     pols = _policies(policy, compare)
     request_rate = overrides.get("request_rate")
     rate = _rate(request_rate) if request_rate is not None else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from sched_reader.analyzers.checks import run_checks
 from sched_reader.analyzers.compat_checks import check_raw, check_spec
 from sched_reader.findings import Finding
 from sched_reader.models import spec_builder
@@ -40,11 +41,12 @@ def _own_file_key_hints(findings: list[Finding]) -> list[Finding]:
 
 def release_findings(raw: RawEngine, spec: EngineSpec) -> list[Finding]:
     """The release checks of one engine: flags as written (SR101-SR104, SR108, SR109), then the checks of
-    the built spec (SR104-SR106, SR109) that do not repeat a finding already on the spec."""
+    the built spec (SR104-SR106, SR109) that do not repeat a finding already on the spec, then the rule
+    modules of ``analyzers.checks``."""
     flag_level = _own_file_key_hints(check_raw(raw, spec.vllm_version))
     existing = {(f.rule, f.line, f.key) for f in [*flag_level, *spec.findings]}
     engine_level = [f for f in check_spec(spec) if (f.rule, f.line, f.key) not in existing]
-    return flag_level + engine_level
+    return flag_level + engine_level + run_checks(spec)
 
 
 def build_spec(

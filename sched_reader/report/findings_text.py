@@ -71,7 +71,7 @@ def render_text(report: LintReport) -> str:
     out: list[str] = []
     for f in report.findings():
         name = rule_name(f.rule)
-        label = f"{f.rule} {name}" if name else f.rule
+        label = f"{f.rule} {name}" if name and not f.rule.endswith("." + name) else f.rule
         out.append(f"{location(f)}: {f.severity} {label}: {f.message}")
         if f.fix:
             out.append(f"    fix: {f.fix}")

@@ -35,6 +35,7 @@ severity, which some rules vary (``severities`` lists every one a rule can emit)
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -256,12 +257,15 @@ def _startup_rule(entry: dict) -> Rule:
                 fix=entry["fix"][:1].upper() + entry["fix"][1:] + ".", tags=fam.tags, source=fam.source)
 
 
-_STARTUP: dict[str, Rule] = {r.id.lower(): r for r in (_startup_rule(e) for e in startup_data.rules())}
+@functools.lru_cache(maxsize=1)
+def _startup() -> dict[str, Rule]:
+    """``sr106.<id>`` -> Rule, built on first use (the start-up rule data is read once)."""
+    return {r.id.lower(): r for r in (_startup_rule(e) for e in startup_data.rules())}
 
 
 def startup_rules() -> list[Rule]:
     """The vLLM start-up rules, each addressable as ``SR106.<id>`` (``SR106`` selects them all)."""
-    return sorted(_STARTUP.values(), key=lambda r: r.id)
+    return sorted(_startup().values(), key=lambda r: r.id)
 
 
 def family(rule_id: str) -> str:
@@ -271,7 +275,7 @@ def family(rule_id: str) -> str:
 
 def get_rule(rule_id: str) -> Rule | None:
     """The rule with this id (``SR101``, ``SR106.<id>``) or name (``unknown-flag``), or None."""
-    return _BY_ID.get(rule_id.upper()) or _STARTUP.get(rule_id.lower()) or _BY_NAME.get(rule_id.lower())
+    return _BY_ID.get(rule_id.upper()) or _startup().get(rule_id.lower()) or _BY_NAME.get(rule_id.lower())
 
 
 def severity_of(rule_id: str) -> Severity:
@@ -302,8 +306,8 @@ def normalize_selector(selector: str) -> str:
     s = selector.strip()
     if s.upper() == "ALL":
         return "ALL"
-    if s.lower() in _STARTUP:
-        return _STARTUP[s.lower()].id
+    if s.lower() in _startup():
+        return _startup()[s.lower()].id
     if _SELECTOR_RE.match(s.upper()):
         return s.upper()
     rule = _BY_NAME.get(s.lower())

@@ -73,7 +73,5 @@ def build_specs(
     strict_model: bool = True,
 ) -> list[EngineSpec]:
     """Read files and/or a command line; one checked ``EngineSpec`` per engine found."""
-    raws = spec_builder.read_engines(paths, command_line)
-    specs = [build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model) for r in raws]
-    spec_builder.note_shared_gpus(specs)
-    return specs
+    return spec_builder.build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config,
+                                    strict_model=strict_model, build=build_spec)

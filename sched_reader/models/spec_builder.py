@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 import json
 
 from sched_reader.errors import InputError, SchedReaderError
@@ -654,15 +654,18 @@ def build_specs(
     vllm: str | None = None,
     model_config: str | None = None,
     strict_model: bool = True,
+    build: Callable[..., EngineSpec] | None = None,
 ) -> list[EngineSpec]:
-    """Read files and/or a command line and build one ``EngineSpec`` per engine found.
+    """Read files and/or a command line and build one ``EngineSpec`` per engine found (``build``: the
+    per-engine builder, default ``build_spec``; ``analyzers.pipeline`` passes its checked one).
 
     The specs carry the findings of building them (version resolution, flag normalization, hardware);
     the release checks (SR101-SR109 and the start-up rules) are added by ``analyzers.pipeline``.
     """
     raws = read_engines(paths, command_line)
+    build = build or build_spec
     specs = [
-        build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model) for r in raws
+        build(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model) for r in raws
     ]
     note_shared_gpus(specs)
     return specs

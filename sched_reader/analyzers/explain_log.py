@@ -203,7 +203,7 @@ def rebuild_argv(facts: LogFacts) -> list[str]:
 
 
 def _check_truncated(facts: LogFacts) -> None:
-    if (facts.memory.get("kv_cache") or facts.kv_cache_tokens or facts.gpu_blocks or facts.start_failure
+    if (facts.memory.get("kv_cache") or facts.memory.get("kv_cache_in_use") or facts.kv_cache_tokens or facts.gpu_blocks or facts.start_failure
             or facts.failure_kv_tokens):
         return
     last = ("memory profiling" if facts.memory.get("activation_peak") or facts.memory.get("non_torch") else
@@ -372,8 +372,9 @@ def _memory_rows(facts: LogFacts, mem: dict[str, Any], cap: Any) -> list[TermRow
         cg, cg_note = facts.term("cuda_graph_estimate"), "vLLM's own estimate; " + cg_note
     add("cuda_graph", cg, mem["cuda_graph_gib"],
         facts.term_line("cuda_graph") or facts.term_line("cuda_graph_estimate"), cg_note)
-    add("kv_cache", facts.term("kv_cache", "min"), mem["kv_cache_gib"], facts.term_line("kv_cache"),
-        "smallest over the ranks that logged it" if len(facts.memory.get("kv_cache", [])) > 1 else None)
+    kv_name = "kv_cache" if facts.memory.get("kv_cache") else "kv_cache_in_use"
+    add("kv_cache", facts.term(kv_name, "min"), mem["kv_cache_gib"], facts.term_line(kv_name),
+        "smallest over the ranks that logged it" if len(facts.memory.get(kv_name, [])) > 1 else None)
     return rows
 
 

@@ -37,7 +37,7 @@ import tempfile
 from sched_reader.findings import Finding, is_failing, sort_unique
 from sched_reader.analyzers.baseline import base_dir, split_new
 from sched_reader.analyzers.diagnosis import diagnose
-from sched_reader.analyzers.lint_config import LintConfig, check_selectors, check_workload, repo_root
+from sched_reader.analyzers.lint_config import check_selectors, check_workload, LintConfig, repo_root
 from sched_reader.analyzers.lint_files import FileFilter, GitIgnore, matches_glob, relative_to, walk as _walk
 from sched_reader.analyzers.lint_parallel import effective_jobs, map_ordered
 from sched_reader.analyzers.pipeline import build_spec, build_specs
@@ -52,7 +52,6 @@ from sched_reader.readers import read_path
 from sched_reader.readers.detect import kind_of
 from sched_reader.readers.yaml_tree import load_documents
 
-WALK_SUFFIXES = (".yaml", ".yml", ".sh")
 
 # Messages of reader errors meaning "this file holds no vLLM engine" (readers/detect.py, source.py).
 _NO_ENGINE_PREFIXES = (
@@ -548,10 +547,23 @@ def _lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Direct
             raise
         if not explicit and (no_engine or not _mentions_vllm(path)):
             return FileResult(file=path, skipped=f"not a vLLM deploy file ({msg})")
-        kept, sup = _split_kept([_invalid_file_finding(err, path)], opts, directives)
+        finding = _invalid_file_finding(err, path)
+        if _is_template(path):
+            if not explicit:
+                return FileResult(file=path, skipped=_TEMPLATE_NOTE)
+            finding = finding.model_copy(update={"fix": _TEMPLATE_NOTE[0].upper() + _TEMPLATE_NOTE[1:]})
+        kept, sup = _split_kept([finding], opts, directives)
         return FileResult(file=path, findings=kept, suppressed=sup)
     if not explicit and not _plausible_vllm_config(path):
         return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")
+    if any("Helm/Go template" in n for r in raws for n in r.notes):
+        # config/diagnose read a template's literal flags; the gate keeps its contract for templates
+        if not explicit:
+            return FileResult(file=path, skipped=_TEMPLATE_NOTE)
+        finding = _invalid_file_finding(InputError("a Helm/Go template is not YAML until rendered", file=path), path)
+        finding = finding.model_copy(update={"fix": _TEMPLATE_NOTE[0].upper() + _TEMPLATE_NOTE[1:]})
+        kept, sup = _split_kept([finding], opts, directives)
+        return FileResult(file=path, findings=kept, suppressed=sup)
     return _lint_specs(path, lambda: _build_from_raws(raws, opts), opts, directives)
 
 
@@ -616,6 +628,20 @@ def _plausible_vllm_config(path: str) -> bool:
     keys = [str(k) for k in root]
     known = sum(1 for k in keys if k == "model" or first_seen("--" + k) is not None)
     return known >= 1 and 2 * known >= len(keys)
+
+
+_TEMPLATE_NOTE = ("a Helm/Go template, not YAML until rendered: lint the chart's values file, or the rendered "
+                  "manifests (`helm template CHART | sched-reader lint -`)")
+
+
+def _is_template(path: str) -> bool:
+    """A file that is not YAML because it holds Go template actions (a Helm chart's ``templates/``)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    return b"{{" in head and b"}}" in head
 
 
 def _mentions_vllm(path: str) -> bool:

@@ -37,13 +37,13 @@ import difflib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-import tomllib
 from typing import Any
+import tomllib
 
+from sched_reader.errors import InputError
 from sched_reader.analyzers.rule_catalog import matches, normalize_selector
 from sched_reader.analyzers.rule_docs import rule_ids, rule_names
 from sched_reader.analyzers.simulator.workloads import WorkloadSpec
-from sched_reader.errors import InputError
 from sched_reader.models.workload import Workload
 
 CONFIG_NAMES = (".sched-reader.yaml", ".sched-reader.yml")
@@ -315,7 +315,7 @@ def check_workload(value: Any, path: str, line: int | None = None) -> dict[str, 
     from pydantic import ValidationError
 
     if any(k in data for k in _RICH_WORKLOAD_KEYS):
-        model = WorkloadSpec
+        model: Any = WorkloadSpec
     else:
         model = Workload
         unknown = [k for k in data if k not in model.model_fields]

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-WALK_SUFFIXES = (".yaml", ".yml", ".sh")
+WALK_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".mk", ".sbatch", ".slurm")
+WALK_NAMES = ("makefile", "gnumakefile")  # read by name, as `lint FILE` reads them (issue 10)
 
 
 @lru_cache(maxsize=1024)
@@ -205,7 +206,7 @@ def walk(directory: str, flt: FileFilter | None = None) -> tuple[list[str], list
                 keep.append(d)
         dirs[:] = keep
         for name in sorted(names):
-            if not name.lower().endswith(WALK_SUFFIXES) or name.startswith("."):
+            if not (name.lower().endswith(WALK_SUFFIXES) or name.lower() in WALK_NAMES) or name.startswith("."):
                 continue
             full = os.path.normpath(os.path.join(root, name))
             why = flt.excluded(full, False) if flt else None

@@ -20,20 +20,16 @@ from __future__ import annotations
 import math
 import os
 from typing import Any, Callable, Iterable
-from concurrent.futures import as_completed, ProcessPoolExecutor
-import itertools
-import json
-import shlex
 
 from pydantic import BaseModel, Field
 
 from sched_reader.errors import InputError
-from sched_reader.analyzers.simulator import params_for, simulate
-from sched_reader.analyzers.simulator.api import with_frontend_latency
-from sched_reader.models.calibration_profile import calibrated, use_profile
-from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.cost.iteration import IterationCostModel
+from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.calibration_profile import calibrated, frontend_kwargs, use_profile
+from sched_reader.analyzers.simulator.api import with_frontend_latency
+from sched_reader.analyzers.simulator import params_for, simulate
 
 GOODPUT_KEYS = {"ttft": "ttft", "tpot": "tpot", "e2el": "e2el", "itl": "itl"}
 
@@ -146,6 +142,8 @@ def _cc(cc: str) -> float:
 
 
 def expand(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    import itertools
+
     keys = list(grid)
     return [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))]
 
@@ -163,6 +161,7 @@ def _effective_for(spec: Any, flags: dict[str, Any]) -> Any:
 def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str, float],
              percentile: str = "p99", profile: Any = None) -> Point:
     """One point of the sweep (pure: safe to run in another process or a Ray task)."""
+
     if profile is not None:
         use_profile(profile)
     eff = _effective_for(spec, flags)
@@ -179,9 +178,10 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     blocks = int(cap.kv_cache.num_blocks)
     pt.kv_tokens = int(cap.kv_cache.tokens or 0)
     cost = calibrated(IterationCostModel(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization), profile)
+
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
-                                         frontend=ApiServerModel()))
+                                         frontend=ApiServerModel(**frontend_kwargs(profile))))
     pt.output_throughput = float(res["output_throughput"])
     pt.throughput_per_gpu = pt.output_throughput / max(1, gpus)
     pt.request_goodput = float(res.get("request_goodput") or 0.0) if targets else None
@@ -226,6 +226,8 @@ def run_sweep(spec: Any, requests: Any, grid: dict[str, list[Any]], targets: dic
             if progress:
                 progress(len(done), total)
     elif executor == "local":
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
         n = max(1, min(workers or os.cpu_count() or 1, total))
         # small batches keep every worker busy to the end and the progress bar moving
         batches = [indexed[i:i + max(1, total // (n * 8))] for i in range(0, total, max(1, total // (n * 8)))]
@@ -309,7 +311,7 @@ def _sig(v: tuple) -> tuple:
 
 
 def _rank(p: Point) -> tuple:
-    return (float(f"{p.throughput_per_gpu:.3g}"), -p.gpus, _tiebreak(p))
+    return (float(f"{p.throughput_per_gpu:.4g}"), -p.gpus, _tiebreak(p))
 
 
 def best_points(points: list[Point], targets: dict[str, float]) -> dict[str, int | None]:
@@ -340,6 +342,9 @@ _FLAG = {"max_num_batched_tokens": "--max-num-batched-tokens", "max_num_seqs": "
 
 def command_line(spec: Any, flags: dict[str, Any]) -> str:
     """``vllm serve MODEL`` with the deployment's own flags, the swept ones replaced."""
+    import json
+    import shlex
+
     words = ["vllm", "serve", spec.model_name]
     swept = set(flags)
     for dest, fv in sorted(spec.args.items()):

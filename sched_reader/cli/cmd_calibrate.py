@@ -34,7 +34,8 @@ def calibrate(
     def body() -> int:
         from sched_reader.cli.runners import calibrate as runner
 
-        return runner.run(files=files, bench=bench, log=log, output=output, gpu=gpu, vllm=vllm, model_config=model_config, fmt=fmt)
+        return runner.run(files, bench=bench, log=log, output=output, gpu=gpu, vllm=vllm, model_config=model_config,
+                          fmt=fmt.value, echo=typer.echo)
 
     raise typer.Exit(run_guarded(body))
 

@@ -10,6 +10,7 @@ from sched_reader.cli.common import (
     FormatOption,
     GpuOption,
     ModelConfigOption,
+    ModelOption,
     OutputFormat,
     VllmOption,
     run_guarded,
@@ -19,11 +20,12 @@ from sched_reader.cli.fail_on import FailOn, FailOnOption
 
 def config(
     files: Optional[List[str]] = typer.Argument(
-        None, help="Deploy files (vLLM YAML, shell, Kubernetes, Helm values, compose); or `-- vllm serve ...`."
+        None, metavar="FILE", help="Deploy files (vLLM YAML, shell, Kubernetes, Helm values, compose); or `-- vllm serve ...`."
     ),
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    model: Optional[str] = ModelOption,
     fmt: OutputFormat = FormatOption,
     fail_on: FailOn = FailOnOption,
 ) -> None:
@@ -35,7 +37,7 @@ def config(
     def body() -> int:
         from sched_reader.cli.runners import config as runner
 
-        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, fmt=fmt.value, fail_on=fail_on,
+        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value, fail_on=fail_on,
                           echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import List, Optional
 
@@ -18,9 +17,6 @@ from sched_reader.cli.common import (
     VllmOption,
     run_guarded,
 )
-
-_GOODPUT_WORD = re.compile(r"^(ttft|tpot|itl|e2el):[0-9.eE+-]+$", re.IGNORECASE)
-
 
 def tune(
     files: Optional[List[str]] = typer.Argument(
@@ -60,8 +56,15 @@ def tune(
 
     def body() -> int:
         from sched_reader.cli.runners import tune as runner
+        from sched_reader.cli.runners.profile import activate_profile
 
-        return runner.run(files=files, goodput=goodput, percentile=percentile, workload=workload, dataset_name=dataset_name, random_input_len=random_input_len, random_output_len=random_output_len, num_prompts=num_prompts, request_rate=request_rate, max_concurrency=max_concurrency, executor=executor, workers=workers, max_gpus=max_gpus, top=top, axis=axis, gpu=gpu, vllm=vllm, model_config=model_config, profile=profile, fmt=fmt)
+        activate_profile(profile)
+        overrides = {"dataset_name": dataset_name.value if dataset_name else None,
+                     "random_input_len": random_input_len, "random_output_len": random_output_len,
+                     "num_prompts": num_prompts, "request_rate": request_rate, "max_concurrency": max_concurrency}
+        return runner.run(files, goodput=goodput, percentile=percentile, workload=workload, overrides=overrides,
+                          executor=executor, workers=workers, max_gpus=max_gpus, top=top, axis=axis, gpu=gpu,
+                          vllm=vllm, model_config=model_config, fmt=fmt.value, echo=typer.echo)
 
     raise typer.Exit(run_guarded(body))
 

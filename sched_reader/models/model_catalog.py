@@ -222,6 +222,10 @@ def _parse_name(name: str) -> _Parsed:
             s = s.split("://", 1)[1]
         parts = [p for p in s.split("/") if p and p not in (".", "..", "~")]
         base = parts[-1] if parts else s
+        # a Hugging Face cache snapshot path: .../models--org--name/snapshots/<revision>
+        hub = [p for p in parts if p.startswith("models--")]
+        if hub:
+            base = hub[-1]
         if base.startswith("models--"):  # HF hub cache dir: models--org--name
             base = base[len("models--"):]
         if "--" in base:  # "TinyLlama--TinyLlama-1.1B-Chat-v1.0"

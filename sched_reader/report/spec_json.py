@@ -57,6 +57,8 @@ def spec_json(spec: EngineSpec) -> dict[str, Any]:
             "count_inferred": hw.count_inferred,
             "gpu_origin": origin_json(hw.gpu_origin),
             "count_origin": origin_json(hw.count_origin),
+            "accelerator": hw.accelerator,
+            "modelled": hw.modelled,
         },
         "args": {
             dest: {

@@ -1,23 +1,24 @@
-"""``sched-reader calibrate``: what the command does once its options are parsed."""
+"""``sched-reader calibrate``: build (or rebuild from --log) one deployment, fit its profile, write and print it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
-import typer
-
-from sched_reader.cli.common import OutputFormat, split_inputs
 from sched_reader.analyzers.calibrate import fit
 from sched_reader.analyzers.explain_log import explain
+from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.cli.common import split_inputs
 from sched_reader.errors import InputError
-from sched_reader.models.spec_builder import build_specs
 from sched_reader.readers.bench_result import read_bench
 from sched_reader.readers.vllm_log import parse_log, read_log_text
 from sched_reader.report.spec_json import dumps
 from sched_reader.report.text_calibrate import render_profile
 
 
-def run(*, files, bench, log, output, gpu, vllm, model_config, fmt) -> int:
+def run(files: list[str] | None, *, bench: list[str], log: str | None, output: str | None, gpu: str | None,
+        vllm: str | None, model_config: str | None, fmt: str, echo: Callable[..., None]) -> int:
+    """Fit and write the profile; 0 when done (bad input raises ``InputError``: exit 2)."""
     paths, command_line = split_inputs(files)
     spec = None
     note = None
@@ -47,10 +48,10 @@ def run(*, files, bench, log, output, gpu, vllm, model_config, fmt) -> int:
     text = prof.dump_yaml()
     if output:
         Path(output).write_text(text)
-    if fmt == OutputFormat.json:
-        typer.echo(dumps({"schema_version": 1, "profile": prof.model_dump(by_alias=True)}), nl=False)
+    if fmt == "json":
+        echo(dumps({"schema_version": 1, "profile": prof.model_dump(by_alias=True)}), nl=False)
     else:
-        render_profile(typer.echo, prof, output)
+        render_profile(echo, prof, output)
         if not output:
-            typer.echo(text, nl=False)
+            echo(text, nl=False)
     return 0

@@ -13,9 +13,11 @@ from sched_reader.report.text_config import render_config
 
 
 def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
-        fail_on: FailOn, echo: Callable[[str], None]) -> int:
+        fail_on: FailOn, echo: Callable[[str], None], model: str | None = None) -> int:
+    """Print every engine's flags with their origins; ``model`` stands in for a path or variable model."""
     paths, command_line = split_inputs(files)
-    specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=False)
+    specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=False,
+                        model=model)
     if fmt == "json":
         echo(dumps(envelope([spec_json(s) for s in specs])))
     else:

@@ -1,5 +1,4 @@
-"""``--profile FILE`` of diagnose / simulate / tune: load a calibration profile and make it the one the
-cost model applies."""
+"""``--profile FILE``: the calibration profile a command's speed predictions apply (one command only)."""
 
 from __future__ import annotations
 
@@ -7,5 +6,5 @@ from sched_reader.models.calibration_profile import load_profile, use_profile
 
 
 def activate_profile(path: str | None) -> None:
-    """Load ``--profile FILE`` (exit 2 on a bad file) and make it the one the cost model applies (None: none)."""
+    """Load ``--profile FILE`` (exit 2 on a bad file) and make it the one the cost model applies."""
     use_profile(load_profile(path) if path else None)

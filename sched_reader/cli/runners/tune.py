@@ -1,29 +1,36 @@
-"""``sched-reader tune``: what the command does once its options are parsed."""
+"""``sched-reader tune``: one engine, its workload, the sweep grid, the sweep (with a progress bar on a
+terminal), then the frontier printed as text or JSON."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from sched_reader.cli.cmd_tune import _GOODPUT_WORD
-from sched_reader.cli.common import OutputFormat, split_inputs
-from sched_reader.cli.runners.profile import activate_profile
 from sched_reader.analyzers.diagnosis import resolve_workload
-from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_yaml
+from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_file
 from sched_reader.analyzers.tune import default_grid, parse_axes, parse_goodput, run_sweep
+from sched_reader.cli.common import split_inputs
+from sched_reader.cli.runners.diagnose import parse_rate
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import active_profile
-from sched_reader.models.spec_builder import build_specs
 from sched_reader.report.spec_json import dumps
 from sched_reader.report.text_diagnose import describe_workload
 from sched_reader.report.text_tune import render_tune
 
+_GOODPUT_WORD = re.compile(r"^(ttft|tpot|itl|e2el):[0-9.eE+-]+$", re.IGNORECASE)
 
-def run(*, files, goodput, percentile, workload, dataset_name, random_input_len, random_output_len, num_prompts, request_rate, max_concurrency, executor, workers, max_gpus, top, axis, gpu, vllm, model_config, profile, fmt) -> int:
-    activate_profile(profile)
+
+def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, workload: Path | None,
+        overrides: dict[str, Any], executor: str, workers: int | None, max_gpus: int | None, top: int,
+        axis: list[str] | None, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
+        echo: Callable[..., None]) -> int:
+    """Sweep and print; 0 when done (also when no point meets the targets: the output says so)."""
     words = list(files or [])
     extra = [w for w in words if _GOODPUT_WORD.match(w)]
     words = [w for w in words if not _GOODPUT_WORD.match(w)]
@@ -39,28 +46,20 @@ def run(*, files, goodput, percentile, workload, dataset_name, random_input_len,
     if spec.arch is None or spec.effective is None:
         raise InputError(f"cannot tune {spec.name!r}: model not resolved", file=spec.file,
                          hint="pass --model-config PATH")
-    rate = None
-    if request_rate is not None:
-        try:
-            rate = float(request_rate)
-        except ValueError:
-            raise InputError(f"--request-rate must be a number or inf, got {request_rate!r}") from None
-    overrides = {"dataset_name": dataset_name.value if dataset_name else None,
-                 "random_input_len": random_input_len, "random_output_len": random_output_len,
-                 "num_prompts": num_prompts, "request_rate": rate, "max_concurrency": max_concurrency}
+    overrides = {**overrides, "request_rate": parse_rate(overrides.get("request_rate"))}
     requests, label = _requests(workload, spec, overrides)
     grid = default_grid(spec, max_gpus=max_gpus)
     grid.update(parse_axes(axis))
-    progress, close = _progress(fmt)
+    progress, close = _progress()
     try:
         res = run_sweep(spec, requests, grid, targets, percentile=percentile, executor=executor,
                         workers=workers, progress=progress, profile=active_profile(), workload_label=label)
     finally:
         close()
-    if fmt == OutputFormat.json:
-        typer.echo(dumps({"schema_version": 1, "tune": res.model_dump()}), nl=False)
+    if fmt == "json":
+        echo(dumps({"schema_version": 1, "tune": res.model_dump()}), nl=False)
     else:
-        render_tune(typer.echo, spec, res, top)
+        render_tune(echo, spec, res, top)
     return 0
 
 
@@ -68,9 +67,7 @@ def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[
     if path is not None:
         if not path.is_file():
             raise InputError("no such file", file=str(path), key="--workload")
-        req = load_workload_yaml(path, None)
-        if overrides.get("max_concurrency") is not None:
-            req.max_concurrency = overrides["max_concurrency"]
+        req = load_workload_file(path, max_concurrency=overrides.get("max_concurrency"))  # JSONL trace or YAML
         return req, f"workload {path} ({len(req):,} requests)"
     bench, req = resolve_workload(spec, overrides)
     if req is None:
@@ -80,14 +77,12 @@ def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[
     return req, describe_workload(bench)
 
 
-def _progress(fmt: OutputFormat):
+def _progress() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
     """A progress bar on stderr when it is a terminal (never in JSON to a pipe or in tests)."""
     if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
         return None, lambda: None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     prog = Progress("tune", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True,
-                    console=__import__("rich.console", fromlist=["Console"]).Console(stderr=True))
+                    console=Console(stderr=True))
     task = prog.add_task("sweep", total=None)
     prog.start()
 

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
-from sched_reader.analyzers.calibrate import fit, predict, requests_for
+from sched_reader.analyzers.calibrate import fit, requests_for
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import CalibratedCost, load_profile
 from sched_reader.models.spec_builder import build_specs

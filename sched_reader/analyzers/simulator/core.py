@@ -34,21 +34,39 @@ SPEC_SHIFT = 20
 def prepare(req: Requests, p: SchedParams) -> tuple[list[int], list[int], list[str]]:
     """Prompt and output lengths the engine will see; outputs are clipped to ``max_model_len``.
 
-    Raises InputError when a prompt cannot fit the model length or the KV cache at all.
+    Raises InputError when a request could never be scheduled, so the simulation would stall:
+
+    * its prompt does not fit ``max_model_len``;
+    * its KV blocks (prompt + output) exceed the cache less ``watermark_blocks``: admission keeps the
+      watermark free (vLLM V0 ``BlockSpaceManager.can_allocate`` returns NEVER and the request is
+      ignored when ``num_total_gpu_blocks - num_required_blocks < watermark_blocks``);
+    * without chunked prefill, its largest single prefill exceeds ``max_num_batched_tokens``: a request
+      preempted after generating ``output - 1`` tokens is recomputed as ``prompt + output - 1`` tokens
+      in one step (vLLM V0 ignores a prompt above ``min(max_model_len, max_num_batched_tokens)``; V1
+      requires ``max_num_batched_tokens >= max_model_len`` when chunked prefill is off).
     """
     notes: list[str] = []
     prompt = req.prompt_len.tolist()
     target = req.output_len.tolist()
     clipped = 0
+    usable = p.num_blocks - p.watermark_blocks
+    whole = not p.enable_chunked_prefill
+    thr = p.long_prefill_token_threshold if p.engine != "v0" else 0
     for i, (a, b) in enumerate(zip(prompt, target)):
         if a >= p.max_model_len:
             raise InputError(f"request {i}: prompt of {a} tokens does not fit max_model_len {p.max_model_len}")
         if a + b > p.max_model_len:
             target[i] = p.max_model_len - a
             clipped += 1
-        if cdiv(a + target[i], p.block_size) > p.num_blocks:
+        need = cdiv(a + target[i], p.block_size)
+        if need > usable:
+            wm = f" less {p.watermark_blocks} kept free by the V0 watermark" if p.watermark_blocks else ""
+            raise InputError(f"request {i} needs {need} KV blocks; the cache has {p.num_blocks}{wm}")
+        step = a + target[i] - 1
+        if whole and (step if thr <= 0 else min(step, thr)) > p.max_num_batched_tokens:
             raise InputError(
-                f"request {i} needs {cdiv(a + target[i], p.block_size)} KV blocks; the cache has {p.num_blocks}")
+                f"request {i}: a prefill of up to {step} tokens (prompt + output - 1 after a preemption) does not "
+                f"fit max_num_batched_tokens {p.max_num_batched_tokens} without chunked prefill")
     if clipped:
         notes.append(f"{clipped} request(s) had output_len clipped to fit max_model_len {p.max_model_len}")
     return prompt, target, notes

@@ -1,7 +1,10 @@
 """The event-driven engine equals the plain per-iteration reference loop, bit for bit."""
 
+from dataclasses import replace
+
 import numpy as np
-from hypothesis import given, settings, strategies as st
+import pytest
+from hypothesis import example, given, settings, strategies as st
 
 from sched_reader.analyzers.simulator.cost import LinearStepCost
 from sched_reader.analyzers.simulator.engine import run_engine
@@ -9,6 +12,7 @@ from sched_reader.analyzers.simulator.metrics import summarize
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.workloads import Requests
+from sched_reader.errors import InputError
 
 COST = LinearStepCost(base_s=0.003, per_seq_s=1e-6, per_token_s=1.3e-5, per_ctx_s=7e-9, per_pair_s=1e-10)
 
@@ -34,6 +38,9 @@ def _case(seed: int):
                       enable_chunked_prefill=chunked, long_prefill_token_threshold=int(rng.choice([0, 0, 32])),
                       enable_prefix_caching=bool(rng.random() < 0.5), engine=eng,
                       watermark_blocks=int(rng.integers(0, 2)) if eng == "v0" else 0)
+    # admission keeps the V0 watermark free, so the largest request must fit the cache less the watermark
+    # (else prepare() rejects the case: test_prepare_rejects_requests_that_can_never_be_admitted)
+    par = replace(par, num_blocks=par.num_blocks + par.watermark_blocks)
     return req, par
 
 
@@ -45,6 +52,8 @@ def _summary(run):
 
 @settings(max_examples=120, deadline=None)
 @given(st.integers(min_value=0, max_value=10**9))
+@example(seed=71280)       # V0 + watermark: stalled before _case kept the watermark free
+@example(seed=1095681)
 def test_engine_identical_to_reference(seed):
     req, par = _case(seed)
     steps = []
@@ -75,3 +84,29 @@ def test_engine_takes_long_stretches():
     assert eng.fast_steps + eng.slow_steps < 10
     ref = run_reference(req, par, COST)
     assert _summary(ref) == _summary(eng)
+
+
+def test_prepare_rejects_requests_that_can_never_be_admitted():
+    """A request no scheduling step can admit is an input error, not a stalled loop (seed 71280's case)."""
+    # prompt 102 + output 10 = 112 tokens = 7 blocks of 16; V0 admits only while 1 watermark block stays
+    # free (vLLM V0 BlockSpaceManager.can_allocate: NEVER when 7 total - 7 required < 1 watermark)
+    req = Requests.build([102, 105], [10, 2])
+    par = SchedParams(block_size=16, num_blocks=7, max_num_seqs=10, max_num_batched_tokens=112,
+                      enable_chunked_prefill=False, engine="v0", watermark_blocks=1)
+    for run in (run_reference, run_engine):
+        with pytest.raises(InputError, match="request 0 needs 7 KV blocks; the cache has 7 less 1 kept free"):
+            run(req, par, COST)
+    # one more block: request 0 (7 blocks) is admitted alone, then request 1 (7 blocks) after it finishes
+    ok = replace(par, num_blocks=8)
+    ref, eng = run_reference(req, ok, COST), run_engine(req, ok, COST)
+    assert ref.out == eng.out == [10, 2]
+    assert _summary(ref) == _summary(eng)
+    assert ref.rec.first_ns[0] < ref.rec.finish_ns[0] <= ref.rec.first_ns[1]
+    # without chunked prefill a prompt above the token budget is never scheduled either (V1 needs
+    # max_num_batched_tokens >= max_model_len when chunked prefill is off)
+    v1 = SchedParams(block_size=16, num_blocks=100, max_num_seqs=4, max_num_batched_tokens=64,
+                     enable_chunked_prefill=False)
+    for run in (run_reference, run_engine):
+        with pytest.raises(InputError, match="prefill of up to 104 tokens .* max_num_batched_tokens 64"):
+            run(Requests.build([100], [5]), v1, COST)
+    assert run_engine(Requests.build([100], [5]), replace(v1, enable_chunked_prefill=True), COST).out == [5]

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from sched_reader.analyzers.simulator.cost import LinearStepCost, StepTimer, make_timer, to_ns
 from sched_reader.analyzers.simulator.engine import run_engine
@@ -56,6 +56,10 @@ def test_spec_budget_counts_k_plus_one_tokens():
 @settings(max_examples=60, deadline=None)
 @given(st.integers(min_value=0, max_value=10**9), st.integers(1, 5), st.floats(0.0, 1.0),
        st.sampled_from(["ngram", "eagle"]))
+# regressions: V0 cases whose largest request fit the cache but not the cache less the watermark, so
+# admission never happened and both loops stalled (the spec knobs were incidental: V0 runs no drafts)
+@example(seed=71280, k=1, a=0.0, method="ngram")
+@example(seed=1095681, k=1, a=0.0, method="ngram")
 def test_spec_engine_identical_to_reference(seed, k, a, method):
     req, par = _case(seed)
     par = _spec(par, k=k, a=a, method=method, lookahead=k if method == "eagle" else 0)
@@ -64,6 +68,20 @@ def test_spec_engine_identical_to_reference(seed, k, a, method):
     assert _summary(ref) == _summary(eng)
     assert ref.rec.finish_ns == eng.rec.finish_ns
     assert eng.out == eng.target and ref.out == ref.target
+
+
+def test_spec_zero_acceptance_emits_one_token_per_step():
+    # acceptance 0 with 1 ngram draft: every verify step commits the target's own token only (1 + 0),
+    # so decoding takes exactly as many steps as without speculation: 1 prefill step + 5 verify steps
+    req = Requests.build([10, 20], [6, 6])
+    base = SchedParams(block_size=16, num_blocks=100, max_num_seqs=4, max_num_batched_tokens=64)
+    par = _spec(base, k=1, a=0.0, method="ngram")
+    for run in (run_reference(req, par, TOY), run_engine(req, par, TOY)):
+        assert run.out == [6, 6]
+        assert run.rec.steps == 6
+        # prefill 30 tokens: 10 + 30 ms; each verify step 2 seqs x 2 query tokens: 10 + 4 + 2 x 0.5 ms draft
+        assert run.rec.first_ns == [40_000_000] * 2
+        assert run.rec.finish_ns == [40_000_000 + 5 * 15_000_000] * 2
 
 
 def test_params_for_speculative_and_partial_prefills():

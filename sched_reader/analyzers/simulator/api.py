@@ -16,6 +16,7 @@ from sched_reader.models.calibration_profile import active_profile, api_seconds
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
+from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.calibration_profile import calibrated
 
 
@@ -149,8 +150,6 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
             raise InputError(f"unknown policy {pol!r}; choose from {', '.join(POLICIES)}", key="--policy")
         params = params_for(pol, spec.effective, blocks, chunk_size=chunk_size)
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
-        from sched_reader.models.cost.frontend import ApiServerModel
-
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
                                                   slo_tpot_ms=slo_tpot_ms, progress=cb, frontend=ApiServerModel()))
     return out

@@ -18,6 +18,7 @@ from typing import Any
 
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost.efficiency import SOURCES
+from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.speculative import SpeculativeModel
 from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel
@@ -150,8 +151,6 @@ def _api_server_cap(out: dict, I: float, O: float, endpoint: str | None, explain
     """Cap the closed-form throughput at what one API-server process can stream (models/cost/frontend.py):
     1 / (c_out + c_req / O) output tokens/s. When the engine alone would exceed it, every stream slows by
     the same factor (TPOT, ITL and end-to-end latency stretch; request throughput falls)."""
-    from sched_reader.models.cost.frontend import ApiServerModel
-
     api = ApiServerModel(endpoint or "completions")
     per_token = api.output_token_s + float(api.request_cost_s([I])[0]) / max(O, 1.0)
     cap = 1.0 / per_token

@@ -62,8 +62,10 @@ EXAMPLES: dict[str, Example] = {
                      _L8 + ("--max-num-batched-tokens", "16384", "--max-model-len", "16384")),
 }
 
-# Rules added after the first release (id -> sched-reader release).
-SINCE: dict[str, str] = {"SR002": "0.2.0"}
+# The rules of the first release (0.1.0); any other id is new in the next release unless SINCE says.
+FIRST_RELEASE_IDS = frozenset({"SR001"} | {f"SR{n}" for n in range(101, 117)} | {f"SR{n}" for n in range(201, 206)})
+NEXT_RELEASE = "0.2.0"
+SINCE: dict[str, str] = {}
 
 
 def rules() -> list[Any]:
@@ -85,8 +87,10 @@ def rule_names() -> list[str]:
 
 
 def since(rule_id: str) -> str:
-    """The sched-reader release that introduced the rule."""
-    return SINCE.get(rule_id, FIRST_RELEASE)
+    """The sched-reader release that introduced the rule (``SR106.<check>`` ids: when they became addressable)."""
+    if rule_id in SINCE:
+        return SINCE[rule_id]
+    return FIRST_RELEASE if rule_id in FIRST_RELEASE_IDS else NEXT_RELEASE
 
 
 def docs_url() -> str:

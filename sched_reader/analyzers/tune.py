@@ -311,7 +311,7 @@ def _sig(v: tuple) -> tuple:
 
 
 def _rank(p: Point) -> tuple:
-    return (float(f"{p.throughput_per_gpu:.3g}"), -p.gpus, _tiebreak(p))
+    return (float(f"{p.throughput_per_gpu:.4g}"), -p.gpus, _tiebreak(p))
 
 
 def best_points(points: list[Point], targets: dict[str, float]) -> dict[str, int | None]:

@@ -113,6 +113,8 @@ def target_of(bottleneck: str, rec: Any) -> str:
         return "mean_ttft_ms" if raising else "p99_itl_ms"
     if rec.flag == "--max-num-seqs":
         return "output_throughput"
+    if rec.flag == "--enable-chunked-prefill" or bottleneck == "prefill_stall":
+        return "p99_itl_ms"
     if bottleneck == "kv_cache_blocks":
         return "concurrency_limit"
     return "output_throughput"
@@ -124,7 +126,12 @@ def rec_flags(rec: Any) -> list[tuple[str, str | None]] | None:
         return [("--quantization", "fp8")] if "fp8" in rec.suggested.lower() else None
     if not rec.flag.startswith("--"):
         return None
-    return [(rec.flag, rec.suggested.split()[0])]
+    value = rec.suggested.split()[0]
+    if value.lower() in ("on", "true"):          # a boolean flag switched on (--enable-chunked-prefill)
+        return [(rec.flag, None)]
+    if value.lower() in ("off", "false"):
+        return [("--no-" + rec.flag[2:], None)]
+    return [(rec.flag, value)]
 
 
 def improves(metric: str, before: Any, after: Any) -> bool:

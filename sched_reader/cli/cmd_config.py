@@ -20,7 +20,7 @@ from sched_reader.cli.fail_on import FailOn, FailOnOption
 
 def config(
     files: Optional[List[str]] = typer.Argument(
-        None, help="Deploy files (vLLM YAML, shell, Kubernetes, Helm values, compose); or `-- vllm serve ...`."
+        None, metavar="FILE", help="Deploy files (vLLM YAML, shell, Kubernetes, Helm values, compose); or `-- vllm serve ...`."
     ),
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,

@@ -10,9 +10,9 @@ from sched_reader.cli.common import FormatOption, GpuOption, ModelConfigOption, 
 
 
 def explain_log(
-    log: str = typer.Argument(..., help="A vLLM start-up log (plain or .gz; docker/kubectl logs, any rank prefix)."),
+    log: str = typer.Argument(..., metavar="LOG", help="A vLLM start-up log (plain or .gz; docker/kubectl logs, any rank prefix)."),
     config: Optional[List[str]] = typer.Argument(
-        None, help="The deploy config of the same engine (default: rebuild the engine from the log itself)."),
+        None, metavar="FILE", help="The deploy config of the same engine (default: rebuild the engine from the log itself)."),
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,

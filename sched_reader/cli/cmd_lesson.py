@@ -11,15 +11,15 @@ from sched_reader.cli.common import FormatOption, OutputFormat, run_guarded
 
 def lesson(
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="GPU the claims are evaluated on (default H100 SXM5 80GB, the lesson's GPU)."
+        None, "--gpu", metavar="NAME", help="GPU the claims are evaluated on (default H100 SXM5 80GB, the lesson's GPU)."
     ),
     vllm: Optional[str] = typer.Option(
-        None, "--vllm", help="vLLM release whose defaults are used, e.g. 0.19.0 (default: the newest known)."
+        None, "--vllm", metavar="VERSION", help="vLLM release whose defaults are used, e.g. 0.19.0 (default: the newest known)."
     ),
     fmt: OutputFormat = FormatOption,
     explain: bool = typer.Option(False, "--explain", help="After the table, each claim's quote, formula, inputs, "
                                                           "conditions and notes."),
-    claim: Optional[List[str]] = typer.Option(None, "--claim", help="Only this claim id (repeatable)."),
+    claim: Optional[List[str]] = typer.Option(None, "--claim", metavar="ID", help="Only this claim id (repeatable)."),
 ) -> None:
     """Check the lesson's numbers (KV size, waste, defaults, prefill time, throughput, ITL) against
     sched-reader's capacity, cost, block-accounting, simulator and release-facts models.

@@ -26,7 +26,7 @@ class LintFormat(str, Enum):
 def lint(
     files: Optional[List[str]] = typer.Argument(
         None, help="Deploy files or directories (walked for *.yaml, *.yml, *.sh); `-` for standard input; "
-                   "or `-- vllm serve ...`.", metavar="[PATH]...",
+                   "or `-- vllm serve ...`.", metavar="PATH",
     ),
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
@@ -35,9 +35,9 @@ def lint(
         LintFormat.auto, "--format", "-f", case_sensitive=False,
         help="Output format; auto = github under GitHub Actions (GITHUB_ACTIONS and GITHUB_WORKFLOW set), else text.",
     ),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the output to this file instead of stdout."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the output to this file instead of stdout."),
     sarif_file: Optional[str] = typer.Option(
-        None, "--sarif-file", help="Also write SARIF 2.1.0 to this file (for github/codeql-action/upload-sarif)."
+        None, "--sarif-file", metavar="FILE", help="Also write SARIF 2.1.0 to this file (for github/codeql-action/upload-sarif)."
     ),
     fail_on: Optional[FailOn] = typer.Option(
         None, "--fail-on", case_sensitive=False,

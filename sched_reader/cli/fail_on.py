@@ -19,8 +19,10 @@ class FailOn(str, Enum):
     never = "never"
 
 
+# One default for every command (config, diagnose, lint): exit 1 on an error-level finding.
 FailOnOption = typer.Option(
-    FailOn.warning, "--fail-on", help="Exit 1 when a finding of this severity or worse is reported.", case_sensitive=False
+    FailOn.error, "--fail-on", case_sensitive=False,
+    help="Exit 1 when a finding of this severity or worse is reported (default error).",
 )
 
 

@@ -19,10 +19,13 @@ def render_findings(console: Any, spec: EngineSpec) -> None:
         console.print(f"  {f.severity.upper():7} {f.rule} {loc} {f.message}{fix}", markup=False)
 
 
-def render_engine_header(console: Any, spec: EngineSpec) -> None:
+def render_engine_header(console: Any, spec: EngineSpec, verdict_line: str | None = None) -> None:
+    """The engine's title line, then (``diagnose``) its one-line verdict, then model, release, hardware."""
     loc = f"{spec.file}:{spec.line}" if spec.line else spec.file
     role = f" [{spec.role}]" if spec.role else ""
     console.print(f"engine {spec.name}{role}  ({loc})", style="bold", markup=False)
+    if verdict_line:
+        console.print(f"  verdict      {verdict_line}", style="bold", markup=False)
     model = spec.model_name or "(none)"
     arch = f" -> {spec.arch.id}" if spec.arch and spec.arch.id.lower() != model.lower() else ""
     quant = f", checkpoint {spec.checkpoint_quantization}" if spec.checkpoint_quantization else ""

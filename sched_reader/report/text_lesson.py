@@ -4,8 +4,8 @@ derivation."""
 from __future__ import annotations
 
 from typing import Any
+from sched_reader.report.layout import table_lines
 
-from rich.cells import cell_len
 
 
 def _fmt_input(v: Any) -> str:
@@ -18,17 +18,16 @@ def _fmt_input(v: Any) -> str:
     return str(v)
 
 
-def claim_table(report: Any) -> list[str]:
-    """The claim | lesson says | sched-reader computes | verdict table as plain lines (no trailing spaces)."""
-    head = ("claim", "lesson says", "sched-reader computes", "verdict")
-    rows = [(c.label, str(c.lesson.get("text", "")), c.computed_text, c.verdict_text) for c in report.claims]
-    widths = [max(cell_len(r[i]) for r in [head, *rows]) for i in range(4)]
-
-    def line(cells: tuple[str, ...]) -> str:
-        parts = [cells[i] + " " * (widths[i] - cell_len(cells[i])) for i in range(3)] + [cells[3]]
-        return "  ".join(parts).rstrip()
-
-    return [line(head), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+def claim_table(report: Any, width: int | None = None) -> list[str]:
+    """The claim | lesson says | sched-reader computes | verdict table as plain lines (no trailing
+    spaces) that fit ``width`` (the verdict column wraps in its cell when the table is too wide; one
+    entry per claim when even that does not fit)."""
+    head = ["claim", "lesson says", "sched-reader computes", "verdict"]
+    rows = [[c.label, str(c.lesson.get("text", "")), c.computed_text, c.verdict_text] for c in report.claims]
+    lines = table_lines(head, rows, width, align_right_from=4, flex=3, min_flex=12)
+    if lines is None:
+        lines = [f"{r[0]}: lesson says {r[1]}; sched-reader computes {r[2]}; {r[3]}" for r in rows]
+    return lines
 
 
 def render_lesson(console: Any, report: Any, explain: bool = False) -> None:
@@ -37,8 +36,8 @@ def render_lesson(console: Any, report: Any, explain: bool = False) -> None:
     console.print(f"  lesson   {report.title}", markup=False)
     console.print(f"  checked  {report.model} on {report.gpu}, defaults of vLLM {report.vllm_version}", markup=False)
     console.print()
-    for ln in claim_table(report):
-        console.print(ln, markup=False, overflow="ignore", crop=False)
+    for ln in claim_table(report, getattr(console, "width", None)):
+        console.print(ln, markup=False)
     counts = [f"{n} {v}" for v, n in report.summary().items() if n]
     console.print(f"{len(report.claims)} claims: {', '.join(counts)} (ratio = computed / lesson)", markup=False)
     if not explain:

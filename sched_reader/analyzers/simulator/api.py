@@ -10,7 +10,7 @@ from sched_reader.analyzers.simulator.metrics import add_client_latency, summari
 from sched_reader.analyzers.simulator.policies import POLICIES, SchedParams, params_for
 from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.static import run_static
-from sched_reader.analyzers.simulator.workloads import Requests
+from sched_reader.analyzers.simulator.workloads import Requests, drop_overlong
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.models.calibration_profile import active_profile, api_seconds
 from sched_reader.models.capacity import estimate_capacity
@@ -18,12 +18,14 @@ from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
 from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.calibration_profile import calibrated
+from sched_reader.models.cost.frontend import ApiServerModel
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
              slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
              progress: Callable[[int, int], None] | None = None, reference: bool = False,
-             frontend: Any | None = None) -> dict[str, Any]:
+             frontend: Any | None = None, slo_e2el_ms: float | None = None,
+             percentiles: tuple[float, ...] = ()) -> dict[str, Any]:
     """Simulate ``requests`` on one engine with scheduler ``params`` and step ``cost``.
 
     Returns the metric dict of :func:`~.metrics.summarize` (bench-serve metrics in ms and tokens/s,
@@ -33,7 +35,11 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     ``frontend``: an API-server model (``sched_reader.models.cost.frontend.ApiServerModel``): open-loop
     requests enter the engine through its serial intake, and the times the client sees first and last
     tokens include its delivery backlog. ``None`` simulates the engine alone.
+
+    A request whose prompt is ``max_model_len`` tokens or longer is rejected by vLLM's API server;
+    ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).
     """
+    requests, failed = drop_overlong(requests, params.max_model_len)
     sent_s = requests.arrival_s
     if frontend is not None and requests.max_concurrency is None and len(requests):
         from dataclasses import replace as _replace
@@ -64,7 +70,13 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
         if backlog_s > 0.05:
             notes.append(f"API server: streaming backlog up to {backlog_s:.1f} s (one server process delivers at most "
                          f"{1.0 / frontend.output_token_s:,.0f} tokens/s; models/cost/frontend.py)")
-    res = summarize(run.rec, send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
+    res = summarize(run.rec, send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+                    slo_e2el_ms=slo_e2el_ms, percentiles=tuple(percentiles))
+    res["failed"] = failed
+    if failed:
+        notes.insert(0, f"{failed:,} request(s) failed: prompt of max-model-len {params.max_model_len:,} tokens or "
+                        "more, rejected by vLLM's API server (vllm bench serve counts them as failed); "
+                        "the metrics cover the other requests")
     if params.spec_tokens:
         if params.engine == "v0" and not params.enable_chunked_prefill:
             notes.append(f"speculative decoding ({params.spec_tokens} draft tokens) is not simulated on the "
@@ -141,7 +153,8 @@ def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]
 
 def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vllm",), *,
                   chunk_size: int = 512, slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
-                  progress: Callable[[str, int, int], None] | None = None) -> dict[str, dict[str, Any]]:
+                  progress: Callable[[str, int, int], None] | None = None,
+                  slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = ()) -> dict[str, dict[str, Any]]:
     """Simulate one EngineSpec under each policy; returns {policy: metrics}."""
     cost, blocks = engine_inputs(spec)
     out: dict[str, dict[str, Any]] = {}
@@ -151,7 +164,8 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         params = params_for(pol, spec.effective, blocks, chunk_size=chunk_size)
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
-                                                  slo_tpot_ms=slo_tpot_ms, progress=cb, frontend=ApiServerModel()))
+                                                  slo_tpot_ms=slo_tpot_ms, progress=cb, slo_e2el_ms=slo_e2el_ms,
+                                                  percentiles=percentiles, frontend=ApiServerModel()))
     return out
 
 

@@ -11,6 +11,7 @@ from sched_reader.cli.fail_on import FailOn, exit_for
 from sched_reader.errors import InputError
 from sched_reader.report.console import make_console
 from sched_reader.report.diagnosis_json import diagnosis_json
+from sched_reader.report.plots import plot_diagnoses
 from sched_reader.report.spec_json import dumps, envelope
 from sched_reader.report.text_diagnose import render_diagnoses
 
@@ -30,7 +31,7 @@ def parse_rate(text: str | None) -> float | None:
 
 def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
         explain: bool, overrides: dict[str, Any], sets: list[str] | None, effects: bool, fail_on: FailOn,
-        echo: Callable[[str], None], model: str | None = None) -> int:
+        echo: Callable[[str], None], model: str | None = None, plot: Any = None) -> int:
     """``overrides``: the bench flags (``request_rate`` still as text); ``sets``: --set FLAG=VALUE (what-if);
     ``effects``: evaluate each recommendation's predicted effect."""
     overrides = {**overrides, "request_rate": parse_rate(overrides.get("request_rate"))}
@@ -51,4 +52,6 @@ def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_con
         echo(dumps(envelope([diagnosis_json(d, explain=True) for d in results])))
     else:
         render_diagnoses(make_console(), results, explain=explain)
+    if plot is not None:
+        plot_diagnoses([diagnosis_json(d, explain=False) for d in results], plot)
     return exit_for(specs, fail_on)

@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from sched_reader.report.layout import wrap_text
 from sched_reader.analyzers.baseline import load_baseline, write_baseline as _write_baseline
 from sched_reader.analyzers.lint import LintOptions, apply_baseline, load_workload, parse_selectors, run_lint
 from sched_reader.analyzers.lint_config import discover, with_cli
@@ -120,6 +121,8 @@ def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_con
     if output:
         _write(output, text)
     else:
+        if chosen == "text" or getattr(chosen, "value", None) == "text":  # fit the width, hanging indents
+            text = wrap_text(text)
         echo(text)
     for _path, message in report.failures:
         echo(f"sched-reader: error: {message}\n", err=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Callable
 
+from sched_reader.report.layout import wrap_text
 from sched_reader.analyzers import rule_docs
 from sched_reader.errors import InputError
 
@@ -13,7 +14,7 @@ def run_rules(*, fmt: str, echo: Callable[..., None]) -> int:
     if fmt == "json":
         echo(json.dumps({"schema_version": 1, "rules": rule_docs.rules_json()}, indent=2))
     else:
-        echo(rule_docs.rules_table(), nl=False)
+        echo(wrap_text(rule_docs.rules_table()), nl=False)
     return 0
 
 
@@ -30,5 +31,5 @@ def run_rule(rule_id: str, *, fmt: str, echo: Callable[..., None]) -> int:
                                                   "fixed": list(ex.fixed) if ex.fixed else None}
         echo(json.dumps(doc, indent=2))
     else:
-        echo(rule_docs.rule_text(r), nl=False)
+        echo(wrap_text(rule_docs.rule_text(r)), nl=False)
     return 0

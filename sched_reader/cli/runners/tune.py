@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from sched_reader.analyzers.diagnosis import resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
-from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_yaml
+from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_file
 from sched_reader.analyzers.tune import default_grid, parse_axes, parse_goodput, run_sweep
 from sched_reader.cli.common import split_inputs
 from sched_reader.cli.runners.diagnose import parse_rate
@@ -67,9 +67,7 @@ def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[
     if path is not None:
         if not path.is_file():
             raise InputError("no such file", file=str(path), key="--workload")
-        req = load_workload_yaml(path, None)
-        if overrides.get("max_concurrency") is not None:
-            req.max_concurrency = overrides["max_concurrency"]
+        req = load_workload_file(path, max_concurrency=overrides.get("max_concurrency"))  # JSONL trace or YAML
         return req, f"workload {path} ({len(req):,} requests)"
     bench, req = resolve_workload(spec, overrides)
     if req is None:

@@ -26,6 +26,7 @@ from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.workload import Workload
 from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.cost.frontend import ApiServerModel
 
 
 def _kv_tokens_from_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,

@@ -16,7 +16,6 @@ from sched_reader.models.calibration_profile import active_profile, api_seconds
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
-from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.calibration_profile import calibrated
 from sched_reader.models.cost.frontend import ApiServerModel
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost.efficiency import SOURCES
-from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.speculative import SpeculativeModel
 from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel

@@ -115,3 +115,40 @@ def test_closed_form_throughput_is_capped_by_one_api_server():
     k = 30000.0 * 77.5e-6
     assert out["mean_tpot_ms"] == pytest.approx(10.0 * k)
     assert out["request_throughput"] == pytest.approx(150.0 / k)
+
+
+def test_range_always_contains_the_estimate():
+    # every corpus row over-predicted (r = ln(pred/pub) in [0.2, 0.5]): the raw band [10/e^0.5, 10/e^0.2] =
+    # [6.07, 8.19] would exclude the estimate 10; widened to include 1.0x it is [10/e^0.5, 10] = [6.07, 10.0]
+    bands = {"bands": {"burst": {"tpot": {"r_lo": 0.2, "r_hi": 0.5, "n": 6}}}}
+    lo, hi = band_range(10.0, "tpot", "burst", bands)
+    assert lo == pytest.approx(6.0653, abs=1e-4)
+    assert hi == pytest.approx(10.0)
+    # all rows under-predicted, r in [-1.0, -0.1]: [10, 10 e^1.0] = [10, 27.18]
+    bands = {"bands": {"burst": {"tpot": {"r_lo": -1.0, "r_hi": -0.1, "n": 6}}}}
+    lo, hi = band_range(10.0, "tpot", "burst", bands)
+    assert lo == pytest.approx(10.0) and hi == pytest.approx(27.1828, abs=1e-4)
+
+
+def test_bias_is_a_note_not_a_shifted_range():
+    from sched_reader.models.cost.error_bands import bias_note
+    # median r = -0.693: published was 2.00x the prediction in the median on 6 rows -> a note naming it
+    note = bias_note("ttft", {"r_median": -0.6931, "n": 6}, "burst")
+    assert note is not None and "2.00x" in note and "6 published burst" in note and "high end" in note
+    assert bias_note("ttft", {"r_median": -0.10, "n": 6}, "burst") is None      # 10% off: no bias claimed
+    assert bias_note("ttft", {"r_median": -0.69, "n": 2}, "burst") is None      # 2 rows: anecdote
+
+
+def test_shipped_ranges_contain_the_estimate_and_say_what_they_are_built_from():
+    if not load_bands():
+        pytest.skip("no error_bands.json shipped")
+    for conc, rate in ((None, math.inf), (8, math.inf)):
+        est = {"output_throughput": 1329.0, "mean_tpot_ms": 38.34, "mean_ttft_ms": 390.7, "explain": []}
+        perf = attach_ranges(dict(est, explain=[]), conc, rate)
+        for key in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms"):
+            lo, hi = perf[f"{key}_range"]
+            assert lo <= est[key] <= hi
+            m = perf["error_bands"]["metrics"][key]
+            assert m["n_rows"] >= 2 and m["quantiles"] == perf["error_bands"]["quantiles"]
+            assert m["factor"][0] <= 1.0 <= m["factor"][1]
+        assert {t["name"] for t in perf["explain"]} >= {"output_throughput_range", "mean_tpot_ms_range"}

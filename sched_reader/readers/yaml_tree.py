@@ -15,6 +15,9 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from sched_reader.errors import InputError
+from sched_reader.limits import MAX_NESTING, clip
+
+MAX_SCALAR_CHARS = 1 << 20  # characters in one YAML value (a 1 MiB command line is far beyond any real one)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _COLLECTION_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
@@ -91,16 +94,29 @@ class _Builder:
                 file=self.file, line=node.start_mark.line + 1,
                 hint="deploy files do not need deeply nested anchors/aliases; expand them by hand")
         if isinstance(node, ScalarNode):
+            if len(node.value) > MAX_SCALAR_CHARS:
+                raise InputError(f"a YAML value of {len(node.value):,} characters is over the "
+                                 f"{MAX_SCALAR_CHARS:,}-character limit", file=self.file,
+                                 line=node.start_mark.line + 1, hint="deploy file values are short")
             try:
                 return self.loader.construct_object(node, deep=True)
             except yaml.constructor.ConstructorError as exc:
                 raise _yaml_error(exc, self.file) from None
+            except (ValueError, OverflowError) as exc:  # `!!int x`, an int over 4,300 digits
+                raise InputError(f"invalid {node.tag.rsplit(':', 1)[-1]} value {clip(node.value)} ({exc})"
+                                 if len(str(exc)) < 80 else
+                                 f"invalid {node.tag.rsplit(':', 1)[-1]} value {clip(node.value)}",
+                                 file=self.file, line=node.start_mark.line + 1,
+                                 hint="write a plain number or quote the text") from None
         if id(node) in self.stack:
             raise InputError("recursive YAML alias (a node contains itself)", file=self.file,
                              line=node.start_mark.line + 1, hint="remove the self-referencing alias")
         if node.tag not in _COLLECTION_TAGS:
             raise InputError(f"unsupported YAML tag {node.tag!r} (only plain YAML data is read)", file=self.file,
                              line=node.start_mark.line + 1, hint="remove the tag; nothing in a deploy file is evaluated")
+        if len(self.stack) >= MAX_NESTING:
+            raise InputError(f"YAML nested more than {MAX_NESTING} levels deep", file=self.file,
+                             line=node.start_mark.line + 1, hint="deploy files are only a few levels deep")
         self.stack.add(id(node))
         try:
             if isinstance(node, SequenceNode):

@@ -17,6 +17,7 @@ from sched_reader.cli.common import (
     split_inputs,
 )
 from sched_reader.cli.fail_on import FailOn, exit_for
+from sched_reader.limits import MAX_PROMPTS, MAX_TOKENS
 
 
 def diagnose(
@@ -31,11 +32,11 @@ def diagnose(
     dataset_name: Optional[Dataset] = typer.Option(
         None, "--dataset-name", help="Workload shape, as `vllm bench serve` (default random)."
     ),
-    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, help="Prompt tokens (random dataset; default 1024)."),
-    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, help="Output tokens (random dataset; default 128)."),
-    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, help="Requests in the run (default 1000)."),
+    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, max=MAX_TOKENS, help="Prompt tokens (random dataset; default 1024)."),
+    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, max=MAX_TOKENS, help="Output tokens (random dataset; default 128)."),
+    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=MAX_PROMPTS, help="Requests in the run (default 1000)."),
     request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s, or inf for all at once (default inf)."),
-    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, help="Cap on requests in flight."),
+    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, max=MAX_PROMPTS, help="Cap on requests in flight."),
     fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", case_sensitive=False,
                                    help="Exit 1 when a finding of this severity or worse is reported."),
 ) -> None:
@@ -46,18 +47,15 @@ def diagnose(
 
     def body() -> int:
         from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
-        from sched_reader.errors import InputError
         from sched_reader.models.spec_builder import build_specs
         from sched_reader.report.spec_json import dumps, envelope
 
+        from sched_reader.limits import MIN_REQUEST_RATE, finite_float
+
         rate: float | None = None
         if request_rate is not None:
-            try:
-                rate = float(request_rate)
-            except ValueError:
-                raise InputError(f"--request-rate must be a number or inf, got {request_rate!r}") from None
-            if rate != rate or rate <= 0:
-                raise InputError(f"--request-rate must be > 0 (or inf), got {request_rate!r}")
+            rate = finite_float(request_rate, key="--request-rate", lo=MIN_REQUEST_RATE, unit="req/s",
+                                allow_inf=True, hint="a rate in requests/s, or inf to send every request at once")
         overrides = {
             "dataset_name": dataset_name.value if dataset_name else None,
             "random_input_len": random_input_len,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import math
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional
@@ -20,6 +20,7 @@ from sched_reader.cli.common import (
     run_guarded,
     split_inputs,
 )
+from sched_reader.limits import MAX_PROMPTS, MAX_SEED, MAX_TOKENS, MIN_REQUEST_RATE, finite_float
 
 
 _UNLIMITED = 1 << 40  # simulator.policies.UNLIMITED (not imported: keeps `--help` free of the simulator)
@@ -83,15 +84,9 @@ def _row_formatters() -> tuple[list[tuple[str, Callable[[dict[str, Any]], str]]]
 
 
 def _rate(text: str) -> float:
-    from sched_reader.errors import InputError
-
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"not a number: {text!r}", key="--request-rate") from None
-    if math.isnan(v) or v <= 0:
-        raise InputError("must be > 0 or inf", key="--request-rate")
-    return v
+    """``--request-rate`` in requests/s: at least ``limits.MIN_REQUEST_RATE``, or inf (all at once)."""
+    return finite_float(text, key="--request-rate", lo=MIN_REQUEST_RATE, unit="req/s", allow_inf=True,
+                        hint="a rate in requests/s, or inf to send every request at once")
 
 
 def _policies(policy: str, compare: str | None) -> list[str]:
@@ -115,8 +110,8 @@ def _policies(policy: str, compare: str | None) -> list[str]:
 
 def _progress_factory():
     """A rich progress bar on stderr when it is a TTY; otherwise None."""
-    if not sys.stderr.isatty():
-        return None, None
+    if not sys.stderr.isatty() or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return None, None  # no cursor escapes where colour and terminal control are unwanted
     from rich.console import Console
     from rich.progress import Progress
 
@@ -207,12 +202,12 @@ def simulate(
     dataset_name: Optional[Dataset] = typer.Option(
         None, "--dataset-name", case_sensitive=False, help="Workload shape, as `vllm bench serve` (default random)."
     ),
-    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, help="Prompt tokens (random dataset; default 1024)."),
-    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, help="Output tokens (random dataset; default 128)."),
-    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=10_000_000, help="Requests in the run (default 1000)."),
+    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, max=MAX_TOKENS, help="Prompt tokens (random dataset; default 1024)."),
+    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, max=MAX_TOKENS, help="Output tokens (random dataset; default 128)."),
+    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=MAX_PROMPTS, help="Requests in the run (default 1000)."),
     request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s (Poisson arrivals), or inf for all at once (default inf)."),
-    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, help="Cap on requests in flight."),
-    seed: int = typer.Option(0, "--seed", help="Random seed of the generated workload."),
+    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, max=MAX_PROMPTS, help="Cap on requests in flight."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Random seed of the generated workload."),
     chunk_size: int = typer.Option(512, "--chunk-size", min=1, help="Prefill chunk of the 'chunked' policy (tokens)."),
     slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", help="Goodput TTFT target (ms)."),
     slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", help="Goodput TPOT/ITL target (ms)."),
@@ -240,9 +235,6 @@ def simulate(
 
         pols = _policies(policy, compare)
         rate = _rate(request_rate) if request_rate is not None else None
-        if workload is not None and not workload.is_file():
-            raise InputError("no such file" if not workload.exists() else "not a file", file=str(workload),
-                             key="--workload")
         paths, cmdline = _inputs(config)
         from sched_reader.analyzers.simulator import simulate_spec
         from sched_reader.models.spec_builder import build_specs
@@ -291,9 +283,6 @@ def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
     paths, cmdline = split_inputs(config)
     if not paths and not cmdline:
         raise InputError("give a deploy file or a command line after --")
-    for p in paths:
-        if not Path(p).exists():
-            raise InputError("no such file", file=p)
     return paths, cmdline
 
 

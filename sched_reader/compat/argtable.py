@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sched_reader.compat.releases import DATA_DIR, known_releases, resolve_version, version_key
-from sched_reader.errors import UnknownVersionError
+from sched_reader.errors import InputError, UnknownVersionError
+from sched_reader.limits import FLAG_BOUNDS, MAX_INT_DIGITS, clip, loads_json
+
+_INT64_MAX = 2**63 - 1
 
 Via = Literal["exact", "underscore", "alias", "prefix", "negative"]
 
@@ -409,6 +412,8 @@ def _coerce_number(rec: FlagRecord, value: Any, kind: str) -> int | float:
         readable = _human_readable(rec, text)
         if readable is not None:
             return readable
+    if isinstance(text, str) and len(text.lstrip("+-").replace("_", "")) > MAX_INT_DIGITS:
+        raise ValueError(f"{rec.flag} expects {label} of at most {MAX_INT_DIGITS} digits; got {clip(text)}")
     try:
         if kind == "int":
             if isinstance(text, float):
@@ -424,6 +429,12 @@ def _coerce_number(rec: FlagRecord, value: Any, kind: str) -> int | float:
         raise ValueError(f"{rec.flag} must be a positive token count (or -1/auto); got {value!r}")
     if number < 0 and rec.dest in NON_NEGATIVE_DESTS:
         raise ValueError(f"{rec.flag} cannot be negative; got {value!r}")
+    bound = FLAG_BOUNDS.get(rec.dest)
+    shown = clip(str(number), 24) if len(str(number)) > 24 else f"{number:,}"
+    if bound is not None and number > bound[1]:  # the low end: vLLM's own checks, with its words
+        raise ValueError(f"{rec.flag} {shown} is over the bound of {bound[1]:,} {bound[2]} (sched_reader.limits)")
+    if kind == "int" and abs(number) > _INT64_MAX:
+        raise ValueError(f"{rec.flag} {shown} is over the 64-bit range vLLM parses")
     return number
 
 
@@ -470,7 +481,9 @@ def _coerce_json(rec: FlagRecord, value: Any) -> Any:
         raise ValueError(f"{rec.flag} expects JSON (an object such as '{{\"key\": 1}}'); "
                          f"got {value!r}")
     try:
-        return json.loads(value)
+        return loads_json(value, key=rec.flag)
+    except InputError as exc:  # over a bound (nesting, NaN, a huge integer)
+        raise ValueError(f"{rec.flag}: {exc.message}") from None
     except json.JSONDecodeError as exc:
         if rec.type == "dict|str":
             return value

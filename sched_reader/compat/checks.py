@@ -88,8 +88,10 @@ def _spec_dict(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str) and value.strip().startswith("{"):
         import json
 
+        from sched_reader.limits import MAX_NESTING, json_depth
+
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value) if json_depth(value) <= MAX_NESTING else None
         except ValueError:
             return None
         return parsed if isinstance(parsed, dict) else None

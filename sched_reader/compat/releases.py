@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sched_reader.errors import UnknownVersionError
+from sched_reader.limits import clip
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "releases"
 
@@ -109,6 +110,9 @@ def _nearest_older(key: tuple[int, ...], releases: list[str]) -> str:
     return older[-1]
 
 
+_MAX_VERSION_CHARS = 64  # the longest real version string (a local build tag) is ~40 characters
+
+
 def resolve_version(text: str | None) -> ResolvedVersion:
     """Map a version as users write it onto a known release.
 
@@ -133,9 +137,9 @@ def resolve_version(text: str | None) -> ResolvedVersion:
                     f"{newest_r}. Pin a version for a reproducible answer.",
         )
 
-    m = _VERSION_RE.match(s)
+    m = _VERSION_RE.match(s) if len(s) <= _MAX_VERSION_CHARS else None
     if not m:
-        raise UnknownVersionError(f"cannot read vLLM version {requested!r}", hint=_range_hint())
+        raise UnknownVersionError(f"cannot read vLLM version {clip(requested)}", hint=_range_hint())
 
     base_parts = [int(m["major"]), int(m["minor"]), int(m["patch"] or 0)]
     base = ".".join(str(p) for p in base_parts)

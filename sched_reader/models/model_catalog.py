@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from sched_reader.errors import InputError, UnknownModelError
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.quantization import scheme_from_quant_config
+from sched_reader.limits import loads_json, read_text_file
 
 _URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az://", "abfs://", "http://", "https://")
 _HF_SCHEMES = ("hf://", "huggingface://", "hf.co/", "huggingface.co/")
@@ -331,13 +332,10 @@ _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_s
 
 def _from_config_path(path: str, name: str | None) -> ModelResolution:
     p = Path(os.path.expanduser(path))
-    cfg_file = p / "config.json" if p.is_dir() else p
+    cfg_file = p / "config.json" if os.path.isdir(p) else p
     try:
-        raw = json.loads(cfg_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("model config not found", file=str(cfg_file), key="--model-config") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read model config: {exc}", file=str(cfg_file), key="--model-config") from None
+        raw = loads_json(read_text_file(cfg_file, key="--model-config", what="model config"),
+                         file=str(cfg_file), key="--model-config")
     except json.JSONDecodeError as exc:
         raise InputError(f"model config is not valid JSON: {exc.msg}", file=str(cfg_file), line=exc.lineno,
                          key="--model-config") from None

@@ -476,8 +476,10 @@ def _normalize_speculative(spec: EngineSpec, value: Any) -> dict[str, Any] | Non
     elif isinstance(value, str) and value.strip():
         import json
 
+        from sched_reader.limits import json_depth, MAX_NESTING
+
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value) if json_depth(value) <= MAX_NESTING else None
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict):
@@ -593,6 +595,7 @@ def build_spec(
         workload=raw.workload,
         shared_gpu_group=raw.shared_gpu_group,
     )
+    _check_stages(spec, pp)
     spec.effective = build_effective(spec)
     _check_world_size(spec)
     spec.findings.extend(_release_checks(spec))
@@ -634,6 +637,19 @@ def _unresolved_findings(raw: RawEngine) -> list[Finding]:
                 )
             )
     return out
+
+
+def _check_stages(spec: EngineSpec, pp: int) -> None:
+    """Every pipeline stage needs at least one layer (vLLM's ``get_pp_indices`` splits the layers)."""
+    layers = spec.arch.num_layers if spec.arch is not None else 0
+    if layers and pp > layers:
+        fv = spec.args.get("pipeline_parallel_size")
+        o = fv.origin if fv is not None else None
+        raise InputError(
+            f"--pipeline-parallel-size {pp:,} is more than the {layers} layers of {spec.model_name or 'the model'}",
+            file=o.file if o else spec.file, line=o.line if o else spec.line,
+            key=(o.key if o else None) or "--pipeline-parallel-size",
+            hint=f"use at most {layers} stages; each stage holds at least one layer")
 
 
 def _check_world_size(spec: EngineSpec) -> None:

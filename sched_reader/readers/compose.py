@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from sched_reader.errors import InputError
+from sched_reader.limits import MAX_GPUS
 from sched_reader.readers.argv import find_invocation
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
 from sched_reader.readers.images import gpu_quantity, is_vllm_image, vllm_version_from_image
@@ -176,6 +178,11 @@ def _gpus(e: RawEngine, svc: YMap, file: str) -> None:
                 count = gpu_quantity(dev["count"])
                 e.gpu_count = Hint(value=count, origin=Origin(file=file, line=dev.kline("count"),
                                                               source="compose", key="count"))
+                if isinstance(count, int) and not 0 <= count <= MAX_GPUS:
+                    raise InputError(f"{count:,} GPUs is outside [0, {MAX_GPUS:,}] for one service"
+                                     if count < 10**24 else f"a GPU count of {len(str(count)):,} digits",
+                                     file=file, line=dev.kline("count"), key="count",
+                                     hint="give the number of GPUs the service uses, or 'all'")
                 if isinstance(count, int):
                     e.shared_gpu_group = "compose:devices=" + ",".join(str(d) for d in range(count))
                 elif count == "all":

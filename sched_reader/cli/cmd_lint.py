@@ -55,7 +55,9 @@ _NO_ENGINE_PREFIXES = (
     "file is empty",
 )
 # Reader errors about the path itself, not its content: always exit 2.
-_PATH_ERROR_PREFIXES = ("file not found", "cannot read the file", "is not a regular file", "is a directory")
+_PATH_ERROR_PREFIXES = ("file not found", "cannot read the file", "is not a regular file", "is a directory",
+                        "symbolic link loop", "file name too long", "permission denied",
+                        "a part of the path is not a directory", "invalid file name")
 
 
 class LintFormat(str, Enum):
@@ -160,10 +162,13 @@ class _DirectiveCache:
         if not file or (file.startswith("<") and file.endswith(">")):
             return Directives()
         if file not in self._by_file:
-            try:
-                text = Path(file).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
+            from sched_reader.errors import InputError
+            from sched_reader.limits import read_regular_file
+
+            try:  # a regular file under the size bound only: never a device, FIFO or huge file
+                text = read_regular_file(file).decode("utf-8", errors="replace")
+            except InputError:
+                text = ""  # reading the file itself reports why
             self._by_file[file] = parse_directives(text)
         return self._by_file[file]
 
@@ -190,8 +195,13 @@ def _split(files: list[str] | None) -> tuple[list[str], list[str] | None]:
 
 def walk(directory: str) -> list[str]:
     """``*.yaml``/``*.yml``/``*.sh`` under ``directory``, sorted, hidden directories skipped."""
+    from sched_reader.limits import display_name, os_error
+
+    def unreadable(exc: OSError) -> None:  # a directory that cannot be listed is an error, not "0 files"
+        raise os_error(exc, display_name(exc.filename or directory))
+
     out: list[str] = []
-    for root, dirs, names in os.walk(directory):
+    for root, dirs, names in os.walk(directory, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             if name.lower().endswith(WALK_SUFFIXES) and not name.startswith("."):
@@ -203,11 +213,17 @@ def expand_inputs(paths: list[str]) -> list[tuple[str, bool]]:
     """``(path, named_explicitly)`` for every file to lint; missing paths raise (exit 2)."""
     from sched_reader.errors import InputError
 
+    from sched_reader.limits import display_name, os_error
+
     seen: set[str] = set()
     out: list[tuple[str, bool]] = []
     for p in paths:
-        if not os.path.exists(p):
-            raise InputError("file not found", file=p, hint="check the path and the current directory")
+        try:
+            os.stat(p)  # the same message as every other command: not found, link loop, name too long
+        except OSError as exc:
+            raise os_error(exc, display_name(p)) from None
+        except ValueError as exc:
+            raise InputError(f"invalid file name: {exc}", file=display_name(p)) from None
         if os.path.isdir(p):
             items = [(f, False) for f in walk(p)]
         else:
@@ -392,8 +408,10 @@ def _plausible_vllm_config(path: str) -> bool:
 
     if not path.lower().endswith((".yaml", ".yml")):
         return True
+    from sched_reader.readers.source import read_text
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)
         docs = load_documents(text, path)
         if kind_of(docs) != "vllm-config":
             return True
@@ -406,10 +424,12 @@ def _plausible_vllm_config(path: str) -> bool:
 
 
 def _mentions_vllm(path: str) -> bool:
+    from sched_reader.errors import InputError
+    from sched_reader.limits import read_regular_file
+
     try:
-        with open(path, "rb") as fh:
-            return b"vllm" in fh.read(1 << 20).lower()
-    except OSError:
+        return b"vllm" in read_regular_file(path).lower()
+    except InputError:
         return False
 
 

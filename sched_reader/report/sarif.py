@@ -48,7 +48,7 @@ def artifact_uri(file: str, base: str | Path | None = None) -> str | None:
         rel = absolute.relative_to(base_path)
     except ValueError:
         return absolute.as_uri()
-    return quote(rel.as_posix(), safe="/")
+    return quote(os.fsencode(rel.as_posix()), safe="/")  # the name's bytes: a non-UTF-8 name is %XX
 
 
 def rule_descriptors() -> list[dict[str, Any]]:
@@ -119,4 +119,6 @@ def sarif_log(report: LintReport, version: str, *, base: str | Path | None = Non
 
 
 def render_sarif(report: LintReport, version: str, *, base: str | Path | None = None) -> str:
-    return json.dumps(sarif_log(report, version, base=base), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(sarif_log(report, version, base=base), indent=2, ensure_ascii=False) + "\n"
+    # a non-UTF-8 file name inside a message: its undecodable bytes as \xNN, never an encoding error
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

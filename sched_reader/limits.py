@@ -19,6 +19,7 @@ Each bound is named, with its unit and the reason for its value:
   a few hundred GPUs per model.
 * ``MAX_GPUS`` (devices): GPUs attached to one engine (a compose ``count``, a Kubernetes limit).
 * ``MAX_SEED``: numpy's generators take a seed in [0, 2**64); vLLM's ``--seed`` is a non-negative int.
+* ``MAX_ENGINES``: vLLM engines in one file (see below); ``MAX_SUGGESTIONS``: "did you mean" searches.
 * ``MIN_REQUEST_RATE`` (requests/s): below one request per ~11.6 days the run is not a benchmark, and
   the simulated duration would overflow the time arithmetic.
 """
@@ -52,6 +53,12 @@ FLAG_BOUNDS: dict[str, tuple[int, int, str]] = {
     "max_num_seqs": (1, MAX_PROMPTS, "sequences"),
     "max_num_batched_tokens": (1, 16 * MAX_TOKENS, "tokens"),
 }
+# "did you mean" searches per engine: each compares a flag with every option of the release (~1-2 ms);
+# past this many unknown flags the file is not a vLLM config with typos, and the rest get no suggestion.
+MAX_SUGGESTIONS = 50
+# vLLM engines in one input file (compose services, manifests, commands): the deploy files in
+# tests/data/deploy have 1-6; every engine gets its own analysis (~0.3 s for diagnose).
+MAX_ENGINES = 100
 MAX_ECHO_CHARS = 60  # characters of a rejected value repeated in a message
 
 

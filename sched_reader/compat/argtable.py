@@ -23,6 +23,7 @@ How vLLM matches a flag as written (encoded in :meth:`ArgTable.lookup`):
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import json
@@ -284,8 +285,14 @@ class ArgTable:
 
         if not normalized.startswith("--"):
             return self._lookup_single_dash(normalized, written)
-        # argparse allow_abbrev: unambiguous prefix of any option string.
-        cands = [o for o in self._by_option if o.startswith("--") and o.startswith(normalized)]
+        # argparse allow_abbrev: unambiguous prefix of any option string (a bisect over the sorted
+        # long options: a file of 40k unknown keys costs O(log n) each, not a scan of every option).
+        longs = self._long_options()
+        i = bisect.bisect_left(longs, normalized)
+        cands = []
+        while i < len(longs) and longs[i].startswith(normalized):
+            cands.append(longs[i])
+            i += 1
         if len(cands) == 1:
             opt = cands[0]
             rec = self._by_option[opt]
@@ -295,6 +302,13 @@ class ArgTable:
             return ArgMatch(None, False, "prefix", ambiguous=sorted(cands), canonical=None,
                             written=written, subkey=subkey)
         return None
+
+    def _long_options(self) -> list[str]:
+        """The ``--`` option strings, sorted (built once per table)."""
+        longs = self.__dict__.get("_longs")
+        if longs is None:
+            longs = self.__dict__["_longs"] = sorted(o for o in self._by_option if o.startswith("--"))
+        return longs
 
     def _lookup_single_dash(self, opt: str, written: str) -> ArgMatch | None:
         """``-tp``, ``-O3``, ``-t`` (prefix of ``-tp``), ``-cc.mode`` as vLLM reads them."""
@@ -532,11 +546,26 @@ def flag_history(flag: str) -> list[tuple[str, FlagRecord | None]]:
     Matching is exact after ``_``->``-`` normalisation; aliases and ``--no-x``
     count as the flag (no prefix matching: history asks about a named flag).
     """
-    name = _normalize_plain(flag)
-    out: list[tuple[str, FlagRecord | None]] = []
-    for release in known_releases():
-        out.append((release, ArgTable.for_release(release).record_for_flag(name)))
-    return out
+    return list(_flag_history(_normalize_plain(flag)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _flag_history(name: str) -> tuple[tuple[str, FlagRecord | None], ...]:
+    if name not in _every_option():  # an option no release registers (typos, hostile keys): one set probe
+        return _no_history()
+    releases = known_releases()
+    return tuple((release, ArgTable.for_release(release).record_for_flag(name)) for release in releases)
+
+
+@functools.lru_cache(maxsize=1)
+def _no_history() -> tuple[tuple[str, None], ...]:
+    return tuple((release, None) for release in known_releases())
+
+
+@functools.lru_cache(maxsize=1)
+def _every_option() -> frozenset[str]:
+    """Every option string of every known release."""
+    return frozenset(o for rel in known_releases() for o in ArgTable.for_release(rel)._by_option)
 
 
 def first_seen(flag: str) -> str | None:

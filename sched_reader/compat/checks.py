@@ -401,14 +401,16 @@ def _deprecated_finding(rec: Any, written: str, version: str, origin: Origin) ->
 # check_raw
 # --------------------------------------------------------------------------------------------------
 
-def _unknown(table: Any, s: Setting, version: str) -> Finding:
+def _unknown(table: Any, s: Setting, version: str, suggest: bool = True) -> Finding:
+    """SR101; ``suggest`` False skips the did-you-mean search (~1-2 ms a flag, see ``MAX_SUGGESTIONS``)."""
     from sched_reader.compat import argtable as at
     from sched_reader.compat.releases import version_key
 
     name = s.flag.split("=", 1)[0]
     canonical = "--" + name.lstrip("-").split(".", 1)[0].replace("_", "-")
     first, last = at.first_seen(canonical), at.last_seen(canonical)
-    suggestions = [x for x in table.did_you_mean(name) if x.startswith("--") or not name.startswith("--")]
+    suggestions = [x for x in table.did_you_mean(name) if x.startswith("--") or not name.startswith("--")
+                   ] if suggest else []
     hist, fix = "", (f"did you mean {suggestions[0]}?" if suggestions else "remove it")
     if last is not None and version_key(last) < version_key(version):
         renamed = at.renamed_to(canonical)
@@ -473,15 +475,19 @@ def check_raw(raw: RawEngine, version: str) -> list[Finding]:
     """
     from sched_reader.compat.argtable import ArgTable, coerce
 
+    from sched_reader.limits import MAX_SUGGESTIONS
+
     table = ArgTable.for_release(version)
     out: list[Finding] = []
+    unknown = 0
     for s in raw.settings:
         name = s.flag.split("=", 1)[0]
         match = table.lookup(s.flag)
         if match is None:
             if name.replace("_", "-") in FRONTEND_FLAGS:
                 continue
-            out.append(_unknown(table, s, version))
+            out.append(_unknown(table, s, version, suggest=unknown < MAX_SUGGESTIONS))
+            unknown += 1
             continue
         if match.record is None:
             out.append(Finding(

@@ -59,6 +59,11 @@ MAX_SUGGESTIONS = 50
 # vLLM engines in one input file (compose services, manifests, commands): the deploy files in
 # tests/data/deploy have 1-6; every engine gets its own analysis (~0.3 s for diagnose).
 MAX_ENGINES = 100
+# Simulation size. Work grows with the tokens to decode and with preemption churn (a request evicted
+# and recomputed again and again when its KV does not fit): 1,000 prompts x 1,024 output tokens is ~1M
+# tokens and ~1k event-loop steps; 100 prompts x 60k tokens on one H100 is 235k steps (~25 s).
+MAX_SIM_TOKENS = 20_000_000   # output tokens + prefill chunks, checked before the run
+MAX_SIM_STEPS = 150_000       # event-loop steps (batched steps; decode stretches count once), during it
 MAX_ECHO_CHARS = 60  # characters of a rejected value repeated in a message
 
 

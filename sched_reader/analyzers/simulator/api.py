@@ -24,6 +24,7 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     ``params.policy == "static"`` runs the static-batching engine; every other policy runs the
     event-driven engine (or the per-iteration reference loop with ``reference=True``).
     """
+    check_size(requests, params)
     if params.policy == "static":
         run = run_static(requests, params, StepTimer(cost))
         counters: dict[str, Any] = {}
@@ -51,6 +52,25 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     res.update({"policy": params.policy, "engine_counters": counters, "notes": notes,
                 "params": {k: v for k, v in params.__dict__.items()}})
     return res
+
+
+def check_size(requests: Requests, params: SchedParams) -> int:
+    """Refuse a run over ``limits.MAX_SIM_TOKENS`` before it starts; returns the estimate.
+
+    The estimate is the tokens to decode plus the prefill chunks (prompt tokens over the step token
+    budget): every decode token is one request-step, every chunk one step.
+    """
+    from sched_reader.limits import MAX_SIM_TOKENS
+
+    budget = max(1, min(int(params.max_num_batched_tokens), 1 << 20))
+    work = int(requests.output_len.sum()) + -(-int(requests.prompt_len.sum()) // budget)
+    if work > MAX_SIM_TOKENS:
+        raise InputError(
+            f"the simulation would run {work:,} request-steps ({len(requests):,} requests, "
+            f"{int(requests.output_len.sum()):,} output tokens), over the {MAX_SIM_TOKENS:,} bound",
+            key="workload", hint="lower --num-prompts or the output length; the metrics of a bench run "
+                                 "settle within a few thousand requests")
+    return work
 
 
 def engine_inputs(spec: Any) -> tuple[StepCost, int]:

@@ -5,7 +5,7 @@ Each case failed before its fix (internal error, a Python exception name, a hang
 from __future__ import annotations
 
 
-from hostile import M, one_line_error
+from hostile import M, SERVE, one_line_error
 
 
 BIG = "9" * 5000
@@ -27,3 +27,22 @@ def test_block_yaml_nested_200_deep_names_the_bound(run_cli, tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text("model: m\nx:\n" + "".join("  " * i + "- \n" for i in range(1, 200)))
     one_line_error(*run_cli("config", str(p))[::2], "nested more than 64 levels")
+
+
+def test_every_bad_value_of_a_file_in_one_run(run_cli, tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("model: meta-llama/Llama-3.1-8B-Instruct\nmax-num-seqs: abc\nmax-model-len: xyz\n"
+                 "tensor-parallel-size: 99999\n")
+    line = one_line_error(*run_cli("config", str(p))[::2], f"{p}:2:", "(and 2 more:", f"{p}:3:", f"{p}:4:")
+    assert line.index(":2:") < line.index(":3:") < line.index(":4:")  # file order
+    code, out, _ = run_cli("lint", str(p))
+    assert code == 1 and [ln.split(" ")[0] for ln in out.splitlines() if "SR001" in ln] == [
+        f"{p}:2:", f"{p}:3:", f"{p}:4:"]
+
+
+def test_every_bad_trace_line_in_one_run(run_cli, tmp_path):
+    (tmp_path / "t.jsonl").write_text('{"prompt_len": 0, "output_len": 5}\n{"prompt_len": 5, "output_len": 5}\n'
+                                      '{"prompt_len": 5}\n')
+    (tmp_path / "w.yaml").write_text("trace: t.jsonl\n")
+    one_line_error(*run_cli("simulate", "--workload", str(tmp_path / "w.yaml"), *SERVE)[::2],
+                   "t.jsonl:1:", "(and 1 more:", "t.jsonl:3:")

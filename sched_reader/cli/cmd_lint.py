@@ -354,7 +354,8 @@ def _lint_specs(display: str, build: Callable[[], list[Any]], opts: LintOptions,
     except SchedReaderError as err:
         if _is_option_error(err, opts):
             raise
-        kept, sup = _split_kept([_invalid_file_finding(err, display)], opts, directives)
+        errs = [err, *getattr(err, "others", [])]  # every error of the file, one SR001 each
+        kept, sup = _split_kept([_invalid_file_finding(e, display) for e in errs], opts, directives)
         return FileResult(file=display, findings=kept, suppressed=sup)
     engines = []
     for spec in specs:
@@ -386,7 +387,8 @@ def lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Directi
             raise
         if not explicit and (no_engine or not _mentions_vllm(path)):
             return FileResult(file=path, skipped=f"not a vLLM deploy file ({msg})")
-        kept, sup = _split_kept([_invalid_file_finding(err, path)], opts, directives)
+        errs = [err, *getattr(err, "others", [])]  # every error of the file, one SR001 each
+        kept, sup = _split_kept([_invalid_file_finding(e, path) for e in errs], opts, directives)
         return FileResult(file=path, findings=kept, suppressed=sup)
     if not explicit and not _plausible_vllm_config(path):
         return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")

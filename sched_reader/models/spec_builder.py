@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
-from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.errors import InputError, SchedReaderError, combine
 from sched_reader.findings import Finding
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
@@ -162,6 +162,7 @@ def _normalize_settings(
     args: dict[str, FlagValue] = {}
     findings: list[Finding] = []
     false_rule = _config_file_value_rule(release)
+    errors: list[InputError] = []  # every bad value of the engine, reported together
 
     for s in raw.settings:
         match = table.lookup(s.flag)
@@ -198,20 +199,19 @@ def _normalize_settings(
         try:
             typed = _coerce(table, rec, value, match.negated)
         except ValueError as err:
-            raise InputError(
-                str(err),
-                file=s.origin.file,
-                line=s.origin.line,
-                key=s.flag,
-            ) from None
+            errors.append(InputError(str(err), file=s.origin.file, line=s.origin.line, key=s.flag))
+            continue
         problem = _check_range(dest, typed)
         if problem:
-            raise InputError(problem, file=s.origin.file, line=s.origin.line, key=s.flag)
+            errors.append(InputError(problem, file=s.origin.file, line=s.origin.line, key=s.flag))
+            continue
         previous = args.get(dest)
         overridden = []
         if previous is not None:
             overridden = [*previous.overridden, previous.origin]
         args[dest] = FlagValue(dest=dest, flag=flag, value=typed, origin=s.origin, overridden=overridden)
+    if errors:
+        raise combine(errors)
     return args, findings
 
 

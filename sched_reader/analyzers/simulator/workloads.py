@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sched_reader.errors import InputError
+from sched_reader.errors import InputError, combine
 from sched_reader.limits import (
     MAX_PROMPTS,
     MAX_SEED,
@@ -390,13 +390,7 @@ _MAX_PREFIX_ID = 2**62        # fits numpy int64 with room
 
 def _all_errors(problems: list[tuple[int, str]], file: str) -> InputError:
     """One ``InputError`` listing every problem of a file (line order), located at the first one."""
-    problems = sorted(problems)
-    line, msg = problems[0]
-    if len(problems) == 1:
-        return InputError(msg, file=file, line=line)
-    rest = "; ".join(f"{file}:{ln}: {m}" for ln, m in problems[1:])
-    more = "+" if len(problems) >= _MAX_REPORTED else ""
-    return InputError(f"{msg} (and {len(problems) - 1}{more} more: {rest})", file=file, line=line)
+    return combine([InputError(msg, file=file, line=line) for line, msg in problems])
 
 
 def load_workload_yaml(path: Path, overrides: dict[str, Any] | None = None) -> Requests:

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "tests" / "data" / "deploy"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 MASKED = re.compile(r"internal error:|cannot read this file: \w+Error")
-SLOW_S = 2.0  # a case slower than this is listed as slow
+SLOW_S = 2.0  # a case using more CPU seconds than this is listed as slow
 
 # ------------------------------------------------------------------------------------------------
 # Running one case
@@ -59,9 +59,10 @@ class OverBudget(BaseException):
 class Result:
     argv: list[str]
     code: int | None
-    seconds: float
+    seconds: float  # wall clock
     err: str
     outcome: str  # ok | masked | escaped | timeout | memory
+    cpu: float = 0.0  # CPU seconds of this process (robust to a machine shared with other jobs)
 
 
 @dataclass
@@ -80,9 +81,9 @@ class Report:
         self.by_command[r.argv[0] if r.argv else "-"] += 1
         if r.outcome != "ok":
             self.problems.append(r)
-        if r.seconds > SLOW_S:
+        if r.cpu > SLOW_S:
             self.slow.append(r)
-        if self.slowest is None or r.seconds > self.slowest.seconds:
+        if self.slowest is None or r.cpu > self.slowest.cpu:
             self.slowest = r
 
     def count(self, outcome: str) -> int:
@@ -98,7 +99,10 @@ class Report:
             "over_time_budget": self.count("timeout"),
             "out_of_memory": self.count("memory"),
             "slow_cases": len(self.slow),
-            "slowest_s": round(self.slowest.seconds, 2) if self.slowest else 0.0,
+            "slowest_cpu_s": round(self.slowest.cpu, 2) if self.slowest else 0.0,
+            "slowest_wall_s": round(self.slowest.seconds, 2) if self.slowest else 0.0,
+            "max_wall_s": round(max((p.seconds for p in self.slow + ([self.slowest] if self.slowest else []))), 2)
+            if self.slowest else 0.0,
             "slowest_argv": _short(self.slowest.argv) if self.slowest else [],
             "peak_rss_mib": round(peak_rss_mib(), 1),
             "hostile_failures": sum(1 for p in self.problems if p.outcome.startswith("hostile")),
@@ -138,6 +142,7 @@ def run_case(argv: list[str], budget_s: float, budget_mb: int) -> Result:
     code: int | None = None
     outcome = "ok"
     t0 = time.perf_counter()
+    c0 = time.process_time()
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
         signal.setitimer(signal.ITIMER_REAL, budget_s)
@@ -159,10 +164,11 @@ def run_case(argv: list[str], budget_s: float, budget_mb: int) -> Result:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         COMMAND_LINE.reset(token)
     seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     text = err.getvalue()
     if outcome == "ok" and MASKED.search(text):
         outcome = "memory" if "MemoryError" in text else "masked"
-    return Result(list(argv), code, seconds, text, outcome)
+    return Result(list(argv), code, seconds, text, outcome, cpu)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -378,7 +384,7 @@ def run(cases: int = 300, seed: int = 0, budget_s: float = 10.0, budget_mb: int 
             for k, (label, argv) in enumerate(labelled):
                 r = run_case(argv, budget_s, budget_mb)
                 one_line = r.code != 2 or len(r.err.strip().splitlines()) == 1
-                if label and r.outcome == "ok" and (r.code not in (0, 1, 2) or not one_line or r.seconds > 2.0):
+                if label and r.outcome == "ok" and (r.code not in (0, 1, 2) or not one_line or r.cpu > 2.0):
                     r.outcome = f"hostile:{label}"  # must be refused (exit 2, one line) or read, within 2 s
                 report.add(r)
                 if progress and k % 100 == 0:

@@ -4,7 +4,7 @@ Usage: python benchmarks/kv_accuracy.py [path/to/kv_logs.yaml]
 Prints, per row of tests/data/kv_logs.yaml: predicted / logged / relative error for weights,
 activation peak, non-torch memory, KV GiB and KV tokens (blocks for V0 rows), then the median and
 p90 absolute relative error of each column. Each row is replayed through the whole pipeline
-(tests/kv_rows.py: the command line the log states -> spec builder -> capacity model).
+(tests/accuracy/kv_rows.py: the command line the log states -> spec builder -> capacity model).
 """
 
 from __future__ import annotations
@@ -17,18 +17,103 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "accuracy"))
 
 from kv_rows import load_rows, predict  # noqa: E402
 
 
+INDEPENDENT = ROOT / "tests" / "data" / "kv_logs_independent.yaml"
+# The one sweep most calibration rows come from: reported apart from the independent sources.
+SWEEPS = ("github.com/llm-d-incubation/llm-d-planner",)
+
+
+def source_of(row: dict) -> str:
+    """A source key: the repository (for repo files) or the issue/PR thread."""
+    url = str(row["source_url"])
+    parts = url.split("/")
+    if "/blob/" in url or "/tree/" in url:
+        return "/".join(parts[2:5])
+    return "/".join(parts[2:7])
+
+
+def era_of(row: dict) -> str:
+    from sched_reader.models.memory_profile import parse_version
+
+    v = parse_version(row["vllm_version"] or "0.6.4")
+    if row["engine_core"] == "v0":
+        return "V0 <=0.6.4" if v < (0, 6, 5) else "V0 0.6.5+"
+    if v < (0, 9, 2):
+        return "V1 <0.9.2"
+    return "V1 0.9.2-0.18" if v < (0, 19, 0) else "V1 0.19+"
+
+
+def gpu_class_of(row: dict) -> str:
+    from sched_reader.models.gpu_catalog import resolve_gpu
+
+    try:
+        return resolve_gpu(row["gpu"]).gpu.arch
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def _stats(errs: list[float]) -> str:
+    if not errs:
+        return "n= 0"
+    a = np.abs(np.array(errs))
+    return (f"n={len(a):2d}  median |err| {100 * np.median(a):5.2f}%  p90 |err| {100 * np.percentile(a, 90):5.2f}%"
+            f"  max {100 * a.max():5.2f}%")
+
+
+def grouped_report(rows: list[dict], token_err: dict[str, float | None]) -> None:
+    """KV-token (V1) / GPU-block (V0) error by source, era and GPU class; sweep rows apart.
+
+    Rows whose source prints no token count are compared on "Available KV cache memory" (GiB).
+
+    No constant is re-fitted when this runs, so leaving a source out changes no prediction: the
+    leave-one-source-out error of a row is its error here. Rows a constant was read from are marked
+    in-sample (``constants_from_this_row``) and listed apart.
+    """
+    answered = sum(1 for r in rows if token_err[r["id"]] is not None)
+    print(f"\nanswered {answered}/{len(rows)} rows")
+    groups: dict[str, dict[str, list[float]]] = {"source": {}, "era": {}, "gpu class": {}}
+    indep: list[float] = []
+    indep_out: list[float] = []
+    sweep: list[float] = []
+    for r in rows:
+        e = token_err[r["id"]]
+        if e is None:
+            continue
+        is_sweep = any(s in str(r["source_url"]) for s in SWEEPS)
+        (sweep if is_sweep else indep).append(e)
+        if not is_sweep and not r.get("constants_from_this_row"):
+            indep_out.append(e)
+        groups["source"].setdefault(source_of(r) + (" (sweep)" if is_sweep else ""), []).append(e)
+        groups["era"].setdefault(era_of(r), []).append(e)
+        groups["gpu class"].setdefault(gpu_class_of(r), []).append(e)
+    print(f"{'independent sources':44s} {_stats(indep)}")
+    print(f"{'  of which no constant was read off':44s} {_stats(indep_out)}")
+    print(f"{'sweep rows (' + ', '.join(s.split('/')[-1] for s in SWEEPS) + ')':44s} {_stats(sweep)}")
+    for name, g in groups.items():
+        print(f"\nby {name}:")
+        for k in sorted(g):
+            print(f"  {k[:60]:60s} {_stats(g[k])}")
+
+
 def main(path: str | None = None) -> int:
     rows = load_rows(path)
+    if path is None and INDEPENDENT.is_file():
+        rows += load_rows(INDEPENDENT)
+    token_err: dict[str, float | None] = {}
     cols = ("weights", "activation", "non_torch", "kv_gib", "tokens")
     errs: dict[str, list[float]] = {c: [] for c in cols}
     print(f"{'row':44s} " + " ".join(f"{c:>24s}" for c in cols))
     for row in rows:
-        j = predict(row)
+        try:
+            j = predict(row)
+        except Exception as exc:  # noqa: BLE001 - an unanswered row is reported, not fatal
+            token_err[row["id"]] = None
+            print(f"{row['id'][:44]:44s} NOT ANSWERED: {str(exc).splitlines()[0][:120]}")
+            continue
         lg = row["logged"]
         act = lg["activation_peak_gib"]
         if act is None and lg["peak_torch_memory_gib"] is not None:
@@ -50,13 +135,19 @@ def main(path: str | None = None) -> int:
                 continue
             e = p / r - 1
             errs[c].append(abs(e))
+            if c == "tokens":
+                token_err[row["id"]] = e
             cells.append(f"{p:>10} / {r:>6} {100 * e:+5.1f}%")
+        if row["id"] not in token_err and lg["kv_cache_gib"]:   # no token count logged: KV memory instead
+            token_err[row["id"]] = pairs["kv_gib"][0] / lg["kv_cache_gib"] - 1
+        token_err.setdefault(row["id"], None)
         print(f"{row['id'][:44]:44s} " + " ".join(f"{x:>24s}" for x in cells))
     print()
     for c in cols:
         a = np.array(errs[c])
         print(f"{c:12s} n={len(a):2d}  median |err| {100 * np.median(a):6.2f}%  p90 |err| {100 * np.percentile(a, 90):6.2f}%"
               f"  max {100 * a.max():6.2f}%")
+    grouped_report(rows, token_err)
     return 0
 
 

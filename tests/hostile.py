@@ -13,22 +13,28 @@ SERVE = ["--", "vllm", "serve", M]
 
 @contextlib.contextmanager
 def bounded(seconds: float = 10.0, extra_bytes: int = 1 << 30):
-    """Fail (TimeoutError / MemoryError) instead of hanging or swapping: an alarm and an RLIMIT_AS."""
+    """Fail (TimeoutError / MemoryError) instead of hanging or swapping: ``seconds`` of CPU time (the
+    machine may be shared: wall time is noisy), 10x that of wall time (a blocked read uses no CPU), and
+    an RLIMIT_AS of ``extra_bytes`` over the process's current size."""
     def alarm(*_):
         raise TimeoutError(f"took more than {seconds} s")
 
-    old_handler = signal.signal(signal.SIGALRM, alarm)
+    old_prof = signal.signal(signal.SIGPROF, alarm)
+    old_real = signal.signal(signal.SIGALRM, alarm)
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     with open("/proc/self/statm") as fh:
         vsz = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     limit = vsz + extra_bytes
     resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, 10 * seconds)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
+        signal.signal(signal.SIGPROF, old_prof)
+        signal.signal(signal.SIGALRM, old_real)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 

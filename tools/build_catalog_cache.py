@@ -1,7 +1,7 @@
 """Write the JSON caches of the model/GPU/quantization catalogs (run after editing their YAML).
 
 Usage: python tools/build_catalog_cache.py [--check]
-``--check`` exits 1 when a cache is missing or stale (tests/test_catalog_cache.py runs the same check).
+``--check`` exits 1 when a cache is missing or stale (tests/models/test_catalog_cache.py runs the same check).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ decode_context_sum, prefill_tokens, prefill_attn_pairs) -> seconds`` (the roofli
 from __future__ import annotations
 
 import math
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field
 
@@ -39,6 +39,7 @@ class Recommendation(BaseModel):
     current: str
     suggested: str
     why: str
+    effect: dict[str, Any] | None = None   # predicted metrics before -> after (analyzers.whatif), when evaluated
 
 
 class MemoryBudget(BaseModel):

@@ -2,7 +2,7 @@
 
 This is the pipeline ``sched-reader diagnose`` prints; it is usable from Python without the CLI::
 
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.analyzers.diagnosis import diagnose
     [d] = [diagnose(s) for s in build_specs(["deploy.yaml"])]
     d.to_json()["kv_cache"]["tokens"]
@@ -25,6 +25,8 @@ class Diagnosis:
                  kv_waste: Any | None = None) -> None:
         self.kv_waste = kv_waste
         self.workload_from_file_mix = False  # True when the file's workload section (classes/trace) was used
+        self.recommendations_dropped = 0     # recommendations the what-if found not to improve their target
+        self.what_if: dict[str, Any] | None = None  # --set: metrics without -> with the overrides
         self.spec = spec
         self.capacity = capacity
         self.performance = performance
@@ -49,6 +51,9 @@ class Diagnosis:
         out["bottleneck"] = self.verdict.model_dump() if self.verdict is not None else None
         out["kv_waste"] = self.kv_waste.model_dump() if self.kv_waste is not None else None
         out["findings"] = [finding_json(f) for f in self.findings]
+        out["recommendations"] = out["bottleneck"]["recommendations"] if out["bottleneck"] else []
+        if self.what_if is not None:
+            out["what_if"] = self.what_if
         return out
 
 
@@ -100,6 +105,27 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
         raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
 
 
+def _fit_workload(spec: EngineSpec, workload: Any, requests: Any | None) -> Any:
+    """Clip a fixed-length workload whose prompt does not fit ``--max-model-len`` (a note, never an error).
+
+    vLLM rejects a prompt of ``max_model_len`` tokens or more; a KV-budget diagnosis must not depend on
+    the default 1,024-token prompt, so prompt and output are scaled down to fit (output first kept >= 1
+    token) and the change is noted on the engine.
+    """
+    if requests is not None or spec.effective is None or workload.dataset_name != "random":
+        return workload
+    mml = int(spec.effective.max_model_len or 0)
+    if mml < 2 or workload.random_input_len + workload.random_output_len <= mml:
+        return workload
+    out = max(1, min(workload.random_output_len, mml // 8))
+    inp = max(1, min(workload.random_input_len, mml - out))
+    spec.notes.append(
+        f"workload clipped to fit max_model_len {mml}: {workload.random_input_len} in / "
+        f"{workload.random_output_len} out tokens -> {inp} in / {out} out (pass --random-input-len / "
+        f"--random-output-len to choose)")
+    return workload.model_copy(update={"random_input_len": inp, "random_output_len": out})
+
+
 def needs_queueing(bench: Any, requests: Any | None) -> bool:
     """Whether the performance block needs the simulator (queueing, bursts, mixes, length spread).
 
@@ -146,6 +172,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
             hint="pass --model-config PATH to a config.json",
         )
     workload, requests = resolve_workload(spec, workload_overrides or {})
+    workload = _fit_workload(spec, workload, requests)
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin
         findings.append(Finding(
@@ -199,11 +226,15 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     """
     from sched_reader.models.cost.performance import estimate_performance
 
+    from sched_reader.models.cost.error_bands import attach_ranges
+
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    if not needs_queueing(workload, requests):
+    from sched_reader.models.calibration_profile import active_profile, calibrated
+
+    if not needs_queueing(workload, requests) and active_profile() is None:
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
-        return steady
+        return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
     import math
 
     from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
@@ -220,7 +251,10 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), model))
+    from sched_reader.models.cost.frontend import ApiServerModel
+
+    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), calibrated(model),
+                                         frontend=ApiServerModel()))
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
@@ -230,7 +264,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     perf["method"] = "simulation (vLLM V1 policy, event-driven) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
-    return perf
+    return attach_ranges(perf, workload.max_concurrency, workload.request_rate)
 
 
 def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:

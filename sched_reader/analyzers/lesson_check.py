@@ -262,7 +262,7 @@ class LessonContext:
     def spec(self, setup: str, flags: tuple[str, ...] | list[str] = ()) -> Any:
         key = (setup, tuple(flags))
         if key not in self._specs:
-            from sched_reader.models.spec_builder import build_specs
+            from sched_reader.analyzers.pipeline import build_specs
 
             cmd = [str(x) for x in self.setup(setup)["command"]] + [str(x) for x in flags]
             spec = build_specs([], cmd, gpu=self.gpu_arg, vllm=self.release)[0]

@@ -65,6 +65,14 @@ RULES: tuple[Rule, ...] = (
        broken file does not hide the findings of the others; the analysis commands exit 2 instead.""",
        "Fix the syntax or the value named in the message.",
        ("input",), _LINT),
+    _r("SR002", "unused-suppression", "warning",
+       "A suppression directive suppresses nothing",
+       """A `# sched-reader: ignore[...]` or `ignore-file[...]` directive that no finding matched (the problem
+       was fixed, the line moved, or the rule id is mistyped), or that names no rule at all. A stale directive
+       would silently hide the next real finding on that line; ruff's RUF100 and sqlfluff's
+       `--warn-unused-ignores` report the same.""",
+       "Remove the directive, or correct the rule id it names.",
+       ("input", "suppression"), _LINT),
     _r("SR101", "unknown-flag", "error",
        "Flag not registered by the target vLLM release",
        """A flag that the target release's `vllm serve` does not register; vLLM stops at start-up with

@@ -39,10 +39,20 @@ def _root(
 
 
 def _register() -> None:
-    from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_simulate
+    from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_rules, cmd_simulate
 
-    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_lesson):
+    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson):
         mod.register(app)
+    _register_loop()
+
+
+def _register_loop() -> None:
+    """explain-log / calibrate / tune (issue 13; kept apart so the command list merges cleanly)."""
+    from sched_reader.cli import cmd_calibrate, cmd_explain_log, cmd_tune
+
+    cmd_explain_log.register(app)
+    cmd_calibrate.register(app)
+    cmd_tune.register(app)
 
 
 _register()

@@ -1,6 +1,6 @@
 """`sched-reader compat`: vLLM feature matrix, release diffs, flag history, and config checks.
 
-Kept light at import time (typer only): everything else is imported inside the command, so
+Kept light at import time (typer only): the command body imports the runner of the mode asked for, so
 ``sched-reader compat --vllm X`` answers fast.
 """
 
@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 import typer
+
+from sched_reader.cli.common import split_inputs
+from sched_reader.cli.runners.compat_common import check_usage, err
 
 HELP = """Check a deploy config against a vLLM release, or show what a release supports.
 
@@ -57,7 +60,20 @@ def compat(
         None, "--gpu", help="GPU to assume: the matrix hardware column for config checks, and the serve defaults --diff and --flag resolve (default H100 SXM5 80GB).", show_default=False
     ),
 ) -> None:
-    from sched_reader.compat import command as impl
+    fmt = (fmt or "text").lower()
+    files, command_line = split_inputs(configs or [])
+    problem = check_usage(fmt, modes=sum(bool(x) for x in (diff, flag, list_releases)),
+                          has_inputs=bool(files or command_line))
+    if problem:
+        raise typer.Exit(err(problem))
+    if diff or flag:
+        from sched_reader.cli.runners import compat_history as history
 
-    raise typer.Exit(impl.run(configs or [], vllm=vllm, fmt=fmt, diff=diff, flag=flag,
-                              list_releases=list_releases, gpu=gpu))
+        raise typer.Exit(history.run(fmt=fmt, diff=diff, flag=flag, gpu=gpu))
+    if files or command_line:
+        from sched_reader.cli.runners import compat_configs as configs_runner
+
+        raise typer.Exit(configs_runner.run(files, command_line, vllm=vllm, fmt=fmt, gpu=gpu))
+    from sched_reader.cli.runners import compat_release as release
+
+    raise typer.Exit(release.run(vllm=vllm, fmt=fmt, list_releases=list_releases))

@@ -34,7 +34,7 @@ def config(
     """
 
     def body() -> int:
-        from sched_reader.models.spec_builder import build_specs
+        from sched_reader.analyzers.pipeline import build_specs
         from sched_reader.report.spec_json import dumps, envelope, spec_json
 
         paths, command_line = split_inputs(files)

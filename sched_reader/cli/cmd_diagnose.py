@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    ProfileOption,
     Dataset,
     FormatOption,
     GpuOption,
@@ -39,6 +40,14 @@ def diagnose(
     max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, max=MAX_PROMPTS, help="Cap on requests in flight."),
     fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", case_sensitive=False,
                                    help="Exit 1 when a finding of this severity or worse is reported."),
+    sets: Optional[List[str]] = typer.Option(
+        None, "--set", metavar="FLAG=VALUE",
+        help="What-if: override a vLLM flag (repeatable), e.g. --set max-num-batched-tokens=2048; "
+             "prints the predicted metrics without -> with the overrides."),
+    effects: bool = typer.Option(True, "--effects/--no-effects",
+                                 help="Evaluate each recommendation's predicted effect (one re-run each); "
+                                      "a recommendation that does not improve its target metric is not printed."),
+    profile: Optional[str] = ProfileOption,
 ) -> None:
     """Predict vLLM's KV-cache budget, capacity, prefill/decode speed and which scheduling default binds.
 
@@ -46,8 +55,10 @@ def diagnose(
     """
 
     def body() -> int:
+        from sched_reader.cli.common import activate_profile
+
+        activate_profile(profile)
         from sched_reader.analyzers.diagnosis import diagnose as run_diagnosis
-        from sched_reader.models.spec_builder import build_specs
         from sched_reader.report.spec_json import dumps, envelope
 
         from sched_reader.limits import MIN_REQUEST_RATE, finite_float
@@ -64,9 +75,19 @@ def diagnose(
             "request_rate": rate,
             "max_concurrency": max_concurrency,
         }
+        from sched_reader.analyzers import whatif
+
         paths, command_line = split_inputs(files)
-        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config)
+        flag_sets = whatif.parse_sets(sets)
+        kw = dict(gpu=gpu, vllm=vllm, model_config=model_config)
+        raws, specs = whatif.build(paths, command_line, flag_sets, **kw)
         results = [run_diagnosis(s, overrides) for s in specs]
+        if effects:
+            whatif.attach_effects(raws, specs, results, overrides, **kw)
+        if flag_sets:
+            base = whatif.build(paths, command_line, None, **kw)[1]
+            for d, w in zip(results, whatif.compare(raws, base, specs, results, overrides, flag_sets)):
+                d.what_if = w
         for spec, d in zip(specs, results):
             spec.findings = d.findings
         if fmt == OutputFormat.json:

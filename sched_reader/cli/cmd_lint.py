@@ -80,35 +80,59 @@ _DIRECTIVE = re.compile(r"(?:^|\s)#+\s*sched-reader\s*:\s*(ignore-file|ignore)(?
 
 @dataclass
 class Directives:
-    """The ``# sched-reader: ...`` comments of one file."""
+    """The ``# sched-reader: ...`` comments of one file, and which of them suppressed something."""
 
     ignore_file: bool = False  # bare ignore-file: skip the file
     file_selectors: list[str] = field(default_factory=list)  # ignore-file[...]: these rules, whole file
     lines: dict[int, list[str] | None] = field(default_factory=dict)  # line -> selectors (None: all rules)
     comment_only: set[int] = field(default_factory=set)  # lines holding nothing but a comment
+    file_lines: dict[str, int] = field(default_factory=dict)  # ignore-file selector -> its line
+    bad: list[tuple[int, str]] = field(default_factory=list)  # (line, word) naming no rule
+    used: set[tuple[int, str]] = field(default_factory=set)  # (directive line, selector or "*") that matched
 
     def suppresses(self, rule: str, line: int | None) -> bool:
         from sched_reader.analyzers.rule_catalog import matches
 
-        if self.ignore_file or any(matches(rule, s) for s in self.file_selectors):
+        if self.ignore_file:
             return True
+        for s in self.file_selectors:
+            if matches(rule, s):
+                self.used.add((self.file_lines.get(s, 0), s))
+                return True
         if not line:
             return False
         for ln in (line, line - 1):
             if ln not in self.lines or (ln != line and ln not in self.comment_only):
                 continue
             sel = self.lines[ln]
-            if sel is None or any(matches(rule, s) for s in sel):
+            if sel is None:
+                self.used.add((ln, "*"))
+                return True
+            hit = [s for s in sel if matches(rule, s)]
+            if hit:
+                self.used.update((ln, s) for s in hit)
                 return True
         return False
 
+    def unused(self) -> list[tuple[int, str]]:
+        """``(line, selector)`` of every directive entry no finding matched (``*``: a bare ignore)."""
+        out = [(self.file_lines.get(s, 0), s) for s in self.file_selectors
+               if (self.file_lines.get(s, 0), s) not in self.used]
+        for ln, sel in self.lines.items():
+            for s in (["*"] if sel is None else sel):
+                if (ln, s) not in self.used:
+                    out.append((ln, s))
+        return sorted(set(out))
 
-def _directive_selectors(rest: str) -> list[str] | None:
+
+def _directive_selectors(rest: str, bad: list[str] | None = None) -> list[str] | None:
     """Rule selectors after ``ignore`` / ``ignore-file``: ``[SR101, SR104]`` or ``SR101 SR104 -- why``.
 
-    None means every rule. Words after the list (a reason) are ignored.
+    None means every rule. Words after the list (a reason) are ignored; a word inside brackets that
+    names no rule is collected in ``bad`` (reported as SR002) and the others still apply.
     """
-    from sched_reader.analyzers.rule_catalog import normalize_selector
+    from sched_reader.analyzers.rule_catalog import matches, normalize_selector
+    from sched_reader.analyzers.rule_docs import rule_ids
 
     rest = rest.strip()
     if rest.startswith("["):
@@ -121,11 +145,22 @@ def _directive_selectors(rest: str) -> list[str] | None:
         if not w:
             continue
         try:
-            out.append(normalize_selector(w))
+            sel = normalize_selector(w)
         except ValueError:
+            sel = None
+        if sel is None or not any(matches(i, sel) for i in rule_ids()):
             if rest.startswith("["):
-                continue  # a typo inside brackets: skip it, keep the others
-            break
+                if bad is not None:
+                    bad.append(w)
+                continue  # a typo inside brackets: report it, keep the others
+            if sel is None:
+                break
+            if bad is not None:
+                bad.append(w)
+            continue
+        out.append(sel)
+    if not out and bad:
+        return []  # only unknown ids: suppress nothing (a typo must not widen to "every rule")
     return out or None
 
 
@@ -139,12 +174,16 @@ def parse_directives(text: str) -> Directives:
         if m is None:
             continue
         kind, rest = m.group(1).lower(), m.group(2)
-        sel = _directive_selectors(rest)
+        bad: list[str] = []
+        sel = _directive_selectors(rest, bad)
+        d.bad.extend((i, w) for w in bad)
         if kind == "ignore-file":
             if sel is None:
                 d.ignore_file = True
             else:
                 d.file_selectors.extend(sel)
+                for s in sel:
+                    d.file_lines.setdefault(s, i)
             continue
         d.lines[i] = sel
         if raw.lstrip().startswith("#"):
@@ -193,47 +232,76 @@ def _split(files: list[str] | None) -> tuple[list[str], list[str] | None]:
     return words, None
 
 
-def walk(directory: str) -> list[str]:
-    """``*.yaml``/``*.yml``/``*.sh`` under ``directory``, sorted, hidden directories skipped."""
-    from sched_reader.limits import display_name, os_error
+def walk(directory: str, flt: Any = None) -> list[str]:
+    """``*.yaml``/``*.yml``/``*.sh`` under ``directory``, sorted, hidden directories skipped (and, with a
+    ``FileFilter``, excluded globs and .gitignore'd paths; see ``analyzers/lint_files.py``)."""
+    from sched_reader.analyzers.lint_files import walk as _walk
 
-    def unreadable(exc: OSError) -> None:  # a directory that cannot be listed is an error, not "0 files"
-        raise os_error(exc, display_name(exc.filename or directory))
-
-    out: list[str] = []
-    for root, dirs, names in os.walk(directory, onerror=unreadable):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            if name.lower().endswith(WALK_SUFFIXES) and not name.startswith("."):
-                out.append(os.path.normpath(os.path.join(root, name)))
-    return sorted(out, key=lambda p: Path(p).parts)
+    return _walk(directory, flt)[0]
 
 
-def expand_inputs(paths: list[str]) -> list[tuple[str, bool]]:
-    """``(path, named_explicitly)`` for every file to lint; missing paths raise (exit 2)."""
+def file_filter(config: Any) -> Any:
+    """The exclude/.gitignore filter of a configuration (``analyzers/lint_config.LintConfig``)."""
+    from sched_reader.analyzers.baseline import base_dir
+    from sched_reader.analyzers.lint_files import FileFilter, GitIgnore
+
+    gi = None
+    if config.respect_gitignore:
+        from sched_reader.analyzers.lint_config import repo_root
+
+        root = repo_root(config.root)
+        gi = GitIgnore(root) if root is not None else None
+    return FileFilter(root=config.root if config.path else str(base_dir()), excludes=config.excludes(),
+                      gitignore=gi)
+
+
+def expand_inputs(paths: list[str], config: Any = None, force_exclude: bool = False,
+                  ) -> tuple[list[tuple[str, bool]], list[tuple[str, str]], list[str]]:
+    """``(path, named_explicitly)`` for every file to lint, ``(path, message)`` for every input that cannot
+    be read (missing, not a file or directory), and notes on explicitly named files that were excluded.
+
+    Excludes and .gitignore apply to directory walks; to files named explicitly only with
+    ``force_exclude`` (as ruff's ``--force-exclude``, for pre-commit, which names every file).
+    """
+    from sched_reader.analyzers.lint_config import LintConfig
     from sched_reader.errors import InputError
 
     from sched_reader.limits import display_name, os_error
 
+    config = config or LintConfig()
+    flt = file_filter(config)
     seen: set[str] = set()
     out: list[tuple[str, bool]] = []
+    failures: list[tuple[str, str]] = []
+    notes: list[str] = []
     for p in paths:
+        if p == "-":
+            out.append((p, True))
+            continue
         try:
             os.stat(p)  # the same message as every other command: not found, link loop, name too long
-        except OSError as exc:
-            raise os_error(exc, display_name(p)) from None
-        except ValueError as exc:
-            raise InputError(f"invalid file name: {exc}", file=display_name(p)) from None
+        except (OSError, ValueError) as exc:
+            err = (os_error(exc, display_name(p)) if isinstance(exc, OSError)
+                   else InputError(f"invalid file name: {exc}", file=display_name(p)))
+            failures.append((p, str(err)))
+            continue
         if os.path.isdir(p):
-            items = [(f, False) for f in walk(p)]
+            items = [(f, False) for f in walk(p, flt)]
+        elif not os.path.isfile(p):
+            failures.append((p, str(InputError("is not a regular file", file=p))))
+            continue
         else:
+            why = flt.excluded(p) if force_exclude else None
+            if why:
+                notes.append(f"skipped {p}: {why}")
+                continue
             items = [(p, True)]
         for f, explicit in items:
             key = os.path.realpath(f)
             if key not in seen:
                 seen.add(key)
                 out.append((f, explicit))
-    return out
+    return out, failures, notes
 
 
 # ------------------------------------------------------------------------------------------------
@@ -249,11 +317,38 @@ class LintOptions:
     capacity: bool
     select: list[str]
     ignore: list[str]
+    config: Any = None  # analyzers.lint_config.LintConfig (per-file ignores, severity, workload)
+    workload: dict[str, Any] | None = None  # --workload: overrides the file's and the config's
 
     def selected(self, rule: str) -> bool:
         from sched_reader.analyzers.rule_catalog import matches
 
         return any(matches(rule, s) for s in self.select) and not any(matches(rule, s) for s in self.ignore)
+
+    def ignored_in_file(self, rule: str, file: str | None) -> bool:
+        """``per-file-ignores`` of the configuration."""
+        if self.config is None or not self.config.per_file_ignores or not file:
+            return False
+        from sched_reader.analyzers.lint_files import matches_glob, relative_to
+        from sched_reader.analyzers.rule_catalog import matches
+
+        rel = relative_to(file, self.config.root)
+        if rel is None:
+            return False
+        return any(matches_glob(rel, glob) and any(matches(rule, s) for s in sels)
+                   for glob, sels in self.config.per_file_ignores)
+
+    def severity_of(self, f: Any) -> Any:
+        """``f`` with the configuration's severity override for its rule (the longest selector wins)."""
+        if self.config is None or not self.config.severity:
+            return f
+        from sched_reader.analyzers.rule_catalog import matches
+
+        hits = [(len(sel), sev) for sel, sev in self.config.severity if matches(f.rule, sel)]
+        if not hits:
+            return f
+        sev = max(hits)[1]
+        return f if sev == f.severity else f.model_copy(update={"severity": sev})
 
 
 def _invalid_file_finding(err: Any, fallback_file: str) -> Any:
@@ -308,35 +403,68 @@ def _is_option_error(err: Any, opts: LintOptions) -> bool:
     return False
 
 
-def _engine_findings(spec: Any, opts: LintOptions) -> tuple[list[Any], bool]:
-    """All findings of one engine (SR1xx, and SR2xx or SR115 with --capacity); and whether capacity ran."""
+# Capacity findings that depend on the traffic: without a stated workload lint leaves them out
+# (structural checks only: SR201 does not start, SR205 chunked prefill off, SR116 CPU deployment).
+WORKLOAD_RULES = ("SR202", "SR203", "SR204")
+
+
+def _engine_findings(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
+    """All findings of one engine, and the capacity scope: ``none`` (--no-capacity or model not
+    resolved), ``structural`` (no workload stated) or ``workload`` (same findings as ``diagnose``).
+
+    A finding about the engine as a whole (no file or no line, e.g. SR110) is attached to the engine's
+    own file and line, so every output (SARIF, annotations) can place it.
+    """
+    findings, scope = _engine_findings_raw(spec, opts)
+    return [_at_engine(f, spec) for f in findings], scope
+
+
+def _at_engine(f: Any, spec: Any) -> Any:
+    if f.file is None or (f.line is None and f.file == spec.file and spec.line):
+        return f.model_copy(update={"file": f.file or spec.file, "line": f.line or spec.line})
+    return f
+
+
+def _engine_findings_raw(spec: Any, opts: LintOptions) -> tuple[list[Any], str]:
     from sched_reader.errors import SchedReaderError
 
     findings = list(spec.findings)
     if not opts.capacity:
-        return findings, False
+        return findings, "none"
     if spec.arch is None or spec.effective is None:
-        return findings + [_model_finding(spec)], False
+        return findings + [_model_finding(spec)], "none"
     from sched_reader.analyzers.diagnosis import diagnose
 
+    workload = opts.workload or spec.workload or (opts.config.workload if opts.config is not None else None)
+    if workload and workload is not spec.workload:
+        spec = spec.model_copy(update={"workload": workload})
     try:
-        d = diagnose(spec, {}, performance=False)
+        # with a workload: exactly diagnose's pipeline (performance included: the verdict uses it)
+        d = diagnose(spec, {}, performance=bool(workload))
     except SchedReaderError as err:
         if _is_option_error(err, opts):
             raise
-        return findings + [_invalid_file_finding(err, spec.file)], False
-    return list(d.findings), True
+        return findings + [_invalid_file_finding(err, spec.file)], "none"
+    if workload:
+        return list(d.findings), "workload"
+    return [f for f in d.findings if f.rule not in WORKLOAD_RULES], "structural"
 
 
 def _split_kept(findings: list[Any], opts: LintOptions, directives: _DirectiveCache) -> tuple[tuple, tuple]:
-    """(kept, suppressed-by-directive) among the selected findings, each sorted and unique."""
+    """(kept, suppressed-by-directive) among the selected findings, each sorted and unique.
+
+    Directives are matched against every finding (so a directive for a rule left out by --select is not
+    "unused"); severity overrides apply first, per-file ignores with the selection.
+    """
     from sched_reader.report.findings_text import sort_unique
 
     kept, suppressed = [], []
     for f in findings:
-        if not opts.selected(f.rule):
+        f = opts.severity_of(f)
+        hidden = directives.get(f.file).suppresses(f.rule, f.line)
+        if not opts.selected(f.rule) or opts.ignored_in_file(f.rule, f.file):
             continue
-        if directives.get(f.file).suppresses(f.rule, f.line):
+        if hidden:
             suppressed.append(f)
         else:
             kept.append(f)
@@ -359,25 +487,49 @@ def _lint_specs(display: str, build: Callable[[], list[Any]], opts: LintOptions,
         return FileResult(file=display, findings=kept, suppressed=sup)
     engines = []
     for spec in specs:
-        findings, checked = _engine_findings(spec, opts)
+        findings, scope = _engine_findings(spec, opts)
         kept, sup = _split_kept(findings, opts, directives)
         engines.append(EngineResult(name=spec.name, line=spec.line, model=spec.model_name or "",
                                     vllm_version=spec.vllm_version, findings=kept, suppressed=sup,
-                                    capacity_checked=checked))
+                                    capacity_checked=scope != "none", capacity_scope=scope))
     return FileResult(file=display, engines=tuple(engines))
 
 
+def _build_from_raws(raws: list[Any], opts: LintOptions) -> list[Any]:
+    """Engine specs from engines already read (the file is read once per lint)."""
+    from sched_reader.analyzers.pipeline import build_spec
+    from sched_reader.models.spec_builder import note_shared_gpus
+
+    specs = [build_spec(r, gpu=opts.gpu, vllm=opts.vllm, model_config=opts.model_config, strict_model=False)
+             for r in raws]
+    note_shared_gpus(specs)
+    return specs
+
+
 def lint_file(path: str, explicit: bool, opts: LintOptions, directives: _DirectiveCache) -> Any:
-    """One deploy file -> ``FileResult`` (skipped, SR001, or its engines' findings)."""
+    """One deploy file -> ``FileResult`` (skipped, SR001, or its engines' findings, and SR002 for its
+    directives that suppressed nothing)."""
+    result = _lint_file(path, explicit, opts, directives)
+    extra = _unused_directive_findings(path, result, opts, directives)
+    if extra:
+        from dataclasses import replace
+
+        from sched_reader.report.findings_text import sort_unique
+
+        kept, sup = _split_kept(extra, opts, _DirectiveCache())
+        result = replace(result, findings=tuple(sort_unique(list(result.findings) + list(kept))))
+    return result
+
+
+def _lint_file(path: str, explicit: bool, opts: LintOptions, directives: _DirectiveCache) -> Any:
     from sched_reader.errors import InputError, SchedReaderError
-    from sched_reader.models.spec_builder import build_specs
     from sched_reader.readers import read_path
     from sched_reader.report.findings_text import FileResult
 
     if directives.get(path).ignore_file:
         return FileResult(file=path, skipped="ignored by `# sched-reader: ignore-file`")
     try:
-        read_path(path)  # reading first tells "not a deploy file" apart from "a broken deploy file"
+        raws = read_path(path)  # reading first tells "not a deploy file" apart from "a broken deploy file"
     except SchedReaderError as err:
         msg = getattr(err, "message", str(err))
         if isinstance(err, InputError) and msg.startswith(_PATH_ERROR_PREFIXES):
@@ -392,9 +544,54 @@ def lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Directi
         return FileResult(file=path, findings=kept, suppressed=sup)
     if not explicit and not _plausible_vllm_config(path):
         return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")
-    return _lint_specs(path, lambda: build_specs([path], None, gpu=opts.gpu, vllm=opts.vllm,
-                                                 model_config=opts.model_config, strict_model=False),
-                       opts, directives)
+    return _lint_specs(path, lambda: _build_from_raws(raws, opts), opts, directives)
+
+
+def _unevaluated_rules(result: Any, opts: LintOptions) -> set[str] | None:
+    """Rules that did not run on this file (their directives cannot be judged unused); None: judge none."""
+    from sched_reader.analyzers.rule_docs import rule_ids
+
+    if result.skipped is not None or not result.engines:
+        return None
+    scopes = {e.capacity_scope for e in result.engines}
+    out: set[str] = set()
+    if "none" in scopes:
+        out |= {r for r in rule_ids() if r.startswith("SR2") or r in ("SR115", "SR116")}
+    if scopes - {"workload"}:
+        out |= set(WORKLOAD_RULES)
+    return out
+
+
+def _unused_directive_findings(path: str, result: Any, opts: LintOptions, directives: _DirectiveCache) -> list:
+    """SR002 for each directive entry of ``path`` that suppressed nothing, or names no rule."""
+    from sched_reader.analyzers.rule_catalog import matches
+    from sched_reader.analyzers.rule_docs import rule_ids, suggest
+    from sched_reader.findings import Finding
+
+    d = directives.get(path)
+    if d.ignore_file:
+        return []
+    out = []
+    for line, word in d.bad:
+        guess = suggest(word)
+        out.append(Finding(rule="SR002", severity="warning", file=path, line=line, key=word,
+                           message=f"{word!r} in a sched-reader directive names no rule, so it suppresses nothing",
+                           fix=f"did you mean {guess}?" if guess else "use a rule id from `sched-reader rules`"))
+    skip = _unevaluated_rules(result, opts)
+    if skip is None:
+        return out
+    for line, sel in d.unused():
+        covered = rule_ids() if sel == "*" else [r for r in rule_ids() if matches(r, sel)]
+        if any(r in skip for r in covered):
+            continue  # e.g. ignore[SR202] on a file linted without a workload: cannot tell
+        what = "every rule" if sel == "*" else sel
+        where = "in this file" if line in d.file_lines.values() and line not in d.lines else (
+            "on this line or the next" if line in d.comment_only else "on this line")
+        out.append(Finding(rule="SR002", severity="warning", file=path, line=line or None,
+                           key=None if sel == "*" else sel,
+                           message=f"the directive ignoring {what} suppresses nothing: no such finding {where}",
+                           fix="remove the directive (or correct the rule id)"))
+    return out
 
 
 def _plausible_vllm_config(path: str) -> bool:
@@ -447,41 +644,145 @@ def _check_options(opts: LintOptions) -> None:
         resolve_gpu(opts.gpu)
 
 
-def _selectors(values: list[str] | None) -> list[str]:
-    from sched_reader.analyzers.rule_catalog import normalize_selector
+def _selectors(values: list[str] | None, where: str = "--select") -> list[str]:
+    """Normalized selectors; one that is malformed or matches no rule is exit 2 with a suggestion
+    (``--select SR999`` must not silently turn the gate off)."""
+    from sched_reader.analyzers.lint_config import check_selectors
+
+    return check_selectors(list(values or []), where)
+
+
+# -- one file in a worker -------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(opts: LintOptions) -> None:
+    _WORKER["opts"] = opts
+    _WORKER["directives"] = _DirectiveCache()
+
+
+def _lint_worker(item: tuple[str, bool]) -> tuple[str, Any]:
+    """``("ok", FileResult)``, ``("fail", message)`` (this input cannot be read), or ``("abort", message)``
+    (an option is wrong: the whole run stops with exit 2)."""
+    from sched_reader.errors import SchedReaderError
+
+    opts = _WORKER["opts"]
+    path, explicit = item
+    try:
+        return "ok", lint_file(path, explicit, opts, _WORKER["directives"])
+    except SchedReaderError as err:
+        return ("abort" if _is_option_error(err, opts) else "fail"), str(err)
+
+
+def _warm(opts: LintOptions) -> None:
+    """Load the flag tables and catalogs once in this process, before workers are forked from it."""
+    from sched_reader.errors import SchedReaderError
+    from sched_reader.analyzers.pipeline import build_specs
+
+    try:
+        for spec in build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"], gpu=opts.gpu,
+                                vllm=opts.vllm, strict_model=False):
+            _engine_findings(spec, opts)
+    except SchedReaderError:
+        pass
+
+
+def _rename(fr: Any, old: str, new: str) -> Any:
+    """``fr`` with every mention of file ``old`` replaced by ``new`` (stdin's temporary file)."""
+    from dataclasses import replace
+
+    def fix(fs: tuple) -> tuple:
+        return tuple(f.model_copy(update={"file": new}) if f.file == old else f for f in fs)
+
+    engines = tuple(replace(e, findings=fix(e.findings), suppressed=fix(e.suppressed)) for e in fr.engines)
+    return replace(fr, file=new if fr.file == old else fr.file, engines=engines, findings=fix(fr.findings),
+                   suppressed=fix(fr.suppressed))
+
+
+def _lint_stdin(opts: LintOptions, stdin_filename: str | None) -> Any:
+    """``-``: the deploy file on standard input (``--stdin-filename`` names it in the output)."""
+    import sys
+    import tempfile
+
     from sched_reader.errors import InputError
 
-    out: list[str] = []
-    for v in values or []:
-        for word in v.split(","):
-            if not word.strip():
-                continue
-            try:
-                out.append(normalize_selector(word))
-            except ValueError as err:
-                raise InputError(str(err)) from None
-    return out
+    text = sys.stdin.read()
+    display = stdin_filename or "<stdin>"
+    base = os.path.basename(stdin_filename) if stdin_filename else (
+        "stdin.sh" if text.lstrip().startswith(("#!", "vllm ", "python")) else "stdin.yaml")
+    with tempfile.TemporaryDirectory(prefix="sched-reader-") as tmp:
+        path = os.path.join(tmp, base)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        status, value = _lint_worker((path, True))
+    if status != "ok":
+        raise InputError(value.replace(path, display))
+    return _rename(value, path, display)
 
 
-def run_lint(files: list[str] | None, opts: LintOptions, fail_on: str) -> Any:
-    """Lint the inputs and return the ``LintReport`` (usable without the CLI)."""
+def run_lint(files: list[str] | None, opts: LintOptions, fail_on: str, *, force_exclude: bool = False,
+             jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+             stdin_filename: str | None = None, skip_unrecognized: bool = False) -> Any:
+    """Lint the inputs and return the ``LintReport`` (usable without the CLI).
+
+    An input that cannot be read (missing path, an explicitly named file with no vLLM engine) is listed
+    in ``report.failures`` and the others are still linted (exit 2 at the end); when no input at all
+    could be read, the first failure is raised (exit 2, nothing on stdout).
+    """
+    from sched_reader.analyzers.lint_parallel import effective_jobs, map_ordered
     from sched_reader.errors import InputError
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.report.findings_text import LintReport
 
     paths, command_line = _split(files)
     if not paths and not command_line:
         raise InputError("nothing to lint", hint="give deploy files or directories, or a command line after `--`")
     _check_options(opts)
-    directives = _DirectiveCache()
-    results = [lint_file(p, explicit, opts, directives) for p, explicit in expand_inputs(paths)]
+    items, failures, notes = expand_inputs(paths, opts.config, force_exclude)
+    results: list[Any] = []
+    file_items = [(p, explicit and not skip_unrecognized) for p, explicit in items if p != "-"]
+    if effective_jobs(jobs, len(file_items)) > 1:
+        _warm(opts)
+    done = map_ordered(_lint_worker, file_items, jobs, initializer=_worker_init, initargs=(opts,),
+                       progress=(lambda n: progress(n, len(file_items))) if progress else None)
+    for (path, _explicit), (status, value) in zip(file_items, done):
+        if status == "abort":
+            raise InputError(value)
+        if status == "fail":
+            failures.append((path, value))
+        else:
+            results.append(value)
+    if any(p == "-" for p, _ in items):
+        _worker_init(opts)
+        results.append(_lint_stdin(opts, stdin_filename))
     if command_line:
         results.append(_lint_specs(
             "<command line>",
             lambda: build_specs([], command_line, gpu=opts.gpu, vllm=opts.vllm, model_config=opts.model_config,
                                 strict_model=False),
-            opts, directives))
-    return LintReport(files=tuple(results), fail_on=fail_on, vllm=opts.vllm)
+            opts, _DirectiveCache()))
+    if failures and not results:
+        raise InputError(failures[0][1]) if len(failures) == 1 else InputError(
+            f"no input could be read: {'; '.join(m for _, m in failures)}")
+    return LintReport(files=tuple(results), fail_on=fail_on, vllm=opts.vllm, notes=tuple(notes),
+                      failures=tuple(failures))
+
+
+def apply_baseline(report: Any, known: set) -> tuple[Any, int]:
+    """``report`` without the findings already in the baseline, and how many were left out."""
+    from dataclasses import replace
+
+    from sched_reader.analyzers.baseline import split_new
+
+    new, old = split_new(report.findings(), known)
+    keep = set(new)
+    files = []
+    for fr in report.files:
+        engines = tuple(replace(e, findings=tuple(f for f in e.findings if f in keep)) for e in fr.engines)
+        files.append(replace(fr, engines=engines, findings=tuple(f for f in fr.findings if f in keep)))
+    notes = report.notes + ((f"{len(old)} finding(s) already in the baseline are not shown",) if old else ())
+    return replace(report, files=tuple(files), notes=notes), len(old)
 
 
 def resolve_format(fmt: LintFormat, environ: Any = None) -> LintFormat:
@@ -525,9 +826,68 @@ def _write(path: str, text: str) -> None:
         raise InputError(f"cannot write the output: {exc.strerror or exc}", file=path) from None
 
 
+def _load_workload(path: str | None) -> dict[str, Any] | None:
+    """``--workload FILE``: a YAML mapping with the keys of a sched-reader ``workload:`` section (or a
+    file holding such a section), or a JSONL request trace."""
+    if not path:
+        return None
+    from sched_reader.errors import InputError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("workload file not found", file=path)
+    if p.suffix.lower() == ".jsonl":
+        return {"trace": str(p.resolve())}
+    import yaml
+
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read the workload: {str(exc).splitlines()[0]}", file=path) from None
+    if isinstance(data, dict) and isinstance(data.get("workload"), dict):
+        data = data["workload"]
+    from sched_reader.analyzers.lint_config import check_workload
+
+    return check_workload(data, path)
+
+
+class _Progress:
+    """A progress bar on stderr for long runs on a terminal (never in CI logs or pipes)."""
+
+    MIN_FILES = 50
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+
+    @staticmethod
+    def wanted() -> bool:
+        import sys
+
+        return sys.stderr.isatty() and not os.environ.get("CI") and not os.environ.get("GITHUB_ACTIONS")
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < self.MIN_FILES:
+            return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            self._bar = Progress("linting", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("lint", total=total)
+        self._bar.update(self._task, completed=done)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
 def lint(
     files: Optional[List[str]] = typer.Argument(
-        None, help="Deploy files or directories (walked for *.yaml, *.yml, *.sh); or `-- vllm serve ...`."
+        None, help="Deploy files or directories (walked for *.yaml, *.yml, *.sh); `-` for standard input; "
+                   "or `-- vllm serve ...`.", metavar="[PATH]...",
     ),
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
@@ -540,31 +900,100 @@ def lint(
     sarif_file: Optional[str] = typer.Option(
         None, "--sarif-file", help="Also write SARIF 2.1.0 to this file (for github/codeql-action/upload-sarif)."
     ),
-    fail_on: FailOn = typer.Option(
-        FailOn.error, "--fail-on", case_sensitive=False, help="Exit 1 when a finding of this severity or worse remains."
+    fail_on: Optional[FailOn] = typer.Option(
+        None, "--fail-on", case_sensitive=False,
+        help="Exit 1 when a finding of this severity or worse remains (default: the config's fail-on, else error).",
     ),
     capacity: bool = typer.Option(
         True, "--capacity/--no-capacity", help="Also run the capacity checks (SR2xx) for engines whose model resolves."
     ),
     select: Optional[List[str]] = typer.Option(
-        None, "--select", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
+        None, "--select", metavar="RULES", help="Only these rules: ids, id prefixes (SR1), names, ALL; comma-separated or repeated."
+    ),
+    extend_select: Optional[List[str]] = typer.Option(
+        None, "--extend-select", metavar="RULES", help="Add these rules to the selection (the config's or --select's)."
     ),
     ignore: Optional[List[str]] = typer.Option(
-        None, "--ignore", help="Leave out these rules (same forms as --select)."
+        None, "--ignore", metavar="RULES", help="Leave out these rules (same forms as --select)."
+    ),
+    config_file: Optional[str] = typer.Option(
+        None, "--config-file", metavar="FILE",
+        help="Use this configuration (.sched-reader.yaml or pyproject.toml) instead of discovering one.",
+    ),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
+    exclude: Optional[List[str]] = typer.Option(
+        None, "--exclude", metavar="GLOB", help="Skip paths matching this glob in directory walks (repeatable)."
+    ),
+    force_exclude: bool = typer.Option(
+        False, "--force-exclude", help="Apply excludes to files named explicitly too (for pre-commit)."
+    ),
+    workload: Optional[str] = typer.Option(
+        None, "--workload", metavar="FILE",
+        help="Workload for the capacity findings (YAML workload section or JSONL trace); without one, a file's "
+             "or the config's workload is used, else only structural capacity checks run.",
+    ),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", metavar="FILE",
+        help="Report only findings not in this baseline file (default: the config's `baseline:`).",
+    ),
+    write_baseline: Optional[str] = typer.Option(
+        None, "--write-baseline", metavar="FILE", help="Write every current finding to this baseline file."
+    ),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, metavar="N",
+                             help="Worker processes (0 = one per CPU, at most 8; 1 = no workers)."),
+    stdin_filename: Optional[str] = typer.Option(
+        None, "--stdin-filename", metavar="NAME", help="Name of the file read from `-` (in the output, globs)."
+    ),
+    skip_unrecognized: bool = typer.Option(
+        False, "--skip-unrecognized",
+        help="Named files with no vLLM engine are skipped (as in a directory walk), not an error; for pre-commit, "
+             "which passes every matching file.",
     ),
 ) -> None:
     """Lint deploy configs for CI: flag/version checks (SR1xx) and capacity checks (SR2xx).
 
-    Inline `# sched-reader: ignore SR101` (on the line, or a comment line above) and
-    `# sched-reader: ignore-file` directives suppress findings.
+    Configuration: the nearest .sched-reader.yaml (or pyproject.toml [tool.sched-reader]); see README.
+    Inline `# sched-reader: ignore[SR101]` (on the line, or a comment line above) and
+    `# sched-reader: ignore-file` directives suppress findings; one that suppresses nothing is SR002.
 
-    Exit codes: 0 no finding at or above --fail-on (default error), 1 otherwise, 2 could not complete.
+    Exit codes: 0 no finding at or above --fail-on (default error), 1 otherwise, 2 could not complete
+    (a wrong option or configuration, or an input that could not be read: the others are still reported).
     """
 
     def body() -> int:
-        opts = LintOptions(gpu=gpu, vllm=vllm, model_config=model_config, capacity=capacity,
-                           select=_selectors(select) or ["ALL"], ignore=_selectors(ignore))
-        report = run_lint(files, opts, fail_on.value)
+        from sched_reader.analyzers.lint_config import discover, with_cli
+
+        config = discover(_split(files)[0], config_file, isolated)
+        config = with_cli(config, select=_selectors(select, "--select"),
+                          extend_select=_selectors(extend_select, "--extend-select"),
+                          ignore=_selectors(ignore, "--ignore"), exclude=exclude,
+                          fail_on=fail_on.value if fail_on else None, vllm=vllm, gpu=gpu)
+        opts = LintOptions(gpu=config.gpu, vllm=config.vllm, model_config=model_config, capacity=capacity,
+                           select=list(config.select or ["ALL"]) + list(config.extend_select),
+                           ignore=list(config.ignore), config=config, workload=_load_workload(workload))
+        known = None
+        baseline_file = baseline or config.baseline
+        if baseline_file and not write_baseline:
+            from sched_reader.analyzers.baseline import load_baseline
+
+            known = load_baseline(baseline_file)
+        bar = _Progress() if _Progress.wanted() else None
+        try:
+            report = run_lint(files, opts, config.fail_on or "error", force_exclude=force_exclude, jobs=jobs,
+                              progress=bar, stdin_filename=stdin_filename, skip_unrecognized=skip_unrecognized)
+        finally:
+            if bar is not None:
+                bar.close()
+        if write_baseline:
+            from sched_reader.analyzers.baseline import write_baseline as _write_baseline
+
+            from sched_reader.analyzers.baseline import load_baseline
+
+            n = _write_baseline(write_baseline, report.findings())
+            typer.echo(f"sched-reader: wrote {n} finding(s) to the baseline {write_baseline}", err=True)
+            known = load_baseline(write_baseline)  # so the run that adopts the gate passes
+        if known is not None:
+            report, _ = apply_baseline(report, known)
         chosen = resolve_format(fmt)
         text = render(report, chosen)
         if sarif_file:
@@ -573,6 +1002,8 @@ def lint(
             _write(output, text)
         else:
             typer.echo(text, nl=False)
+        for _path, message in report.failures:
+            typer.echo(f"sched-reader: error: {message}", err=True)
         if chosen == LintFormat.github and os.environ.get("GITHUB_STEP_SUMMARY"):
             from sched_reader.report.github import step_summary
 

@@ -11,6 +11,7 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    ProfileOption,
     Dataset,
     FormatOption,
     GpuOption,
@@ -215,6 +216,7 @@ def simulate(
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    profile: Optional[str] = ProfileOption,
 ) -> None:
     """Predict throughput, TTFT, ITL, KV use and preemptions of a deploy config under a workload.
 
@@ -232,12 +234,15 @@ def simulate(
 
     def body() -> int:
         from sched_reader.errors import InputError
+        from sched_reader.cli.common import activate_profile
+
+        activate_profile(profile)
 
         pols = _policies(policy, compare)
         rate = _rate(request_rate) if request_rate is not None else None
         paths, cmdline = _inputs(config)
         from sched_reader.analyzers.simulator import simulate_spec
-        from sched_reader.models.spec_builder import build_specs
+        from sched_reader.analyzers.pipeline import build_specs
 
         specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
         if not specs:

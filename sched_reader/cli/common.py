@@ -38,7 +38,7 @@ class OutputFormat(str, Enum):
 
 
 GpuOption = typer.Option(
-    None, "--gpu", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3' (default: from the file, else H100 SXM5 80GB)."
+    None, "--gpu", "--gpu-spec", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3', 'RTX 5000 32GB', or a FILE: a GPU spec (YAML/JSON: memory_gib, hbm_bandwidth_tb_s, tflops, interconnect) or the CSV of `nvidia-smi --query-gpu=name,memory.total --format=csv` (default: from the file, else H100 SXM5 80GB)."
 )
 VllmOption = typer.Option(
     None, "--vllm", help="vLLM release to check against, e.g. 0.19.0 (default: from the image tag, else the newest known)."
@@ -47,6 +47,16 @@ ModelConfigOption = typer.Option(
     None, "--model-config", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
 )
 FormatOption = typer.Option(OutputFormat.text, "--format", "-f", help="Output format.", case_sensitive=False)
+ProfileOption = typer.Option(
+    None, "--profile", metavar="PROFILE.yaml",
+    help="A calibration profile from `sched-reader calibrate` (its fitted terms apply to the speed predictions).")
+
+
+def activate_profile(path: str | None) -> None:
+    """Load ``--profile FILE`` (exit 2 on a bad file) and make it the one the cost model applies."""
+    from sched_reader.models.calibration_profile import load_profile, use_profile
+
+    use_profile(load_profile(path) if path else None)
 
 
 def split_inputs(files: list[str] | None) -> tuple[list[str], list[str] | None]:
@@ -70,7 +80,7 @@ T = TypeVar("T")
 def run_guarded(fn: Callable[[], T]) -> T:
     """Run a command body; a ``SchedReaderError`` becomes one line on stderr and exit code 2."""
     try:
-        return fn()
+        return _with_profile_reset(fn)
     except SchedReaderError as err:
         fail(str(err), err.exit_code)
     except KeyboardInterrupt:
@@ -88,6 +98,15 @@ def run_guarded(fn: Callable[[], T]) -> T:
             f"internal error: {type(err).__name__}: {err} (please report this with the input that caused it)",
             EXIT_ERROR,
         )
+
+
+def _with_profile_reset(fn: Callable[[], T]) -> T:
+    """A ``--profile`` lasts for one command only."""
+    try:
+        return fn()
+    finally:
+        if "sched_reader.models.calibration_profile" in sys.modules:
+            sys.modules["sched_reader.models.calibration_profile"].use_profile(None)
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:

@@ -28,6 +28,7 @@ import difflib
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -64,6 +65,12 @@ NON_NEGATIVE_DESTS = frozenset({
 HUMAN_READABLE_DESTS = frozenset({"max_model_len", "kv_cache_memory_bytes"})
 _HR_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _HR_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+_DEPRECATED_RE = re.compile(
+    r"deprecated=True|\[DEPRECATED\]|\(DEPRECATED|\(Deprecated\)|^Deprecated|\bis deprecated\b"
+    r"|\bwill be deprecated\b|\bparameter is deprecated\b",
+    re.IGNORECASE,
+)
 
 _YAML_TRUE = {"true", "yes", "on", "1", "y"}
 _YAML_FALSE = {"false", "no", "off", "0", "n"}
@@ -165,6 +172,19 @@ class ArgMatch:
     @property
     def is_ambiguous(self) -> bool:
         return bool(self.ambiguous)
+
+
+def is_deprecated(record: Any) -> bool:
+    """Whether the release marks this flag deprecated (help text or ``deprecated=True``)."""
+    text = getattr(record, "deprecated", None)
+    return bool(text) and bool(_DEPRECATED_RE.search(str(text)))
+
+
+def effective_default(rec: Any) -> Any:
+    """The flag's default as the release applies it: the config class default when argparse's is None."""
+    if rec.default is None and rec.has_config_default:
+        return rec.config_default
+    return rec.default
 
 
 @functools.lru_cache(maxsize=1)
@@ -358,7 +378,14 @@ class ArgTable:
         return coerce(record, raw_value)
 
     def did_you_mean(self, flag: str, n: int = 3) -> list[str]:
-        """Up to ``n`` closest option strings (difflib), best first."""
+        """Up to ``n`` closest option strings (difflib), best first (memoized per table: lint asks the
+        same question for every file that has the same unknown flag)."""
+        memo = self.__dict__.setdefault("_did_you_mean_memo", {})
+        if (flag, n) not in memo:
+            memo[(flag, n)] = tuple(self._did_you_mean(flag, n))
+        return list(memo[(flag, n)])
+
+    def _did_you_mean(self, flag: str, n: int) -> list[str]:
         written, _ = _split_written(flag)
         if not written.startswith("-"):
             written = "--" + written

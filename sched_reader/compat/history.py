@@ -22,6 +22,13 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from typing import Any
+import difflib
+
+from sched_reader.compat import matrix
+from sched_reader.compat.argtable import ArgTable, effective_default, flag_history, is_deprecated, removed_in, renamed_to
+from sched_reader.compat.defaults import _facts, release_facts, scheduler_defaults
+from sched_reader.compat.releases import known_releases, version_key
+from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
 
 # The scheduler settings whose effective `vllm serve` default is shown (compat.defaults keys).
 SERVE_FIELDS = (
@@ -46,12 +53,6 @@ _FACT_NOTE = {
 }
 
 
-def _effective_default(rec: Any) -> Any:
-    if rec.default is None and rec.has_config_default:
-        return rec.config_default
-    return rec.default
-
-
 def _choices(rec: Any) -> list[Any] | None:
     vals = rec.choices or rec.valid_values
     if not vals:
@@ -65,8 +66,6 @@ def _flag_of(dest: str) -> str:
 
 def _ordered_path(old: str, new: str) -> list[str]:
     """Known releases from ``old`` to ``new`` inclusive, in that direction."""
-    from sched_reader.compat.releases import known_releases, version_key
-
     lo, hi = sorted((old, new), key=version_key)
     path = [r for r in known_releases() if version_key(lo) <= version_key(r) <= version_key(hi)]
     return path if version_key(old) <= version_key(new) else path[::-1]
@@ -101,8 +100,6 @@ class ServeContext:
 
 def serve_context(gpu: str | None = None) -> ServeContext:
     """Context for ``--gpu NAME`` (default H100 SXM5 80GB); raises UnknownGPUError (exit 2)."""
-    from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
-
     if gpu:
         res = resolve_gpu(gpu)
         return ServeContext(res.gpu.name, res.gpu.id, res.gpu.cuda_total_gib, assumed_gpu=False,
@@ -113,14 +110,10 @@ def serve_context(gpu: str | None = None) -> ServeContext:
 
 @functools.lru_cache(maxsize=None)
 def _serve_defaults(release: str, ctx: ServeContext) -> dict[str, tuple[Any, str]]:
-    from sched_reader.compat.defaults import scheduler_defaults
-
     return scheduler_defaults(release, ctx.gpu_name, ctx.gpu_total_gib, max_model_len=ctx.max_model_len)
 
 
 def _engine_values(release: str) -> dict[str, tuple[Any, str]]:
-    from sched_reader.compat.defaults import release_facts
-
     f = release_facts(release)
     avail = ", ".join(e for e, ok in (("V0", f.v0_available), ("V1", f.v1_available)) if ok)
     if f.v1_available and f.engine == "V0":
@@ -129,8 +122,6 @@ def _engine_values(release: str) -> dict[str, tuple[Any, str]]:
 
 
 def _fact_note(release: str, dest: str) -> str | None:
-    from sched_reader.compat.defaults import _facts, release_facts
-
     attr = _FACT_NOTE.get(dest)
     note = getattr(release_facts(release), attr) if attr else None
     raw = _facts()["releases"].get(release, {}).get(f"{dest}_note")  # a note the data may add later
@@ -145,9 +136,6 @@ def _fact_note(release: str, dest: str) -> str | None:
 @functools.lru_cache(maxsize=1)
 def all_flags() -> tuple[str, ...]:
     """Every primary ``--flag`` and ``--alias`` of any known release, sorted."""
-    from sched_reader.compat.argtable import ArgTable
-    from sched_reader.compat.releases import known_releases
-
     seen: set[str] = set()
     for rel in known_releases():
         for r in ArgTable.for_release(rel).records():
@@ -157,15 +145,11 @@ def all_flags() -> tuple[str, ...]:
 
 def suggest_flags(flag: str, n: int = 3) -> list[str]:
     """Closest flags ever seen (difflib), best first."""
-    import difflib
-
     return difflib.get_close_matches(flag, all_flags(), n=n, cutoff=0.6)
 
 
 @functools.lru_cache(maxsize=None)
 def _renamed_to(flag: str) -> str | None:
-    from sched_reader.compat.argtable import renamed_to
-
     return renamed_to(flag)
 
 
@@ -343,10 +327,6 @@ def diff_releases(old: str, new: str, serve: ServeContext | None = None) -> Rele
     ``serve`` states the GPU the effective `vllm serve` defaults are resolved for (default: H100 SXM5
     80GB, max_model_len 8192).
     """
-    from sched_reader.compat import matrix
-    from sched_reader.compat.argtable import ArgTable, removed_in
-    from sched_reader.compat.checks import is_deprecated
-
     serve = serve or serve_context(None)
     a, b = ArgTable.for_release(old), ArgTable.for_release(new)
     d = ReleaseDiff(old=old, new=new, serve=serve)
@@ -394,7 +374,7 @@ def diff_releases(old: str, new: str, serve: ServeContext | None = None) -> Rele
     serve_dests = set(SERVE_FIELDS)
     for f in sorted(set(flags_a) & set(flags_b)):
         ra, rb = flags_a[f], flags_b[f]
-        da, db = _effective_default(ra), _effective_default(rb)
+        da, db = effective_default(ra), effective_default(rb)
         if (ra.dest not in serve_dests and not isinstance(da, dict) and not isinstance(db, dict)
                 and da != db and not _unset_equal(ra, da, db)):
             d.defaults.append(DefaultChange(f, da, db, "argparse"))
@@ -421,8 +401,6 @@ def diff_releases(old: str, new: str, serve: ServeContext | None = None) -> Rele
 
 def _steps(path: list[str], values: dict[str, Any]) -> list[tuple[str, Any]]:
     """``(release, value)`` for each change along ``path`` (release = newer side of the step)."""
-    from sched_reader.compat.releases import version_key
-
     out = []
     for x, y in zip(path, path[1:]):
         if values[x] != values[y]:
@@ -521,36 +499,6 @@ def _matrix_changes(ma: Any, mb: Any) -> list[MatrixLine]:
     return out
 
 
-def render_diff(d: ReleaseDiff, fmt: str = "text", warnings: list[str] | None = None) -> str:
-    """Changelog as text or markdown: the summary line first, then one section per kind of change."""
-    md = fmt == "markdown"
-    quote = "> " if md else ""
-    lines = [f"## {d.summary_line()}" if md else d.summary_line()]
-    if d.serve is not None:
-        lines.append(f"{quote}Serve defaults: effective `vllm serve` values for {d.serve.describe()}")
-        if d.serve.note:
-            lines.append(f"{quote}note: {d.serve.note}")
-    lines += [f"{quote}warning: {w}" for w in (warnings or [])]
-    if d.is_empty():
-        lines.append("no flag, default or matrix changes")
-    for title, qualifier, rows in d.sections():
-        if md:
-            lines += ["", f"### {title}" + (f" - {qualifier}" if qualifier else ""), ""]
-            for text, note in rows:
-                lines.append(f"- `{text}`" if text.startswith("--") and " " not in text else f"- {text}")
-                if note:
-                    lines.append(f"  - {note}")
-        else:
-            lines.append(f"{title}" + (f" [{qualifier}]" if qualifier else "") + ":")
-            for text, note in rows:
-                lines.append(f"  {text}")
-                if note:
-                    lines.append(f"      {note}")
-    if d.matrix_note:
-        lines += ["", f"Note: {d.matrix_note}"] if md else [f"Note: {d.matrix_note}"]
-    return "\n".join(lines)
-
-
 # ------------------------------------------------------------------------------------------------
 # One flag's history
 # ------------------------------------------------------------------------------------------------
@@ -577,8 +525,6 @@ class FlagSpan:
 
 def flag_dest(flag: str) -> str | None:
     """vLLM dest of a flag in the newest release that has it (None if no release has it)."""
-    from sched_reader.compat.argtable import flag_history
-
     present = [rec for _rel, rec in flag_history(flag) if rec is not None]
     return present[-1].dest if present else None
 
@@ -589,15 +535,12 @@ def flag_spans(flag: str, serve: ServeContext | None = None) -> list[FlagSpan]:
     With ``serve`` and a scheduler flag (SERVE_FIELDS), a span also ends where the effective
     `vllm serve` default changes.
     """
-    from sched_reader.compat.argtable import flag_history
-    from sched_reader.compat.checks import is_deprecated
-
     spans: list[FlagSpan] = []
     for release, rec in flag_history(flag):
         if rec is None:
             sig = FlagSpan(release, release, False)
         else:
-            default = _effective_default(rec)
+            default = effective_default(rec)
             sd = None
             if serve is not None and rec.dest in SERVE_FIELDS:
                 sd = _serve_defaults(release, serve).get(rec.dest, (None, ""))[0]
@@ -614,10 +557,6 @@ def flag_spans(flag: str, serve: ServeContext | None = None) -> list[FlagSpan]:
 def _same(a: FlagSpan, b: FlagSpan) -> bool:
     return (a.present, a.default, a.choices, a.type, a.deprecated, a.aliases, a.serve_default) == (
         b.present, b.default, b.choices, b.type, b.deprecated, b.aliases, b.serve_default)
-
-
-def _range(s: FlagSpan) -> str:
-    return s.first if s.first == s.last else f"{s.first} .. {s.last}"
 
 
 def default_changes(spans: list[FlagSpan]) -> list[dict[str, Any]]:
@@ -637,37 +576,3 @@ def default_changes(spans: list[FlagSpan]) -> list[dict[str, Any]]:
                 out.append(change)
         prev = s
     return out
-
-
-def render_flag_history(flag: str, spans: list[FlagSpan], renamed: str | None = None,
-                        serve: ServeContext | None = None) -> str:
-    """Readable history, one line per span; a changed default says what it was."""
-    if not any(s.present for s in spans):
-        return f"{flag}: not a `vllm serve` flag in any known release ({spans[0].first} .. {spans[-1].last})"
-    scheduler = serve is not None and any(s.serve_default is not None for s in spans)
-    head = f"{flag} across vLLM releases:"
-    if scheduler:
-        head = f"{flag} across vLLM releases (`vllm serve` default: effective value for {serve.describe()}):"
-    lines = [head]
-    prev: FlagSpan | None = None
-    for s in spans:
-        if not s.present:
-            lines.append(f"  {_range(s):<18} absent")
-            continue
-        was = f" (was {prev.default!r})" if prev is not None and prev.default != s.default else ""
-        parts = [f"type {s.type}", f"default {s.default!r}{was}"]
-        if scheduler:
-            sw = (f" (was {prev.serve_default})"
-                  if prev is not None and prev.serve_default != s.serve_default else "")
-            parts.append(f"`vllm serve` default {s.serve_default}{sw}")
-        if s.choices:
-            parts.append("choices " + ", ".join(str(c) for c in s.choices))
-        if s.aliases:
-            parts.append("aliases " + ", ".join(s.aliases))
-        if s.deprecated:
-            parts.append("DEPRECATED")
-        lines.append(f"  {_range(s):<18} " + "; ".join(parts))
-        prev = s
-    if renamed:
-        lines.append(f"  later carried by {renamed}")
-    return "\n".join(lines)

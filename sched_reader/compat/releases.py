@@ -49,6 +49,7 @@ class ResolvedVersion:
     note: str | None = None
 
 
+@functools.lru_cache(maxsize=4096)
 def version_key(version: str) -> tuple[int, ...]:
     """Numeric sort key of a plain release string (``0.10.2`` -> ``(0, 10, 2)``)."""
     return tuple(int(p) for p in version.split("."))

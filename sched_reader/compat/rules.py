@@ -171,7 +171,7 @@ def _paren(node: Any) -> str:
 # Versions
 # --------------------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=1024)  # ~200 range bounds, asked ~190 times per engine
+@functools.lru_cache(maxsize=4096)
 def _vkey(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in v.split("."))
 

@@ -71,9 +71,29 @@ class CapacityReport(BaseModel):
         }
 
 
+_MEMO: dict[tuple[str, str, str, str | None], CapacityReport] = {}
+_MEMO_MAX = 512
+
+
 def estimate_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                       checkpoint_quantization: str | None = None) -> CapacityReport:
-    """Predict vLLM's start-up memory profile and KV-cache capacity for one engine replica."""
+    """Predict vLLM's start-up memory profile and KV-cache capacity for one engine replica.
+
+    A pure function of its inputs, memoized on their content (``lint`` over many files meets the same
+    model, GPU and settings again and again); callers treat the report as read-only.
+    """
+    key = (arch.model_dump_json(), gpu.model_dump_json(), cfg.model_dump_json(exclude={"reasons"}),
+           checkpoint_quantization)
+    hit = _MEMO.get(key)
+    if hit is None:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        hit = _MEMO[key] = _estimate_capacity(arch, gpu, cfg, checkpoint_quantization)
+    return hit
+
+
+def _estimate_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
+                       checkpoint_quantization: str | None = None) -> CapacityReport:
     wb = weight_breakdown(arch, cfg, checkpoint_quantization, gpu=gpu)
     pp = max(1, cfg.pipeline_parallel_size)
     profiles = [memory_profile(arch, gpu, cfg, wb, stage=s) for s in range(pp)]

@@ -82,6 +82,9 @@ class EffectiveConfig(BaseModel):
     num_gpu_blocks_override: int | None = None
     speculative: dict[str, Any] | None = None  # normalized {"method", "num_speculative_tokens", "model"}
     usage_context: str = "OPENAI_API_SERVER"
+    # VLLM_USE_FLASHINFER_SAMPLER as the deploy file sets it (None: not set); picks the sampler's
+    # top-k/top-p path, whose temporaries bound the profile run's activation peak
+    flashinfer_sampler: bool | None = None
     reasons: dict[str, str] = Field(default_factory=dict)
 
 

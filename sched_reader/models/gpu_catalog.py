@@ -207,6 +207,30 @@ def resolve_gpu(name: str) -> GPUResolution:
     """
     if not isinstance(name, str) or not name.strip():
         raise UnknownGPUError(f"GPU name is empty or not a string: {name!r}", key="gpu", hint=_hint(""))
+    from sched_reader.models import gpu_spec
+
+    if gpu_spec.is_gpu_file(name):
+        gpu, assumed = gpu_spec.load_gpu_file(name)
+        if not assumed:
+            return GPUResolution(gpu=gpu)
+        return GPUResolution(gpu=gpu, guessed=True,
+                             note=f"GPU {gpu.name} from {name.strip()}; assumed: {'; '.join(assumed)}")
+    res = _catalog_resolution(name)
+    if res is not None:
+        return res
+    mem = gpu_spec.memory_from_name(name)
+    if mem is not None:
+        gpu, assumed = gpu_spec.synthesize(name.strip(), mem, source=f"GPU name {name.strip()!r}", nominal=True)
+        return GPUResolution(gpu=gpu, guessed=True, note=(
+            f"unknown GPU {name.strip()!r}: {mem / _GIB:.0f} GiB from its name; assumed: {'; '.join(assumed)} "
+            f"(pass --gpu-spec FILE to be exact)"))
+    raise UnknownGPUError(f"unknown GPU {name.strip()!r}", key="gpu",
+                          hint=_hint(name) + "; or name its memory, e.g. --gpu 'NAME 48GB', or pass --gpu-spec FILE: "
+                          "YAML with memory_gib, hbm_bandwidth_tb_s, tflops, or the CSV that "
+                          "nvidia-smi --query-gpu=name,memory.total --format=csv prints")
+
+
+def _catalog_resolution(name: str) -> GPUResolution | None:
     cat = _catalog()
     key = normalize_gpu_name(name)
     for candidate in (key, _strip_memory_suffix(key)):
@@ -217,4 +241,10 @@ def resolve_gpu(name: str) -> GPUResolution:
         if amb is not None:
             gid, note = amb
             return GPUResolution(gpu=cat.by_id[gid], guessed=True, note=f"{name.strip()!r}: {note}")
-    raise UnknownGPUError(f"unknown GPU {name.strip()!r}", key="gpu", hint=_hint(name))
+    return None
+
+
+def try_catalog(name: str) -> GPU | None:
+    """The catalog GPU a name resolves to (ambiguous names to their default), else None."""
+    res = _catalog_resolution(name)
+    return res.gpu if res is not None else None

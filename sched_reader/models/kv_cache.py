@@ -36,9 +36,10 @@ class LayerKV(BaseModel):
     """One attention layer's KV cache spec on one GPU."""
 
     index: int
-    kind: str                  # "full" | "sliding" | "mla"
+    kind: str                  # "full" | "sliding" | "mla" | "mamba" (recurrent state, see models/hybrid.py)
     window: int | None = None  # tokens, for sliding/chunked layers
-    bytes_per_token: int       # K+V (or MLA latent) bytes per token on one TP rank
+    bytes_per_token: int       # K+V (or MLA latent) bytes per token on one TP rank (0 for "mamba")
+    state_bytes: int = 0       # "mamba": one request's state on one TP rank
 
 
 def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> float:
@@ -50,6 +51,18 @@ def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> float:
 
 
 def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
+    """Per layer (kind, window); hybrid models: "mamba" for recurrent layers, "none" for cache-less ones."""
+    from sched_reader.models.hybrid import layer_mixers
+
+    base = _attention_kinds(arch)
+    mixers = layer_mixers(arch)
+    if not mixers:
+        return base
+    return [("mamba", None) if m in ("gdn", "mamba2", "mamba1") else ("none", None) if m == "none" else base[i]
+            for i, m in enumerate(mixers)]
+
+
+def _attention_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     c = arch.config
     n = arch.num_layers
     if arch.is_mla:
@@ -59,7 +72,9 @@ def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     if isinstance(lt, list) and len(lt) == n:
         out = []
         for t in lt:
-            if "sliding" in str(t) and window:
+            if "linear" in str(t) or "mamba" in str(t):
+                out.append(("full", None))   # replaced by "mamba" in _layer_kinds
+            elif "sliding" in str(t) and window:
                 out.append(("sliding", int(window)))
             elif "chunked" in str(t) and c.get("attention_chunk_size"):
                 out.append(("sliding", int(c["attention_chunk_size"])))
@@ -82,10 +97,20 @@ def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
 
 def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     """Every attention layer's KV spec on one TP rank (all PP stages)."""
-    eb = kv_bytes_per_element(cfg.kv_cache_dtype, model_dtype_bytes(arch, cfg))
+    from sched_reader.models.hybrid import layer_mixers, state_bytes
+
+    dtb = model_dtype_bytes(arch, cfg)
+    eb = kv_bytes_per_element(cfg.kv_cache_dtype, dtb)
     tp = max(1, cfg.tensor_parallel_size)
     out = []
+    mixers = layer_mixers(arch)
     for i, (kind, win) in enumerate(_layer_kinds(arch)):
+        if kind == "none":
+            continue
+        if kind == "mamba":
+            sb = state_bytes(arch, mixers[i], tp, dtb, getattr(cfg, "mamba_ssm_cache_dtype", None))
+            out.append(LayerKV(index=i, kind="mamba", bytes_per_token=0, state_bytes=sb))
+            continue
         if kind == "mla":
             per = round((int(arch.config["kv_lora_rank"]) + int(arch.config["qk_rope_head_dim"])) * eb)
         else:
@@ -188,6 +213,10 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
     pp = max(1, cfg.pipeline_parallel_size)
     mml, mbt = int(cfg.max_model_len), int(cfg.max_num_batched_tokens)
     layers = kv_layers(arch, cfg)
+    if any(layer.kind == "mamba" for layer in layers):
+        if cfg.engine == "v1":
+            return _hybrid_capacity(cfg, layers, available_per_stage, ver)
+        layers = [layer for layer in layers if layer.kind != "mamba"]  # V0: states live outside the KV cache
     hybrid = _uses_hybrid_allocator(cfg)
     bpt = sum(layer.bytes_per_token for layer in layers)
     explain: list[Term] = [Term(name="kv_bytes_per_token", formula="sum over layers of 2 x kv_heads/tp x head_dim x kv_bytes (MLA: latent + rope)",
@@ -260,4 +289,75 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
                 error += " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     return KVCacheResult(block_size=bs, num_blocks=nb, tokens=tokens, bytes_per_token=bpt, page_size_bytes=page,
                          num_groups=ng_eff, group_size=gs, max_concurrency=round(conc, 2), fits=error is None,
+                         error=error, estimated_max_model_len=est, explain=explain)
+
+
+def mamba_cache_mode(cfg: EffectiveConfig, ver: tuple[int, int, int]) -> str:
+    """vLLM's mamba cache mode: ``align`` (2 state blocks per request) when prefix caching runs on a hybrid
+    model (0.15.0+, where ``--mamba-cache-mode`` exists), else ``none`` (1 block; 0.10.x-0.14.x disable
+    prefix caching for hybrid models: "Hybrid or mamba-based model detected: disabling prefix caching")."""
+    mode = getattr(cfg, "mamba_cache_mode", None)
+    if mode in ("none", "align", "all"):
+        return str(mode)
+    return "align" if ver >= (0, 15, 0) and cfg.enable_prefix_caching else "none"
+
+
+def _hybrid_capacity(cfg: EffectiveConfig, layers: list[LayerKV], available_per_stage: list[int],
+                     ver: tuple[int, int, int]) -> KVCacheResult:
+    """Attention + recurrent-state layers (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig
+    and vllm/v1/kv_cache_interface.py MambaSpec): the attention block size grows to
+    ``16 x cdiv(state page, 16 x attention bytes per token)`` so one attention page holds at least one state;
+    the state page is padded to the attention page; layers form groups of ``min(layers per type)``."""
+    mml = int(cfg.max_model_len)
+    attn = [layer for layer in layers if layer.kind != "mamba"]
+    mamba = [layer for layer in layers if layer.kind == "mamba"]
+    per_tok = max((layer.bytes_per_token for layer in attn), default=0)
+    state = max(layer.state_bytes for layer in mamba)
+    bs = int(cfg.block_size)
+    attn_bs = 16 * cdiv(state, 16 * per_tok) if per_tok else bs
+    if bs < attn_bs:
+        bs = attn_bs
+    page = bs * per_tok if per_tok else state
+    counts = [n for n in (len(attn), len(mamba)) if n]
+    gs = min(counts)
+    n_attn_groups = cdiv(len(attn), gs) if attn else 0
+    n_mamba_groups = cdiv(len(mamba), gs)
+    ng = n_attn_groups + n_mamba_groups
+    avail = min(available_per_stage) if available_per_stage else 0
+    nb = max(0, avail // (page * gs)) if avail > 0 else 0
+    if cfg.num_gpu_blocks_override:
+        nb = int(cfg.num_gpu_blocks_override)
+    mode = mamba_cache_mode(cfg, ver)
+    state_blocks = {"align": 2, "all": cdiv(mml, bs)}.get(mode, 1)
+    per_req = n_attn_groups * cdiv(mml, bs) + n_mamba_groups * state_blocks
+    conc = nb / per_req if per_req else 0.0
+    tokens = int(conc * mml) if ver >= (0, 20, 1) else (nb // ng) * bs
+    needed = len(attn) * cdiv(mml, bs) * page + len(mamba) * state_blocks * page
+    explain = [
+        Term(name="hybrid_block_size", formula="max(block_size, 16 x cdiv(state_page, 16 x attention_bytes_per_token))",
+             inputs={"state_page": state, "attention_bytes_per_token": per_tok, "block_size": int(cfg.block_size)},
+             value=bs, unit="tokens"),
+        Term(name="num_blocks", formula="available // (page_size x group_size)",
+             inputs={"available": avail, "page_size": page, "group_size": gs, "groups": ng}, value=nb, unit="blocks"),
+        Term(name="kv_tokens", formula=("int(max_concurrency x max_model_len)" if ver >= (0, 20, 1)
+                                        else "num_blocks // groups x block_size"),
+             inputs={"num_blocks": nb, "groups": ng, "block_size": bs}, value=tokens, unit="tokens"),
+        Term(name="max_concurrency", formula="num_blocks / (attention groups x cdiv(max_model_len, bs) + state groups x "
+             "state blocks)", inputs={"blocks_per_request": per_req, "mamba_cache_mode": mode},
+             value=round(conc, 4), unit="requests"),
+    ]
+    error = None
+    est = None
+    if cfg.kv_cache_memory_bytes is None and avail <= 0:
+        error = _no_memory_msg(ver)
+    elif needed > avail:
+        fixed = len(mamba) * state_blocks * page
+        per_block = len(attn) * page
+        est = max(0, (avail - fixed) // per_block * bs) if per_block else 0
+        error = (f"To serve at least one request with the model's max seq len ({mml}), ({_fmt_gib(needed, ver)} GiB KV "
+                 f"cache is needed, which is larger than the available KV cache memory ({_fmt_gib(avail, ver)} GiB). "
+                 "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+    bpt = sum(layer.bytes_per_token for layer in attn)
+    return KVCacheResult(block_size=bs, num_blocks=nb, tokens=tokens, bytes_per_token=bpt, page_size_bytes=page,
+                         num_groups=ng, group_size=gs, max_concurrency=round(conc, 2), fits=error is None,
                          error=error, estimated_max_model_len=est, explain=explain)

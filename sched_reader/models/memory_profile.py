@@ -57,7 +57,19 @@ NON_TORCH_TP1_V1_OLD = int(0.13 * GIB)  # llm-d v0.11.0 / v0.15.0 logs: 0.13-0.1
 NON_TORCH_TP1_V1_NEW = int(0.25 * GIB)  # llm-d-planner v0.19.0 logs: 0.24-0.27 GiB
 NON_TORCH_PP_ONLY = int(0.07 * GIB)     # llm-d-planner v0.19.0 PP=2 log: 0.07 GiB (snapshot after NCCL init)
 TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + custom all-reduce: llm-d-planner v0.19.0 TP2/TP4 H100 logs 2.07-2.21 GiB total
+# The same Hopper NVLink TP2 setup logs non-torch 0.55 GiB in vLLM 0.11.0 (llm-d-benchmark, RedHatAI
+# Llama-3.3-70B-FP8-dynamic TP2 H100): 0.55 - 0.13 base. Releases between 0.11 and 0.19 are unmeasured;
+# the larger figure is used from 0.19.0 where it was seen.
+TP_COMM_NVLINK_HOPPER_OLD = int(0.42 * GIB)
 TP_COMM_PLAIN = int(0.9 * GIB)          # NCCL without NVLS: dennislee22 v0.10.1.1 A100 TP2 log (requested - weights - KV - activation)
+# GPUs without NVLink/P2P (GeForce, most PCIe cards): custom all-reduce is off and NCCL uses host-memory (SHM)
+# transport, so little device memory: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
+# = this + the TP1 base of the memory_profiling era (0.13 GiB).
+TP_COMM_NO_P2P = int(0.12 * GIB)
+# CUDA context + libraries at worker init, before any torch allocation: "worker init memory snapshot: ...
+# cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB" (llm-d-planner v0.19.0 H100 logs).
+# Counted as non-torch where vLLM measures non-torch as (total - free) - torch (V1 0.7.0..0.9.1).
+CUDA_CONTEXT = int(0.51 * GIB)
 CUBLAS_WORKSPACE_SM90 = 32 * MIB        # torch cuBLAS workspace through the caching allocator (":4096:8" on sm90+)
 CUBLAS_WORKSPACE_OTHER = 8 * MIB + 128 * 1024  # ":4096:2:16:8"
 
@@ -96,6 +108,14 @@ class MemoryProfile(BaseModel):
 
 # ----------------------------------------------------------------------------------- activation
 
+# V1 before 0.12 uses FlashInfer's top-k/top-p only when the flashinfer package is installed (the
+# VLLM_USE_FLASHINFER_SAMPLER=None default means "on if available"); pip installs of 0.10-0.11 lacked it
+# ("FlashInfer is not available. Falling back to the PyTorch-native implementation", Qwen3-Next 0.10.2 log)
+# and the llm-d-benchmark 0.11.0 H100 logs show the PyTorch sort path's activation peak exactly
+# (Llama-3.1-8B 4.76 GiB, gpt-oss-20b 7.38, Qwen3-0.6B 5.56 = 9.5 x 4 R V bytes + hidden states).
+FLASHINFER_SAMPLER_BEFORE_0_12 = False
+
+
 def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
     """(name, extra fp32 R x V copies held by the sampling temporaries) for this release."""
     ver = parse_version(cfg.vllm_version)
@@ -103,9 +123,12 @@ def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
         return "v0 pytorch sort", 8.0
     if ver >= (0, 17, 0):
         return "triton top-k/top-p (in place) + softmax + noise", 2.0
-    if (0, 8, 0) <= ver < (0, 12, 0):
-        return "flashinfer top-k/top-p from logits", 2.0
-    return "pytorch sort top-k/top-p", 8.0
+    fi = getattr(cfg, "flashinfer_sampler", None)
+    if fi is None:
+        fi = FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0)
+    if fi and ver >= (0, 8, 0):
+        return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
+    return "pytorch sort top-k/top-p (FlashInfer sampler not used)", 8.0
 
 
 def _moe_workspace_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt: int) -> int:
@@ -201,19 +224,35 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     """Non-torch increase during profiling (guessed from real logs; see module constants)."""
     ver = parse_version(cfg.vllm_version)
     tp, pp = cfg.tensor_parallel_size, cfg.pipeline_parallel_size
+    # Eras (vLLM source, see /vllm facts kv_cache_memory.eras): V0 up to 0.6.4 counts everything the device
+    # holds beyond torch (CUDA context included); V0 0.6.5+ and V1 0.9.2+ count the increase over a baseline
+    # snapshot (memory_profiling); V1 0.7.0..0.9.1 counts (total - free) - torch allocated: context included.
     if cfg.engine == "v0":
-        base = NON_TORCH_TP1_V0
+        base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V1_OLD
     elif ver >= (0, 19, 0):
         base = NON_TORCH_TP1_V1_NEW
+    elif ver < (0, 9, 2):
+        base = NON_TORCH_TP1_V1_OLD + CUDA_CONTEXT
     else:
         base = NON_TORCH_TP1_V1_OLD
     if tp == 1 and pp > 1:
         base = NON_TORCH_PP_ONLY
-    nvls = gpu is not None and gpu.interconnect == "nvlink" and float(gpu.compute_capability or "0") >= 9.0
-    comm = (TP_COMM_NVLS if nvls else TP_COMM_PLAIN) if tp > 1 else 0
+    link = gpu.interconnect if gpu is not None else "nvlink"
+    nvls = link == "nvlink" and float((gpu.compute_capability if gpu else None) or "0") >= 9.0
+    if tp <= 1:
+        comm, path = 0, "none"
+    elif nvls and ver >= (0, 19, 0):
+        comm, path = TP_COMM_NVLS, "nccl nvls + custom all-reduce"
+    elif nvls:
+        comm, path = TP_COMM_NVLINK_HOPPER_OLD, "nccl + custom all-reduce (hopper nvlink, before 0.19)"
+    elif link in ("none", "pcie"):
+        comm, path = TP_COMM_NO_P2P, "nccl shm/pcie, no custom all-reduce"
+    else:
+        comm, path = TP_COMM_PLAIN, "nccl p2p/net + custom all-reduce"
     total = base + comm
-    return total, Term(name="non_torch", formula="base (cuBLAS/kernels) + NCCL/custom all-reduce when tp > 1",
-                       inputs={"base": base, "tp_comm": comm, "tp": tp, "pp": pp},
+    return total, Term(name="non_torch", formula="base (cuBLAS/kernels; CUDA context where the era counts it) "
+                       "+ NCCL/custom all-reduce when tp > 1 (by interconnect)",
+                       inputs={"base": base, "tp_comm": comm, "comm_path": path, "tp": tp, "pp": pp},
                        value=total / GIB, unit="GiB", guessed=True)
 
 

@@ -25,7 +25,9 @@ from pydantic import BaseModel, ConfigDict
 from sched_reader.errors import InputError, UnknownModelError
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.quantization import scheme_from_quant_config
-from sched_reader.limits import loads_json, read_text_file
+from sched_reader.limits import clip, loads_json, read_text_file
+
+MAX_MODEL_NAME = 512  # characters: a Hugging Face id is <= 96, a local path a few hundred
 
 _URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az://", "abfs://", "http://", "https://")
 _HF_SCHEMES = ("hf://", "huggingface://", "hf.co/", "huggingface.co/")
@@ -171,6 +173,11 @@ def get_model(model_id: str) -> ModelArch:
 
 def nearest_model_ids(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog ids closest to ``name`` (by id/alias similarity), closest first."""
+    return list(_nearest_model_ids(name, n))
+
+
+@lru_cache(maxsize=4096)
+def _nearest_model_ids(name: str, n: int) -> tuple[str, ...]:
     cat = _catalog()
     key = (name or "").lower()
     short = key.rsplit("/", 1)[-1]
@@ -188,7 +195,7 @@ def nearest_model_ids(name: str, n: int = 3) -> list[str]:
             out.append(mid)
         if len(out) == n:
             break
-    return out
+    return tuple(out)
 
 
 def _hint(name: str) -> str:
@@ -257,6 +264,10 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
         return _from_config_path(model_config_path, name)
     if not isinstance(name, str) or not name.strip():
         raise UnknownModelError(f"model name is empty or not a string: {name!r}", key="model", hint=_hint(""))
+    if len(name) > MAX_MODEL_NAME:  # the nearest-name search is quadratic in the length (100k chars: 44 s)
+        raise UnknownModelError(f"a model name of {len(name):,} characters is over the {MAX_MODEL_NAME}-character "
+                                f"limit: {clip(name)}", key="model",
+                                hint="a Hugging Face model id is at most 96 characters (org/name)")
     local = Path(os.path.expanduser(name.strip()))
     if name.strip().startswith(("/", ".", "~")) and (local / "config.json").is_file():
         return _from_config_path(str(local), name)
@@ -267,19 +278,67 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
     if mid:
         return _resolution_for(_variant(cat, mid, parsed), name, parsed, exact, None)
 
+    # The user's own copy in a local Hugging Face cache is exact (and carries its quantization_config).
+    from sched_reader.models.hf_cache import find_cached_config
+
+    cached = find_cached_config(parsed.org, parsed.repo) if not parsed.from_path else None
+    if cached is not None:
+        res = _from_config_path(str(cached), name)
+        return res.model_copy(update={"note": f"config.json from the local Hugging Face cache: {cached}"})
+
     # Quantized derivative: strip one quantization suffix and retry.
+    quant: tuple[str, str] | None = None
+    base_repo = parsed.repo
     for suffix in _SUFFIXES:
         m = suffix.pattern.search(parsed.repo)
         if not m:
             continue
         base = parsed.repo[: m.start()]
+        method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
+        if quant is None:
+            quant, base_repo = (suffix.scheme, method), base
         mid, exact = _lookup(cat, parsed.org, base)
         if mid is None:
             continue
-        method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
         base_parsed = _Parsed(org=parsed.org, repo=base, from_path=parsed.from_path)
         return _resolution_for(_variant(cat, mid, base_parsed), name, parsed, exact, (suffix.scheme, method))
+
+    # A fine-tune, rename or distill of a catalog architecture: same family, version and size.
+    hit = _family_match(cat, base_repo)
+    if hit is not None:
+        mid, how = hit
+        assumed = (f"{name.strip()!r} is not in the catalog: assumed architecture of {mid} ({how}); "
+                   f"pass --model-config to be exact")
+        return _resolution_for(cat.by_id[mid], name, parsed, False, quant, assumed=assumed)
     raise UnknownModelError(f"unknown model {name.strip()!r}", key="model", hint=_hint(parsed.repo))
+
+
+@lru_cache(maxsize=1)
+def _name_keys() -> list[tuple[str, Any, float | None]]:
+    """(id, NameKey, official params in 10^9) for every catalog entry; the id's name, else an alias's."""
+    from sched_reader.models.name_match import name_key
+
+    out = []
+    for m in _catalog().models:
+        key = name_key(m.id)
+        if key.size_b is None:
+            for alias in m.aliases:
+                k2 = name_key(alias)
+                if k2.size_b is not None and k2.family == key.family:
+                    key = k2
+                    break
+        params_b = m.official_params / 1e9 if m.official_params else None
+        out.append((m.id, key, params_b))
+    return out
+
+
+def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
+    from sched_reader.models.name_match import best_match, name_key
+
+    from sched_reader.models.hybrid import is_hybrid
+
+    hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
+    return best_match(name_key(repo), _name_keys(), hybrids)
 
 
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:
@@ -292,11 +351,15 @@ def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:
 
 
 def _resolution_for(
-    arch: ModelArch, name: str, parsed: _Parsed, exact: bool, quant: tuple[str, str] | None
+    arch: ModelArch, name: str, parsed: _Parsed, exact: bool, quant: tuple[str, str] | None,
+    assumed: str | None = None,
 ) -> ModelResolution:
     notes: list[str] = []
     guessed = False
-    if parsed.from_path:
+    if assumed:
+        guessed = True
+        notes.append(assumed)
+    elif parsed.from_path:
         guessed = True
         notes.append(f"path {name.strip()!r} assumed to hold {arch.id} (matched by directory name)")
     elif not exact and parsed.org and quant is None:
@@ -358,9 +421,27 @@ def _from_config_path(path: str, name: str | None) -> ModelResolution:
     scheme, method = scheme_from_quant_config(qc)
     note = f"architecture read from {cfg_file}"
     if filled:
-        note += f" (standard keys filled from synonyms: {', '.join(filled)})"
+        note += f" (keys filled: {', '.join(filled)})"
     return ModelResolution(arch=arch, checkpoint_quantization=scheme, quantization_method=method,
                            quantization_config=qc, guessed=False, note=note)
+
+
+# Nested language-model configs of multimodal checkpoints (HF ``text_config``; InternVL ``llm_config``;
+# some VLMs ``language_config``); the model_type their text part has when the nested dict omits it.
+_TEXT_KEYS = ("text_config", "llm_config", "language_config")
+_TEXT_TYPE_OF = {"gemma3": "gemma3_text", "mllama": "mllama_text_model"}
+
+
+@lru_cache(maxsize=None)
+def _class_defaults_all() -> dict[str, dict[str, Any]]:
+    from sched_reader.models.data_files import load
+
+    return {k: dict(v["keys"]) for k, v in (load("hf_defaults").get("defaults") or {}).items()}
+
+
+def _class_defaults(model_type: str) -> dict[str, Any]:
+    """transformers config-class defaults for ``model_type`` (models/data/hf_defaults.yaml), else {}."""
+    return _class_defaults_all().get(model_type, {})
 
 
 def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") -> tuple[ModelArch, list[str]]:
@@ -370,13 +451,25 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
     keys), ``vision_config`` is kept apart, top-level ``quantization_config`` stays in ``config``.
     Returns the arch and the standard keys that were filled from synonyms (e.g. GPT-2 ``n_embd``).
     """
-    cfg: dict[str, Any] = {k: v for k, v in raw.items() if k not in ("text_config", "vision_config")}
-    text = raw.get("text_config")
+    nested = next((k for k in _TEXT_KEYS if isinstance(raw.get(k), dict)), None)
+    cfg: dict[str, Any] = {k: v for k, v in raw.items() if k not in (*_TEXT_KEYS, "vision_config")}
+    text = raw.get(nested) if nested else None
+    filled: list[str] = []
     if isinstance(text, dict):
         cfg.update(text)
         if "torch_dtype" not in text and "torch_dtype" in raw:
             cfg["torch_dtype"] = raw["torch_dtype"]
-    filled: list[str] = []
+        # keys the text config omits take the transformers class default for its model_type (data file)
+        text_type = str(text.get("model_type") or _TEXT_TYPE_OF.get(str(raw.get("model_type")), ""))
+        for k, v in _class_defaults(text_type).items():
+            if k not in text:
+                cfg[k] = v
+                filled.append(f"{k}={v!r} ({text_type} default)")
+    elif "hidden_size" in cfg and "num_hidden_layers" in cfg:  # a real config missing a few keys, not a stub
+        for k, v in _class_defaults(str(raw.get("model_type") or "")).items():
+            if k in _REQUIRED and k not in cfg:
+                cfg[k] = v
+                filled.append(f"{k}={v!r} ({raw.get('model_type')} default)")
     for std, syns in _KEY_SYNONYMS.items():
         if std not in cfg:
             for syn in syns:
@@ -384,7 +477,7 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
                     cfg[std] = cfg[syn]
                     filled.append(f"{std}={syn}")
                     break
-    model_type = str((text or {}).get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
+    model_type = str(text.get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
         else str(raw.get("model_type") or "unknown")
     multimodal = {k: raw[k] for k in ("mm_tokens_per_image", "image_token_index", "image_token_id") if k in raw}
     arch = ModelArch(

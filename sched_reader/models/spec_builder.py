@@ -526,9 +526,6 @@ def build_spec(
     (used by ``sched-reader config``, which lists what it could not resolve).
     """
     release, requested, v_origin, findings = _resolve_release(raw, vllm)
-    from sched_reader.compat.checks import check_raw
-
-    findings.extend(_own_file_key_hints(check_raw(raw, release)))
     args, flag_findings = _normalize_settings(raw, release)
     findings.extend(flag_findings)
     notes = list(raw.notes)
@@ -597,26 +594,13 @@ def build_spec(
     )
     _check_stages(spec, pp)
     spec.effective = build_effective(spec)
+    fi = raw.env.get("VLLM_USE_FLASHINFER_SAMPLER") if getattr(raw, "env", None) else None
+    if fi is not None and spec.effective is not None and fi.value is not None:
+        on = str(fi.value).strip().lower() not in ("0", "false", "no", "off", "")
+        spec.effective = spec.effective.model_copy(update={"flashinfer_sampler": on})
     _check_world_size(spec)
-    spec.findings.extend(_release_checks(spec))
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec
-
-
-_OWN_FILE_KEYS = ("hardware", "workload", "vllm_version")
-
-
-def _own_file_key_hints(findings: list[Finding]) -> list[Finding]:
-    """An unknown ``hardware:``/``workload:``/``vllm_version:`` key in a vLLM --config file is meant for
-    sched-reader's own format: say how to mark the file as one instead of suggesting a vLLM flag."""
-    out = []
-    for f in findings:
-        key = (f.key or "").lstrip("-").replace("-", "_")
-        if f.rule == "SR101" and key in _OWN_FILE_KEYS:
-            f = f.model_copy(update={"fix": "a sched-reader key: add `sched_reader: 1` at the top of the file "
-                                            "(see sched_reader/readers/OWN_FORMAT.md)"})
-        out.append(f)
-    return out
 
 
 def _unresolved_findings(raw: RawEngine) -> list[Finding]:
@@ -675,16 +659,6 @@ def _check_world_size(spec: EngineSpec) -> None:
         )
 
 
-def _release_checks(spec: EngineSpec) -> list[Finding]:
-    """Findings from the versioned compatibility checks (feature matrix, start-up rules)."""
-    try:
-        from sched_reader.compat.checks import check_spec
-    except ImportError:  # pragma: no cover - during development only
-        return []
-    existing = {(f.rule, f.line, f.key) for f in spec.findings}
-    return [f for f in check_spec(spec) if (f.rule, f.line, f.key) not in existing]
-
-
 def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = None) -> list[RawEngine]:
     """All raw engines from the given files and/or a command line after ``--``."""
     from sched_reader.readers import read_command_line, read_path
@@ -708,16 +682,20 @@ def build_specs(
     model_config: str | None = None,
     strict_model: bool = True,
 ) -> list[EngineSpec]:
-    """Read files and/or a command line and build one ``EngineSpec`` per engine found."""
+    """Read files and/or a command line and build one ``EngineSpec`` per engine found.
+
+    The specs carry the findings of building them (version resolution, flag normalization, hardware);
+    the release checks (SR101-SR109 and the start-up rules) are added by ``analyzers.pipeline``.
+    """
     raws = read_engines(paths, command_line)
     specs = [
         build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model) for r in raws
     ]
-    _note_shared_gpus(specs)
+    note_shared_gpus(specs)
     return specs
 
 
-def _note_shared_gpus(specs: list[EngineSpec]) -> None:
+def note_shared_gpus(specs: list[EngineSpec]) -> None:
     """Engines that share physical GPUs: their gpu-memory-utilization fractions add up."""
     groups: dict[str, list[EngineSpec]] = {}
     for s in specs:

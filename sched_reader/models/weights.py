@@ -312,10 +312,31 @@ class _Layer(BaseModel):
 
 
 def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
+    from sched_reader.models.hybrid import layer_mixers, mixer_params
+
     c = arch.config
     h = arch.hidden_size
-    a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+    mixers = layer_mixers(arch)
+    mixer = mixers[i] if mixers else "attention"
+    if mixer == "attention":
+        a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+        if arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5"):
+            a_tot += h * arch.num_attention_heads * arch.head_dim      # gated attention: q_proj also emits the gate
+            a_rank += h * arch.num_attention_heads * arch.head_dim // tp
+            qk_norms = 2 * arch.head_dim
+    elif mixer == "none":
+        a_tot, a_rank, qk_norms = 0, 0, 0
+    else:
+        a_tot, a_rank = mixer_params(arch, mixer, tp)
+        qk_norms = 0
     norms = _norms_per_layer(arch) + qk_norms
+    if c.get("hybrid_override_pattern"):             # Nemotron-H: one mixer OR one MLP per layer, one norm
+        norms = h
+        lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
+        ch = c["hybrid_override_pattern"][i]
+        if ch == "-":
+            lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=False)
+        return lay
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
     if is_moe_layer(c, i):
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts"))
@@ -389,14 +410,17 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
     return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"
 
 
-def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None) -> tuple[int, str, bool]:
+def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None,
+                        version: tuple[int, int, int] = (0, 19, 0)) -> tuple[int, str, bool]:
     """Bytes of one MoE layer's MXFP4 experts on one rank as vLLM lays them out after loading.
 
     vllm/model_executor/layers/quantization/mxfp4.py create_weights pads the per-rank intermediate
     size per backend: Marlin (pre-Hopper) 128 and hidden 256; Blackwell FlashInfer 256/256; Hopper
     Triton 64. Values: 1/2 byte per weight; E8M0 scales: 1 byte per 32. On Hopper the Triton path
     swizzles values and scales into new tensors while the original scale parameters stay registered
-    (kept twice), and the Hopper MX value layout pads the contraction dim (guessed: to 128).
+    (kept twice), and the Hopper MX value layout pads the contraction dim (guessed: to 128) -- seen in
+    0.19.0 logs (gpt-oss-20b TP2 7.01 GiB); 0.11.0 logs show no such padding (llm-d-benchmark H100:
+    gpt-oss-20b 13.47 GiB, gpt-oss-120b 64.38 GiB), so it applies from 0.19.0 (releases between unmeasured).
     Biases: float32 after the Triton conversion, else bf16.
     """
     inter = mi // tp
@@ -405,7 +429,8 @@ def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None) -
     if cc >= 10.0:
         ip, hp, kpad, dup, bias_b, note = pad_up(inter, 256), pad_up(h, 256), 1, False, 4, "flashinfer sm100"
     elif cc >= 9.0:
-        ip, hp, kpad, dup, bias_b, note = pad_up(inter, 64), h, 128, True, 4, "triton sm90"
+        kp = 128 if version >= (0, 19, 0) else 1
+        ip, hp, kpad, dup, bias_b, note = pad_up(inter, 64), h, kp, True, 4, "triton sm90"
     else:
         ip, hp, kpad, dup, bias_b, note = pad_up(inter, 128), pad_up(h, 256), 1, False, 2, "marlin"
     w13_vals = 2 * ip * pad_up(hp, kpad) // 2
@@ -470,7 +495,9 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     if q is not None and q.name == "mxfp4":
         n_exp = int(c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts") or 0)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-        per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu)
+        from sched_reader.models.memory_profile import parse_version
+
+        per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
         for s_i in range(pp):
             a, b = get_pp_indices(L, s_i, pp)
             n_moe = sum(1 for i in range(a, b) if is_moe_layer(c, i))

@@ -166,6 +166,10 @@ def _gpus(e: RawEngine, svc: YMap, file: str) -> None:
             if not isinstance(dev, YMap):
                 continue
             caps = dev.get("capabilities") or []
+            if not isinstance(caps, list):  # compose: a list of strings, e.g. [gpu]
+                raise InputError(f"capabilities must be a list such as [gpu], got {caps!r}"[:120], file=file,
+                                 line=dev.kline("capabilities"), key="capabilities",
+                                 hint="write capabilities: [gpu]")
             if "gpu" not in [str(c) for c in caps] and dev.get("driver") != "nvidia":
                 continue
             if "device_ids" in dev and isinstance(dev["device_ids"], list):

@@ -11,8 +11,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sched_reader.errors import InputError
+from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.readers.cmdline import read_script
+from sched_reader.readers.compose import read_compose
+from sched_reader.readers.helm_llmd import read_llmd_values
+from sched_reader.readers.helm_production_stack import read_production_stack
+from sched_reader.readers.kubernetes import read_manifests
+from sched_reader.readers.own_format import read_own
 from sched_reader.readers.raw import RawEngine
+from sched_reader.readers.source import read_text
+from sched_reader.readers.vllm_config import looks_like_vllm_config, read_vllm_config
 from sched_reader.readers.yaml_tree import YamlDoc, load_documents
 
 SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".ksh", ".cmd", ".txt"}
@@ -46,11 +54,37 @@ def kind_of(docs: list[YamlDoc]) -> str | None:
             isinstance(first.get(k), dict) and ("containers" in first[k] or "parallelism" in first[k])
             for k in ("decode", "prefill")):
         return "llm-d-modelservice"
-    from sched_reader.readers.vllm_config import looks_like_vllm_config
-
     if len(maps) == 1 and looks_like_vllm_config(first):
         return "vllm-config"
     return None
+
+
+def read_file(path: str | Path) -> list[RawEngine]:
+    """Read every vLLM engine in the deploy file at ``path`` (``readers.read_path``; also handed to the
+    own-format reader, whose ``deploy:`` key names another deploy file)."""
+    file = str(path)
+    text = read_text(path, display=file)
+    return guard(lambda: read_text_as(text, file, Path(path)), file)
+
+
+def guard(fn, file: str) -> list[RawEngine]:
+    """Run a reader; an unexpected Python error on hostile input becomes an ``InputError``, never a traceback."""
+    from sched_reader.limits import MAX_ENGINES
+
+    try:
+        engines = fn()
+        if len(engines) > MAX_ENGINES:
+            raise InputError(f"{len(engines):,} vLLM engines in one file, over the {MAX_ENGINES:,}-engine limit",
+                             file=file, line=engines[MAX_ENGINES].line,
+                             hint="each engine is analyzed on its own; split the file")
+        return engines
+    except SchedReaderError as err:
+        if err.file is None:  # raised below the reader that knows the file (e.g. the shell tokenizer)
+            err.file = file
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError) as exc:
+        raise InputError(f"cannot read this file: {type(exc).__name__}: {exc}", file=file,
+                         hint="the file has a shape sched-reader does not understand; please report it") from None
 
 
 def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
@@ -83,28 +117,16 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
 
 def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
     if kind == "own":
-        from sched_reader.readers.own_format import read_own
-
-        engines = read_own(docs, file, stem, base_dir)
+        engines = read_own(docs, file, stem, base_dir, read_path=read_file)
     elif kind == "kubernetes":
-        from sched_reader.readers.kubernetes import read_manifests
-
         engines = read_manifests(docs, file)
     elif kind == "compose":
-        from sched_reader.readers.compose import read_compose
-
         engines = read_compose(docs[0].root, file, base_dir)
     elif kind == "production-stack":
-        from sched_reader.readers.helm_production_stack import read_production_stack
-
         engines = read_production_stack(docs[0].root, file)
     elif kind == "llm-d-modelservice":
-        from sched_reader.readers.helm_llmd import read_llmd_values
-
         engines = read_llmd_values(docs[0].root, file)
     else:
-        from sched_reader.readers.vllm_config import read_vllm_config
-
         engines = read_vllm_config(docs, file, stem)
     if not engines:
         raise InputError(f"no vLLM engine found in this {kind.replace('-', ' ')} file", file=file,
@@ -113,8 +135,6 @@ def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, b
 
 
 def _shell(text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
-    from sched_reader.readers.cmdline import read_script
-
     engines = read_script(text, file, name=stem, base_dir=base_dir)
     if not engines:
         raise InputError("no vLLM server command found in this script", file=file,

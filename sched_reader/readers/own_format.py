@@ -4,10 +4,11 @@ predict for. Format documented in ``OWN_FORMAT.md`` next to this module."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from sched_reader.errors import InputError
 from sched_reader.readers.cmdline import read_script
-from sched_reader.readers.raw import Hint, Origin, RawEngine
+from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting
 from sched_reader.readers.vllm_config import config_settings, load_config_file, _plain
 from sched_reader.readers.yaml_tree import YamlDoc, YMap
 
@@ -17,8 +18,9 @@ TOP_KEYS = {"sched_reader", "name", "vllm_version", "hardware", "workload", "rol
 SOURCES = ("serve", "args", "config", "deploy")
 
 
-def read_own(docs: list[YamlDoc], file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
-    """The engine(s) of a sched-reader file."""
+def read_own(docs: list[YamlDoc], file: str, stem: str, base_dir: Path | None, *,
+             read_path: Callable[[Path], list[RawEngine]]) -> list[RawEngine]:
+    """The engine(s) of a sched-reader file; ``read_path`` reads the deploy file a ``deploy:`` key names."""
     root: YMap = docs[0].root
     if root.get("sched_reader") != FORMAT_VERSION:
         raise InputError(f"unsupported sched-reader file version {root.get('sched_reader')!r}", file=file,
@@ -40,7 +42,7 @@ def read_own(docs: list[YamlDoc], file: str, stem: str, base_dir: Path | None) -
     elif src == "config":
         engines = [_config(root, file, name, base_dir)]
     else:
-        engines = _deploy(root, file, base_dir)
+        engines = _deploy(root, file, base_dir, read_path)
     for e in engines:
         _hints(e, root, file)
     return engines
@@ -101,17 +103,14 @@ def _config(root: YMap, file: str, name: str, base_dir: Path | None) -> RawEngin
 
 def _top_model(e: RawEngine, root: YMap, file: str) -> None:
     if "model" in root:
-        from sched_reader.readers.raw import Setting
-
         if e.model is not None:
             e.notes.append(f"model {e.model.value} from the args/config is replaced by model: {root['model']}")
         e.model = Setting(flag="--model", value=str(root["model"]), origin=Origin(
             file=file, line=root.kline("model"), source="sched-reader", key="model"))
 
 
-def _deploy(root: YMap, file: str, base_dir: Path | None) -> list[RawEngine]:
-    from sched_reader.readers import read_path
-
+def _deploy(root: YMap, file: str, base_dir: Path | None,
+            read_path: Callable[[Path], list[RawEngine]]) -> list[RawEngine]:
     path = _resolve(root, "deploy", file, base_dir)
     if path.resolve() == Path(file).resolve():
         raise InputError("'deploy' points at this file itself", file=file, line=root.kline("deploy"), key="deploy")

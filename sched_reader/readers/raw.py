@@ -8,38 +8,13 @@ the target release.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-SourceKind = Literal[
-    "config-file",      # vLLM --config YAML
-    "command-line",     # vllm serve / api_server argv (shell, k8s args, compose command, after `--`)
-    "helm-field",       # a typed Helm value such as vllmConfig.maxModelLen
-    "helm-extra-args",  # Helm extraArgs list
-    "kubernetes",       # resources / nodeSelector / image in a manifest
-    "compose",          # docker compose deploy/resources, image
-    "sched-reader",     # sched-reader's own file (hardware / vllm_version / workload)
-    "cli-option",       # sched-reader's own --gpu / --vllm options
-    "chart-default",    # a default that a Helm chart renders when the value is unset
-    "inferred",         # guessed by sched-reader (says so in the output)
-]
+from sched_reader.origin import Origin, SourceKind
 
-
-class Origin(BaseModel):
-    """Where a value came from. ``line`` is 1-based in ``file``; None when unknown."""
-
-    model_config = ConfigDict(frozen=True)
-
-    file: str | None = None
-    line: int | None = None
-    source: SourceKind = "command-line"
-    key: str | None = None  # the key or flag exactly as written
-
-    def where(self) -> str:
-        if self.file is None:
-            return self.source
-        return f"{self.file}:{self.line}" if self.line else self.file
+__all__ = ["Hint", "Origin", "RawEngine", "Setting", "SourceKind", "Unresolved"]
 
 
 class Setting(BaseModel):

@@ -44,6 +44,7 @@ class EngineResult:
     findings: tuple[Finding, ...]
     suppressed: tuple[Finding, ...] = ()
     capacity_checked: bool = False
+    capacity_scope: str = ""  # none | structural (no workload stated) | workload (as diagnose)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class LintReport:
     fail_on: str  # error | warning | info | never
     vllm: str | None = None
     notes: tuple[str, ...] = field(default=())
+    # inputs that could not be read at all (missing path, unreadable, explicitly named file with no
+    # engine): (path, one-line message). The others are still reported; the run exits 2 at the end.
+    failures: tuple[tuple[str, str], ...] = field(default=())
 
     # -- queries ------------------------------------------------------------------------------
     def engine_count(self) -> int:
@@ -98,8 +102,10 @@ class LintReport:
         return [f for f in self.findings() if self.fails(f)]
 
     def exit_code(self) -> int:
-        from sched_reader.errors import EXIT_FINDINGS, EXIT_OK
+        from sched_reader.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
+        if self.failures:
+            return EXIT_ERROR
         return EXIT_FINDINGS if self.failing() else EXIT_OK
 
     def counts(self) -> dict[str, int]:
@@ -147,6 +153,8 @@ def summary_line(report: LintReport) -> str:
     skipped = len(report.files) - nfiles
     if skipped:
         tail.append(f"{_plural(skipped, 'file')} skipped")
+    if report.failures:
+        tail.append(f"{_plural(len(report.failures), 'input')} could not be read (exit 2)")
     if report.fail_on == "never":
         tail.append("--fail-on never")
     else:
@@ -205,6 +213,7 @@ def render_json(report: LintReport, version: str) -> str:
                 "model": e.model or None,
                 "vllm_version": e.vllm_version,
                 "capacity_checked": e.capacity_checked,
+                "capacity_scope": e.capacity_scope or None,
                 "findings": [_finding_json(f, e.name, report) for f in e.findings],
                 "suppressed": [_finding_json(f, e.name, report) for f in e.suppressed],
             })
@@ -237,5 +246,6 @@ def render_json(report: LintReport, version: str) -> str:
         "findings": [d for _, d in sorted(flat, key=lambda kv: kv[0])],
         "files": files,
         "notes": list(report.notes),
+        "errors": [{"file": path, "message": message} for path, message in report.failures],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"

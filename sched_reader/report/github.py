@@ -65,6 +65,8 @@ def render_github(report: LintReport) -> str:
             out.append(f"sched-reader: skipped {fr.file}: {fr.skipped}")
     for note in report.notes:
         out.append(f"sched-reader: note: {note}")
+    for _path, message in report.failures:  # an input that could not be read: the job must show why
+        out.append(f"::error title=sched-reader could not read an input::{escape_data(message)}")
     out.append(f"sched-reader: {summary_line(report)}")
     return "\n".join(out) + "\n"
 

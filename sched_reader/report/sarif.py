@@ -3,12 +3,20 @@
 * ``tool.driver.rules``: every rule of the registry (sorted by id, so ``ruleIndex`` is stable), with
   ``shortDescription``/``fullDescription``/``help`` texts and ``defaultConfiguration.level``.
   No ``security-severity``: these are configuration findings, not security alerts.
-* ``results``: one per finding, with ``ruleId``, ``ruleIndex``, ``level`` (note|warning|error),
-  ``message.text`` and one location: ``artifactLocation.uri`` relative to the working directory (the
-  repository root in CI), ``region.startLine`` >= 1. ``partialFingerprints`` are left to
-  ``github/codeql-action/upload-sarif``, which computes them from the file.
-* No timestamps, no absolute paths of the machine (unless a file lies outside the working directory),
-  keys in a fixed order: the same run gives the same bytes.
+* ``results``: one per finding that has a file in the repository, with ``ruleId``, ``ruleIndex``,
+  ``level`` (note|warning|error), ``message.text``, one *physical* location (``artifactLocation.uri``
+  relative to the repository root -- the nearest directory above the working directory holding
+  ``.git``, else the working directory -- and ``region.startLine`` >= 1), and
+  ``partialFingerprints["schedReader/v1"]``: the content fingerprint of ``analyzers/baseline.py``
+  (stable across line shifts; GitHub's own ``primaryLocationLineHash`` is added by upload-sarif).
+* Findings that code scanning cannot place -- on a command line after ``--``, on stdin, or in a file
+  outside the repository -- are not results (GitHub rejects or mis-files results without a physical
+  location, and a ``file:///`` URI outside the checkout): they become
+  ``invocations[0].toolExecutionNotifications`` with ``associatedRule``, so they stay visible in the
+  log. Inputs that could not be read are error notifications and ``executionSuccessful`` is false.
+* Each rule has ``helpUri``: its section of the published ``docs/rules.md`` (``rule_docs.help_uri``).
+* No timestamps, no absolute paths of the machine, keys in a fixed order: the same run gives the same
+  bytes.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from sched_reader.analyzers.baseline import FINGERPRINT_KEY
+from sched_reader.analyzers.rule_docs import docs_url
 from sched_reader.findings import Finding
 from sched_reader.report.findings_text import LintReport
 
@@ -36,33 +46,27 @@ def _clip(text: str, limit: int = _MAX_TEXT) -> str:
 
 
 def artifact_uri(file: str, base: str | Path | None = None) -> str | None:
-    """A repository-relative URI (``deploy/llama.yaml``) for ``file``; a ``file://`` URI when the file
-    lies outside ``base`` (default: the working directory); None for a pseudo-file like ``<command line>``."""
-    if not file or (file.startswith("<") and file.endswith(">")):
-        return None
-    base_path = Path(base if base is not None else os.getcwd()).resolve()
-    p = Path(file)
-    absolute = p if p.is_absolute() else (base_path / p)
-    absolute = Path(os.path.normpath(absolute))
-    try:
-        rel = absolute.relative_to(base_path)
-    except ValueError:
-        return absolute.as_uri()
-    return quote(os.fsencode(rel.as_posix()), safe="/")  # the name's bytes: a non-UTF-8 name is %XX
+    """A repository-relative URI (``deploy/llama.yaml``) for ``file``; None for a pseudo-file like
+    ``<command line>`` or a file outside ``base`` (default: the repository root of the working directory)."""
+    from sched_reader.analyzers.baseline import base_dir, repo_path
+
+    rel = repo_path(file, base_dir() if base is None else Path(base))
+    return None if rel is None else quote(os.fsencode(rel), safe="/")  # a non-UTF-8 name: its bytes as %XX
 
 
 def rule_descriptors() -> list[dict[str, Any]]:
     """``tool.driver.rules`` from the registry."""
-    from sched_reader.analyzers.rule_catalog import all_rules
+    from sched_reader.analyzers.rule_docs import help_uri, rules
 
     out = []
-    for r in all_rules():
+    for r in rules():
         help_md = f"**{r.name}**: {r.full}\n\n*Fix:* {r.fix}"
         out.append({
             "id": r.id,
             "name": r.name,
             "shortDescription": {"text": _clip(r.short)},
             "fullDescription": {"text": _clip(r.full)},
+            "helpUri": help_uri(r.id),
             "defaultConfiguration": {"level": LEVELS[r.default_severity]},
             "help": {"text": _clip(r.fix), "markdown": _clip(help_md)},
             "properties": {
@@ -74,48 +78,73 @@ def rule_descriptors() -> list[dict[str, Any]]:
     return out
 
 
-def _result(f: Finding, index: dict[str, int], base: str | Path | None) -> dict[str, Any]:
+def _text(f: Finding) -> str:
     text = f.message.strip() or f.rule
     if f.fix:
         text += f" (fix: {f.fix})"
+    return text
+
+
+def _result(f: Finding, index: dict[str, int], uri: str, fingerprint: str) -> dict[str, Any]:
     res: dict[str, Any] = {"ruleId": f.rule}
     if f.rule in index:
         res["ruleIndex"] = index[f.rule]
     res["level"] = LEVELS[f.severity]
-    res["message"] = {"text": text}
-    uri = artifact_uri(f.file or "", base)
-    if uri is not None:
-        loc: dict[str, Any] = {"physicalLocation": {
-            "artifactLocation": {"uri": uri},
-            "region": {"startLine": max(1, int(f.line or 1))},
-        }}
-    else:
-        loc = {"logicalLocations": [{"name": f.file or "<input>", "kind": "module"}]}
-    res["locations"] = [loc]
+    res["message"] = {"text": _text(f)}
+    res["locations"] = [{"physicalLocation": {
+        "artifactLocation": {"uri": uri},
+        "region": {"startLine": max(1, int(f.line or 1))},
+    }}]
+    res["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint}
     if f.key:
         res["properties"] = {"key": f.key}
     return res
 
 
+def _notification(f: Finding, index: dict[str, int]) -> dict[str, Any]:
+    where = f.file or "<input>"
+    if f.line:
+        where += f":{f.line}"
+    rule: dict[str, Any] = {"id": f.rule}
+    if f.rule in index:
+        rule["index"] = index[f.rule]
+    return {"level": LEVELS[f.severity], "message": {"text": f"{where}: {_text(f)}"}, "associatedRule": rule}
+
+
 def sarif_log(report: LintReport, version: str, *, base: str | Path | None = None,
               category: str = "sched-reader/") -> dict[str, Any]:
     """The SARIF log object (a dict, keys in a fixed order)."""
+    from sched_reader.analyzers.baseline import base_dir, fingerprints
+
+    root = base_dir() if base is None else Path(base)
     rules = rule_descriptors()
     index = {r["id"]: i for i, r in enumerate(rules)}
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": SARIF_VERSION,
-        "runs": [{
-            "tool": {"driver": {
-                "name": "sched-reader",
-                "semanticVersion": version,
-                "rules": rules,
-            }},
-            "automationDetails": {"id": category},
-            "results": [_result(f, index, base) for f in report.findings()],
-            "columnKind": "unicodeCodePoints",
-        }],
+    findings = report.findings()
+    fps = fingerprints(findings, root)
+    results: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    for f in findings:
+        uri = artifact_uri(f.file or "", root)
+        if uri is None:
+            notes.append(_notification(f, index))
+        else:
+            results.append(_result(f, index, uri, fps[f]))
+    for path, message in report.failures:
+        notes.append({"level": "error", "message": {"text": message}})
+    run: dict[str, Any] = {
+        "tool": {"driver": {
+            "name": "sched-reader",
+            "semanticVersion": version,
+            "informationUri": docs_url(),
+            "rules": rules,
+        }},
+        "automationDetails": {"id": category},
+        "invocations": [{"executionSuccessful": not report.failures,
+                         **({"toolExecutionNotifications": notes} if notes else {})}],
+        "results": results,
+        "columnKind": "unicodeCodePoints",
     }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
 def render_sarif(report: LintReport, version: str, *, base: str | Path | None = None) -> str:

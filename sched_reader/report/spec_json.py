@@ -6,7 +6,7 @@ from typing import Any
 
 from sched_reader.findings import SEVERITY_RANK, Finding
 from sched_reader.models.engine_spec import EngineSpec
-from sched_reader.readers.raw import Origin
+from sched_reader.origin import Origin
 
 SCHEMA_VERSION = 1
 

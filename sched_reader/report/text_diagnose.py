@@ -143,9 +143,9 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         p99_itl = perf.get("p99_itl_ms")
         console.print(
             "  predicted    "
-            f"output {fmt_rate(perf.get('output_throughput'), 'tok/s', 0)}, "
-            f"TTFT mean {fmt_duration_ms(perf.get('mean_ttft_ms'))}, "
-            f"TPOT mean {fmt_duration_ms(perf.get('mean_tpot_ms'), ms_digits=2)}, "
+            f"output {fmt_rate(perf.get('output_throughput'), 'tok/s', 0)}{_likely(perf, 'output_throughput')}, "
+            f"TTFT mean {fmt_duration_ms(perf.get('mean_ttft_ms'))}{_likely(perf, 'mean_ttft_ms')}, "
+            f"TPOT mean {fmt_duration_ms(perf.get('mean_tpot_ms'), ms_digits=2)}{_likely(perf, 'mean_tpot_ms')}, "
             f"ITL p99 {fmt_duration_ms(p99_itl, ms_digits=2) if p99_itl is not None else ITL_P99_NA}",
             markup=False,
         )
@@ -166,6 +166,15 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         console.print(f"  bottleneck   {v.bottleneck}: {v.summary}", markup=False)
         for r in v.recommendations:
             console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}", markup=False)
+            if getattr(r, "effect", None):
+                from sched_reader.analyzers.whatif import effect_line
+
+                console.print(f"      predicted effect: {effect_line(r.effect)}", markup=False)
+    if getattr(d, "what_if", None):
+        from sched_reader.analyzers.whatif import effect_line
+
+        w = d.what_if
+        console.print(f"  what-if      {' '.join(w['set'])}: {effect_line(w)}", markup=False)
         if explain:
             for f in v.figures:
                 console.print(f"    {f.name}: {f.value:,} {f.unit} = {f.formula}", markup=False)
@@ -214,3 +223,18 @@ def describe_workload(w: Any) -> str:
     rate = "all at once" if math.isinf(w.request_rate) else f"{w.request_rate:g} req/s"
     conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
     return f"{lengths}, {w.num_prompts} prompts, {rate}{conc}"
+
+
+def _likely(perf: dict, key: str) -> str:
+    """", likely LOW-HIGH" from ``perf[key + '_range']`` (the model's measured error on published
+    benchmarks, models/cost/error_bands.py), in the metric's unit; empty when there is no range."""
+    rng = perf.get(f"{key}_range")
+    if not rng or len(rng) != 2:
+        return ""
+    lo, hi = rng
+    if key == "output_throughput":
+        return f" (likely {lo:,.0f}-{hi:,.0f})"
+    digits = 2 if key == "mean_tpot_ms" else None
+    if digits is None:
+        return f" (likely {fmt_duration_ms(lo)}-{fmt_duration_ms(hi)})"
+    return f" (likely {fmt_duration_ms(lo, ms_digits=2)}-{fmt_duration_ms(hi, ms_digits=2)})"

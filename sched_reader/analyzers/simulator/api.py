@@ -16,15 +16,33 @@ from sched_reader.errors import InputError, SchedReaderError
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
              slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
-             progress: Callable[[int, int], None] | None = None, reference: bool = False) -> dict[str, Any]:
+             progress: Callable[[int, int], None] | None = None, reference: bool = False,
+             frontend: Any | None = None) -> dict[str, Any]:
     """Simulate ``requests`` on one engine with scheduler ``params`` and step ``cost``.
 
     Returns the metric dict of :func:`~.metrics.summarize` (bench-serve metrics in ms and tokens/s,
     goodput, KV use, preemptions, time series) plus ``policy``, ``notes`` and engine counters.
     ``params.policy == "static"`` runs the static-batching engine; every other policy runs the
     event-driven engine (or the per-iteration reference loop with ``reference=True``).
+    ``frontend``: an API-server model (``sched_reader.models.cost.frontend.ApiServerModel``): open-loop
+    requests enter the engine through its serial intake, and the times the client sees first and last
+    tokens include its delivery backlog. ``None`` simulates the engine alone.
     """
     check_size(requests, params)
+    sent_s = requests.arrival_s
+    if frontend is not None and requests.max_concurrency is None and len(requests):
+        from dataclasses import replace as _replace
+
+        requests0 = requests
+        requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
+        if params.policy != "static" and not reference:
+            # one engine run with plain intake measures how busy streaming keeps the API server
+            probe = run_engine(requests, params, cost)
+            span = max(1e-9, (max(probe.rec.finish_ns) - min(probe.send_ns)) / 1e9)
+            rho = frontend.output_token_s / frontend.servers * float(sum(probe.target)) / span
+            if rho >= 1.0:  # saturated: the loop can no longer take requests in between chunks
+                requests = _replace(requests0, arrival_s=frontend.intake(
+                    sent_s, requests0.prompt_len, requests0.output_len, streaming_share=rho))
     if params.policy == "static":
         run = run_static(requests, params, StepTimer(cost))
         counters: dict[str, Any] = {}
@@ -34,8 +52,14 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     else:
         run = run_engine(requests, params, cost, progress=progress)
         counters = {"fast_steps": run.fast_steps, "slow_steps": run.slow_steps, "stretches": run.stretches}
-    res = summarize(run.rec, run.send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
+    send_ns = run.send_ns
     notes = list(run.notes)
+    if frontend is not None and len(requests):
+        send_ns, backlog_s = _client_times(run, frontend, sent_s, requests)
+        if backlog_s > 0.05:
+            notes.append(f"API server: streaming backlog up to {backlog_s:.1f} s (one server process delivers at most "
+                         f"{1.0 / frontend.output_token_s:,.0f} tokens/s; models/cost/frontend.py)")
+    res = summarize(run.rec, send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
     if params.spec_tokens:
         if params.engine == "v0" and not params.enable_chunked_prefill:
             notes.append(f"speculative decoding ({params.spec_tokens} draft tokens) is not simulated on the "
@@ -73,8 +97,31 @@ def check_size(requests: Requests, params: SchedParams) -> int:
     return work
 
 
-def engine_inputs(spec: Any) -> tuple[StepCost, int]:
-    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models."""
+def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> tuple[list[int], float]:
+    """Replace the run's first/finish times by what the client sees through ``frontend``; returns the
+    send times (ns) to measure from and the peak delivery backlog (s)."""
+    import numpy as np
+
+    first = np.asarray(run.rec.first_ns, dtype=np.float64) / 1e9
+    fin = np.asarray(run.rec.finish_ns, dtype=np.float64) / 1e9
+    if requests.max_concurrency is None:
+        client_sent = np.asarray(sent_s, dtype=np.float64)
+    else:
+        client_sent = np.asarray(run.send_ns, dtype=np.float64) / 1e9
+    # intake work joins the server's FIFO when the client sends, ahead of tokens emitted later
+    f2, e2, peak = frontend.deliver(first, fin, np.asarray(run.target), client_sent, np.asarray(run.prompt))
+    run.rec.first_ns = [int(x) for x in np.rint(f2 * 1e9)]
+    run.rec.finish_ns = [int(x) for x in np.rint(np.maximum(e2, f2) * 1e9)]
+    if requests.max_concurrency is None:
+        send = [int(x) for x in np.rint(np.asarray(sent_s, dtype=np.float64) * 1e9)]
+    else:
+        send = list(run.send_ns)
+    return send, peak
+
+
+def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]:
+    """(step cost model, number of KV blocks) for an EngineSpec, from the cost and capacity models
+    (with the active calibration profile applied unless ``apply_profile`` is False)."""
     if spec.arch is None or spec.effective is None:
         raise SchedReaderError(f"engine {spec.name}: model or configuration unresolved; cannot simulate",
                                file=spec.file, line=spec.line)
@@ -84,6 +131,10 @@ def engine_inputs(spec: Any) -> tuple[StepCost, int]:
     gpu = spec.hardware.gpu
     cfg = spec.effective
     cost = IterationCostModel(spec.arch, gpu, cfg, spec.checkpoint_quantization)
+    if apply_profile:
+        from sched_reader.models.calibration_profile import calibrated
+
+        cost = calibrated(cost)
     if cfg.num_gpu_blocks_override:
         blocks = int(cfg.num_gpu_blocks_override)
     else:
@@ -116,5 +167,10 @@ def with_frontend_latency(res: dict[str, Any], endpoint: str = "completions") ->
     from sched_reader.analyzers.simulator.metrics import add_client_latency
     from sched_reader.models.cost.steady_state import frontend_ttft_s
 
-    return add_client_latency(res, frontend_ttft_s(endpoint),
-                              f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    from sched_reader.models.calibration_profile import active_profile, api_seconds
+
+    add_client_latency(res, frontend_ttft_s(endpoint),
+                       f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
+    if active_profile() is not None and api_seconds():
+        add_client_latency(res, api_seconds(), "calibrated API-server intake (--profile)")
+    return res

@@ -3,7 +3,7 @@
 The cost model needs GEMM shapes (in/out features per GPU after tensor/expert parallel sharding),
 attention geometry (heads per GPU, q/k and v widths, KV elements per token, sliding window) and which
 layers are MoE. Parameter counts follow from the shapes (params = in x out per linear); engineer C2's
-``models/weights.py`` owns whole-checkpoint byte accounting, and ``tests/test_cost_shapes.py``
+``models/weights.py`` owns whole-checkpoint byte accounting, and ``tests/models/cost/test_cost_shapes.py``
 cross-checks the two.
 
 All sizes are element counts (not bytes). "per GPU" means one tensor-parallel rank of one pipeline

@@ -1,0 +1,225 @@
+"""Fit a deployment's calibration profile to real ``vllm bench serve`` results.
+
+Each result is replayed through the simulator (its own per-request lengths when the JSON saved them,
+else fixed mean lengths; its rate and concurrency), and the named terms of
+``models.calibration_profile`` are fitted so the replay matches the measured output throughput, mean
+TPOT and mean TTFT:
+
+* ``decode_time_scale`` from TPOT and output throughput (geometric mean of their ratios over the results);
+* ``prefill_time_scale`` from TTFT;
+* ``step_overhead_ms`` only from two or more results at different concurrency (a per-step constant and a
+  per-token scale are indistinguishable at one batch size): chosen among a few physically plausible values;
+* ``api_ms`` is held at 0 (it needs a low-concurrency TTFT the prefill term does not absorb).
+
+Every term stays within its bounds; one that hits a bound is flagged (``at_bound``), since the data then
+disagree with the model by more than a plausible efficiency factor -- say so rather than fit it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from sched_reader.errors import InputError
+from sched_reader.models.calibration_profile import TERMS, FittedTerm, Profile, default_terms
+from sched_reader.readers.bench_result import BenchResult
+
+ITERATIONS = 6
+OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
+SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
+
+
+def requests_for(b: BenchResult, seed: int = 0) -> Any:
+    """The requests of one benchmark run, for the simulator."""
+    from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
+
+    if b.input_lens and b.output_lens and len(b.input_lens) == len(b.output_lens):
+        p = np.asarray(b.input_lens, dtype=np.int64)
+        o = np.asarray(b.output_lens, dtype=np.int64)
+        keep = o > 0  # a request that produced no token was refused by the server: it never ran
+        p, o = np.maximum(p[keep], 1), o[keep]
+        arrival = None
+        if not math.isinf(b.request_rate):
+            rng = np.random.default_rng(seed)
+            arrival = np.cumsum(rng.exponential(1.0 / b.request_rate, size=p.shape[0]))
+        return Requests.build(p, o, arrival, max_concurrency=b.max_concurrency)
+    return from_bench_flags(dataset_name="random", random_input_len=max(1, round(b.mean_input_len)),
+                            random_output_len=max(1, round(b.mean_output_len)), num_prompts=max(1, b.completed),
+                            request_rate=b.request_rate, max_concurrency=b.max_concurrency, seed=seed)
+
+
+def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | None = None) -> dict[str, float]:
+    """Simulated ``vllm bench serve`` metrics of run ``b`` on ``spec`` with ``profile`` applied."""
+    from sched_reader.analyzers.simulator import params_for, simulate
+    from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
+    from sched_reader.analyzers.simulator.metrics import add_client_latency
+    from sched_reader.models.calibration_profile import api_seconds, calibrated
+
+    cost, blocks = engine_inputs(spec, apply_profile=False)
+    cost = calibrated(cost, profile) if profile is not None else cost
+    req = requests if requests is not None else requests_for(b)
+    from sched_reader.models.cost.frontend import ApiServerModel
+
+    res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost,
+                                         frontend=ApiServerModel()))
+    if profile is not None and api_seconds(profile):
+        add_client_latency(res, api_seconds(profile), "calibrated API-server intake")
+    return {k: float(res[k]) for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms")
+            if res.get(k) is not None}
+
+
+def _errors(obs: BenchResult, pred: dict[str, float]) -> dict[str, float | None]:
+    """Relative errors (predicted / measured - 1) of the metrics the fit uses."""
+    out: dict[str, float | None] = {}
+    for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms"):
+        o, p = getattr(obs, k), pred.get(k)
+        out[k] = None if (o is None or p is None or o <= 0) else round(p / o - 1.0, 4)
+    return out
+
+
+def _geo(xs: list[float]) -> float:
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 1.0
+
+
+def _clamp(name: str, v: float) -> tuple[float, bool]:
+    lo, hi = TERMS[name][1], TERMS[name][2]
+    return min(hi, max(lo, v)), v < lo or v > hi
+
+
+def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0) -> Profile:
+    terms = default_terms()
+    terms["seq_overhead_us"].value = hs_us
+    terms["decode_time_scale"].value = ds
+    terms["prefill_time_scale"].value = ps
+    terms["step_overhead_ms"].value = oh_ms
+    return Profile(terms=terms)
+
+
+def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: float,
+                hs_us: float = 0.0) -> tuple[float, float, dict]:
+    ds = ps = 1.0
+    hit = {"decode_time_scale": False, "prefill_time_scale": False}
+    preds: list[dict[str, float]] = []
+    for _ in range(ITERATIONS):
+        prof = _profile(ds, ps, oh_ms, hs_us)
+        preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
+        dec = []
+        pre = []
+        for b, p in zip(benches, preds):
+            if b.mean_tpot_ms and p.get("mean_tpot_ms"):
+                dec.append(b.mean_tpot_ms / p["mean_tpot_ms"])
+            if b.output_throughput and p.get("output_throughput"):
+                dec.append(p["output_throughput"] / b.output_throughput)
+            if b.mean_ttft_ms and p.get("mean_ttft_ms"):
+                pre.append(measured_ttft(b) / p["mean_ttft_ms"])
+        ds, hit["decode_time_scale"] = _clamp("decode_time_scale", ds * _geo(dec))
+        ps, hit["prefill_time_scale"] = _clamp("prefill_time_scale", ps * _geo(pre) ** 0.7)
+    prof = _profile(ds, ps, oh_ms, hs_us)
+    preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
+    return ds, ps, {"preds": preds, "at_bound": hit}
+
+
+def measured_ttft(b: BenchResult) -> float | None:
+    """Mean TTFT over the requests that ran: vLLM's benchmark averages a TTFT of 0 for a refused request."""
+    if b.mean_ttft_ms is None:
+        return None
+    if b.output_lens and 0 in b.output_lens:
+        ran = sum(1 for o in b.output_lens if o > 0)
+        return b.mean_ttft_ms * len(b.output_lens) / max(1, ran)
+    return b.mean_ttft_ms
+
+
+def _loss(benches: list[BenchResult], preds: list[dict[str, float]]) -> float:
+    s = 0.0
+    for b, p in zip(benches, preds):
+        for k, w in (("output_throughput", 1.0), ("mean_tpot_ms", 1.0), ("mean_ttft_ms", 0.25)):
+            o, q = (measured_ttft(b) if k == "mean_ttft_ms" else getattr(b, k)), p.get(k)
+            if o and q and o > 0 and q > 0:
+                s += w * math.log(q / o) ** 2
+    return s
+
+
+def check_model(spec: Any, b: BenchResult) -> None:
+    """A result of another model than the deployment's is refused (it would fit the wrong thing)."""
+    if not b.model_id or not spec.model_name:
+        return
+    a = spec.model_name.rstrip("/").rsplit("/", 1)[-1].lower()
+    m = b.model_id.rstrip("/").rsplit("/", 1)[-1].lower()
+    if a != m:
+        raise InputError(f"the benchmark ran model {b.model_id!r} but the deployment serves {spec.model_name!r}",
+                         file=b.file, hint="calibrate with results of the same deployment")
+
+
+def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> Profile:
+    """The profile of one deployment from its benchmark results (see module docstring)."""
+    if not benches:
+        raise InputError("calibrate needs at least one --bench result")
+    for b in benches:
+        check_model(spec, b)
+        if not b.mean_tpot_ms and not b.output_throughput:
+            raise InputError("the result has neither TPOT nor output throughput to fit", file=b.file)
+    reqs = [requests_for(b) for b in benches]
+    base = [predict(spec, b, None, r) for b, r in zip(benches, reqs)]
+    concs = {min(len(r), b.max_concurrency or len(r)) for b, r in zip(benches, reqs)}
+    candidates = OVERHEAD_CANDIDATES_MS if len(concs) >= 2 else (0.0,)
+    best = None
+    hs_candidates = SEQ_OVERHEAD_CANDIDATES_US if len(concs) >= 2 else (0.0,)
+    for oh in candidates:
+        for hs in hs_candidates:
+            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs)
+            loss = _loss(benches, info["preds"])
+            if best is None or loss < best[0] - 1e-9:
+                best = (loss, ds, ps, oh, hs, info)
+    assert best is not None
+    loss, ds, ps, oh, hs, info = best
+    n = len(benches)
+    terms: dict[str, FittedTerm] = default_terms()
+    labels = [b.label() for b in benches]
+    terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
+        "value": round(ds, 4), "fitted": True, "at_bound": info["at_bound"]["decode_time_scale"],
+        "supported_by": [f"mean TPOT and output throughput of {n} result(s)"] + labels})
+    has_ttft = any(b.mean_ttft_ms for b in benches)
+    terms["prefill_time_scale"] = terms["prefill_time_scale"].model_copy(update={
+        "value": round(ps, 4) if has_ttft else 1.0, "fitted": has_ttft,
+        "at_bound": info["at_bound"]["prefill_time_scale"] and has_ttft,
+        "supported_by": [f"mean TTFT of {n} result(s)"] if has_ttft else ["no TTFT in the results: held at 1"]})
+    terms["step_overhead_ms"] = terms["step_overhead_ms"].model_copy(update={
+        "value": oh, "fitted": len(candidates) > 1,
+        "supported_by": ([f"{len(concs)} concurrency levels: chosen among {list(OVERHEAD_CANDIDATES_MS)} ms"]
+                         if len(candidates) > 1 else
+                         ["one concurrency level cannot separate a per-step constant from the decode scale: held at 0"])})
+    terms["seq_overhead_us"] = terms["seq_overhead_us"].model_copy(update={
+        "value": hs, "fitted": len(hs_candidates) > 1,
+        "supported_by": ([f"{len(concs)} concurrency levels: chosen among {list(SEQ_OVERHEAD_CANDIDATES_US)} us"]
+                         if len(hs_candidates) > 1 else
+                         ["one concurrency level cannot separate per-sequence host time from the decode scale: "
+                          "held at 0"])})
+    terms["api_ms"] = terms["api_ms"].model_copy(update={
+        "supported_by": ["not fitted: the prefill term absorbs the TTFT offset; held at 0"]})
+    eff = spec.effective
+    deployment = {"model": spec.model_name, "gpu": spec.hardware.gpu.id, "vllm": spec.vllm_version,
+                  "tensor_parallel_size": eff.tensor_parallel_size,
+                  "pipeline_parallel_size": eff.pipeline_parallel_size, "max_num_seqs": eff.max_num_seqs,
+                  "max_num_batched_tokens": eff.max_num_batched_tokens, "kv_cache_dtype": eff.kv_cache_dtype,
+                  "quantization": eff.quantization}
+    results = []
+    for b, p0, p1 in zip(benches, base, info["preds"]):
+        results.append({"bench": b.label(), "measured": {k: getattr(b, k) for k in
+                                                         ("output_throughput", "mean_tpot_ms", "mean_ttft_ms")},
+                        "uncalibrated_error": _errors(b, p0), "calibrated_error": _errors(b, p1)})
+    notes = []
+    if n == 1:
+        notes.append("one result fits the scales only; several results at different concurrency or lengths "
+                      "also fit the per-step host time and generalize better")
+    if any(t.at_bound for t in terms.values()):
+        notes.append("a term hit its bound: the model and the measurements disagree beyond a plausible "
+                     "efficiency factor (check the config, GPU and release match the benchmark)")
+    if any(b.output_lens and 0 in b.output_lens for b in benches):
+        notes.append("requests that produced no token (refused by the server) are left out of the replay")
+    if log_note:
+        notes.append(log_note)
+    return Profile(deployment=deployment, terms=terms,
+                   fit={"results": results, "loss": round(loss, 5), "notes": notes})

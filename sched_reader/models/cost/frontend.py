@@ -1,0 +1,143 @@
+"""The API server between a ``vllm bench serve`` client and the engine: a single CPU server.
+
+vLLM's OpenAI-compatible server runs in one Python process (``--api-server-count 1``, the default) on
+one asyncio event loop. Every request costs it an intake (HTTP parse, validation, chat template,
+tokenization, hand-off to the engine core) and every streamed token an output step (incremental
+detokenization, one OpenAI SSE chunk serialized and written). The benchmark client parses each chunk in
+its own single event loop too. Whichever of the two is slower sets how fast tokens can reach the client,
+whatever the GPU does. Modelled as one FIFO server with unit service rate:
+
+  intake   request i enters the engine at a_i = max(s_i, a_{i-1}) + c_req(i)   (s_i: client send time)
+           c_req(i) = API_INTAKE_S[endpoint] + API_INTAKE_PER_PROMPT_TOKEN_S x prompt_i
+  delivery work W(t) = c_out x tokens the engine has emitted by t + c_req of every request sent by t
+           backlog B(t) = (W(t) - t) - min(0, min_{u <= t} (W(u) - u))   (reflected fluid queue)
+           a token the engine emits at t reaches the client at t + B(t)
+  feedback the event loop alternates between intake and streaming: when the engine's token rate R
+           would saturate the server (rho = R x c_out >= 1; simulate() runs the engine once with plain
+           intake to measure R), each intake also waits for its own streaming work, so requests enter
+           at the rate 1 / (c_req + O x c_out) at which the server can carry them end to end. Below
+           saturation intake only pays c_req.
+A burst of N prompts therefore enters the engine over N x c_req seconds, and when the engine emits
+tokens faster than 1 / c_out per second the backlog grows, stretching TTFT, TPOT and the duration the
+client measures (output throughput <= 1 / c_out). Below that rate B stays ~0 and nothing changes.
+
+Constants (seconds):
+  API_OUTPUT_TOKEN_S = 72e-6 per streamed token. Source: vLLM PR #12287 (njhill, Jan 2025, "Online
+    serving performance improvements", "Before" run): Llama-3.2-1B-Instruct on one A100, V1 engine,
+    ShareGPT, --max-concurrency 400, 6000 prompts (1,350,511 input / 1,211,959 output tokens) reached
+    63.62 req/s = 15.72 ms of API-server time per request; a 1B model's GPU step at 400 sequences
+    (~8 ms for ~400 tokens, this cost model) leaves the GPU under half busy, so the host path binds:
+    (15.72 ms - 1.0 ms intake - 225 prompt tokens x 1 us) / 202 output tokens = 72 us per token.
+  API_INTAKE_S = 1.0 ms per /v1/completions request, 2.0 ms per /v1/chat/completions request (chat
+    template rendering in Jinja adds ~1 ms). Assumed: FastAPI/pydantic request parsing and the ZMQ
+    hand-off to the engine core take a few hundred microseconds each in CPython.
+  API_INTAKE_PER_PROMPT_TOKEN_S = 1 us per prompt token: Hugging Face `tokenizers` (Rust) encodes
+    long texts at ~1 us/token on one core ("less than 20 seconds to tokenize a GB of text",
+    huggingface/tokenizers README, ~4 bytes/token). Short chat prompts cost more per token, which the
+    per-request term carries: a Python serving front end measured 1.32-2.82 ms for 131-token chat
+    prompts, template included (https://github.com/tenstorrent/tt-inference-server/issues/2173), in
+    line with the 2 ms chat intake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+API_OUTPUT_TOKEN_S = 72e-6
+API_INTAKE_S: dict[str, float] = {"completions": 1.0e-3, "chat": 2.0e-3}
+API_INTAKE_PER_PROMPT_TOKEN_S = 1.0e-6
+_BINS = 4096
+
+
+@dataclass(frozen=True)
+class ApiServerModel:
+    """One API-server process in front of one engine (see module docstring; seconds)."""
+
+    endpoint: str = "completions"
+    output_token_s: float = API_OUTPUT_TOKEN_S
+    intake_s: float | None = None
+    intake_per_prompt_token_s: float = API_INTAKE_PER_PROMPT_TOKEN_S
+    servers: int = 1
+
+    def request_cost_s(self, prompt_len: np.ndarray) -> np.ndarray:
+        """Intake seconds per request."""
+        base = self.intake_s if self.intake_s is not None else API_INTAKE_S[
+            "chat" if "chat" in (self.endpoint or "") else "completions"]
+        return (base + self.intake_per_prompt_token_s * np.asarray(prompt_len, dtype=np.float64)) / self.servers
+
+    def intake(self, send_s: np.ndarray, prompt_len: np.ndarray, output_len: np.ndarray | None = None,
+               streaming_share: float = 0.0) -> np.ndarray:
+        """Times (s) at which requests sent at ``send_s`` (non-decreasing) reach the engine.
+
+        ``streaming_share`` (0-1): the API server's utilization by streaming (engine token rate x
+        c_out, capped at 1). The event loop serves intake and streaming in turn, so each request's intake
+        also waits for ``streaming_share`` of its own streaming work: at saturation (share 1) requests
+        enter at the rate 1 / (c_req + O x c_out) at which the server can carry them end to end.
+        """
+        s = np.asarray(send_s, dtype=np.float64)
+        if s.size == 0:
+            return s
+        c = self.request_cost_s(prompt_len)
+        if output_len is not None and streaming_share > 0:
+            c = c + min(1.0, streaming_share) * self.output_token_s / self.servers * np.asarray(output_len, np.float64)
+        C = np.cumsum(c)
+        # a_i = max_{j <= i} (s_j + sum_{k=j..i} c_k) = C_i + max_{j <= i} (s_j - C_{j-1})
+        prev = np.concatenate(([0.0], C[:-1]))
+        return C + np.maximum.accumulate(s - prev)
+
+    def backlog(self, first_s: np.ndarray, finish_s: np.ndarray, output_len: np.ndarray,
+                intake_s: np.ndarray | None = None, prompt_len: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """(grid times, backlog seconds at those times) of the delivery queue.
+
+        Tokens: one at ``first_s``, the other ``output_len - 1`` spread evenly until ``finish_s``.
+        """
+        f = np.asarray(first_s, dtype=np.float64)
+        e = np.maximum(np.asarray(finish_s, dtype=np.float64), f)
+        o = np.asarray(output_len, dtype=np.float64)
+        t_end = float(e.max()) if e.size else 0.0
+        grid = np.linspace(0.0, max(t_end, 1e-9), _BINS + 1)
+        span = e - f
+        rest = np.maximum(o - 1.0, 0.0)
+        rate = np.where(span > 0, rest / np.where(span > 0, span, 1.0), 0.0)
+        # tokens emitted by t: sum_i [t >= f_i] + r_i (min(t, e_i) - f_i)^+ (+ the remainder at e_i if span == 0)
+        order_f = np.argsort(f)
+        fs, rf = f[order_f], rate[order_f]
+        cr_f, crf_f = np.cumsum(rf), np.cumsum(rf * fs)
+        order_e = np.argsort(e)
+        es, re_ = e[order_e], rate[order_e]
+        cr_e, cre_e = np.cumsum(re_), np.cumsum(re_ * es)
+        k_f = np.searchsorted(fs, grid, side="right")
+        k_e = np.searchsorted(es, grid, side="right")
+
+        def pick(cum, k):
+            return np.where(k > 0, cum[np.maximum(k - 1, 0)], 0.0)
+
+        emitted = k_f + (grid * pick(cr_f, k_f) - pick(crf_f, k_f)) - (grid * pick(cr_e, k_e) - pick(cre_e, k_e))
+        zero_span = span <= 0
+        if zero_span.any():  # tokens emitted all at once: a step of ``rest`` at the finish time
+            ez = e[zero_span]
+            oz = np.argsort(ez)
+            emitted = emitted + pick(np.cumsum(rest[zero_span][oz]), np.searchsorted(ez[oz], grid, side="right"))
+        work = self.output_token_s / self.servers * emitted
+        if intake_s is not None and prompt_len is not None:
+            a = np.asarray(intake_s, dtype=np.float64)
+            oa = np.argsort(a)
+            cw = np.cumsum(self.request_cost_s(prompt_len)[oa])
+            k_a = np.searchsorted(a[oa], grid, side="right")
+            work = work + pick(cw, k_a)
+        x = work - grid
+        back = x - np.minimum(0.0, np.minimum.accumulate(x))
+        return grid, np.maximum(back, 0.0)
+
+    def deliver(self, first_s: np.ndarray, finish_s: np.ndarray, output_len: np.ndarray,
+                intake_s: np.ndarray | None = None, prompt_len: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, float]:
+        """(first-token and last-token times the client sees, peak backlog seconds)."""
+        grid, back = self.backlog(first_s, finish_s, output_len, intake_s, prompt_len)
+        f = np.asarray(first_s, dtype=np.float64)
+        e = np.asarray(finish_s, dtype=np.float64)
+        return (f + np.interp(f, grid, back) + self.output_token_s,
+                e + np.interp(e, grid, back) + self.output_token_s, float(back.max(initial=0.0)))

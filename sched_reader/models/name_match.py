@@ -1,0 +1,126 @@
+"""Family-and-size matching of model names the catalog does not list.
+
+People serve fine-tunes, renames and distills under names the catalog cannot enumerate
+(``Qwen/Qwen3-Coder-30B-A3B-Instruct``, ``moonshotai/Kimi-Dev-72B``, ``acme/llama-3.1-8b-sft``). Most
+reuse a published architecture exactly; the name says which through its family word, version and size.
+This module reads those three from a repo name and picks the catalog entry with the same ones:
+
+1. same family word and version (``qwen`` + ``3``), same size (``30B``) and active size (``A3B``);
+   a modality word (``VL``, ``Vision``, ``Omni``) must agree when either side has one;
+2. otherwise, when the catalog has no model of that family and version, the same size (and active
+   size) in any family, closest nominal size first.
+
+The caller reports the choice as an assumption ("assumed architecture of X; pass --model-config to be
+exact"). Sizes are in billions of parameters as written in names (``1.5B``, ``500M`` -> 0.5).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Family words, longest first (so "mixtral" is not read as "mistral" + junk, "codellama" before "llama").
+_FAMILIES = (
+    "tinyllama", "codellama", "llama", "qwq", "qwen", "gemma", "mixtral", "ministral", "mistral", "magistral",
+    "devstral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
+    "falcon", "internlm", "olmo", "smollm", "exaone", "hunyuan", "baichuan", "starcoder", "jamba", "command-r",
+    "yi", "ernie", "seed-oss", "dbrx", "aya",
+)
+_FAMILY_RE = re.compile(r"(?<![a-z])(" + "|".join(re.escape(f) for f in _FAMILIES) + r")(?:[-_ .]?(v?\d+(?:\.\d+)?)(?![\d.]|[bm](?![a-z])))?")
+_SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
+_ACTIVE_RE = re.compile(r"(?<![a-z0-9])a(\d+(?:\.\d+)?)b(?![a-z0-9])")
+_EXPERTS_RE = re.compile(r"(?<![a-z0-9])(\d+)x(\d+(?:\.\d+)?)b(?![a-z0-9])")
+_MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni)(?![a-z])")
+_DISTILL_RE = re.compile(r"distill[-_ ]")
+
+
+@dataclass(frozen=True)
+class NameKey:
+    """What a repo name says about its architecture (None where it says nothing)."""
+
+    family: str | None        # "qwen", "llama", ...
+    version: str | None       # "3", "2.5", "3.1" (a leading "v" dropped)
+    size_b: float | None      # total parameters, 10^9 (for "8x7B": the expert count x size)
+    active_b: float | None    # MoE active parameters, 10^9 ("A3B")
+    modality: str | None      # "vl" for vision-language names, else None
+
+
+def name_key(name: str) -> NameKey:
+    """Parse a (repo) name: ``"Qwen/Qwen3-VL-30B-A3B-Instruct"`` -> qwen, 3, 30.0, 3.0, vl."""
+    s = name.strip().lower().rsplit("/", 1)[-1]
+    # "DeepSeek-R1-Distill-Qwen-32B": the architecture is the distill target's
+    d = _DISTILL_RE.search(s)
+    fam_text = s[d.end():] if d else s
+    family = version = None
+    m = _FAMILY_RE.search(fam_text)
+    if m:
+        family = m.group(1)
+        version = m.group(2).lstrip("v") if m.group(2) else None
+        if family == "qwq":
+            family, version = "qwen", "2.5"   # QwQ-32B is a Qwen2.5-32B fine-tune (config.json model_type qwen2)
+    size = active = None
+    e = _EXPERTS_RE.search(s)
+    if e:
+        size = int(e.group(1)) * float(e.group(2))
+    a = _ACTIVE_RE.search(s)
+    if a:
+        active = float(a.group(1))
+    if size is None:
+        for sm in _SIZE_RE.finditer(s):
+            # skip the version digits the family regex consumed ("qwen2.5-7b": "2.5" is not a size)
+            if m and not d and m.start(2) <= sm.start() < m.end(2):
+                continue
+            if a and sm.start() == a.start() + 1:
+                continue
+            val = float(sm.group(1)) / (1000.0 if sm.group(2) == "m" else 1.0)
+            size = val
+            break
+    mod = _MODALITY_RE.search(s)
+    return NameKey(family, version, size, active, "vl" if mod else None)
+
+
+def _close(a: float | None, b: float | None, tol: float) -> bool:
+    return a is not None and b is not None and abs(a - b) <= tol * max(a, b)
+
+
+def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None]],
+               hybrid_ids: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    """(catalog id, how it matched) for ``query`` among ``(id, key, official_params_b)`` rows, or None.
+
+    Needs a size in the query: a family word alone does not fix the shapes.
+    """
+    if query.size_b is None:
+        return None
+
+    def size_of(key: NameKey, params_b: float | None) -> float | None:
+        return key.size_b if key.size_b is not None else params_b
+
+    def active_ok(key: NameKey) -> bool:
+        if query.active_b is None and key.active_b is None:
+            return True
+        return _close(query.active_b, key.active_b, 0.15)
+
+    # When the catalog knows the query's family and version, a size it lacks there is not looked for in
+    # other families ("Qwen3-15B" is no phi-4): only family-less or unknown-family names fall back to size.
+    known_line = bool(query.family) and query.version is not None and any(
+        k.family == query.family and (query.version is None or k.version == query.version) for _, k, _ in candidates)
+    family_hits: list[tuple[float, str]] = []
+    size_hits: list[tuple[float, str]] = []
+    for mid, key, params_b in candidates:
+        size = size_of(key, params_b)
+        if not _close(query.size_b, size, 0.05) or not active_ok(key):
+            continue
+        assert size is not None
+        dist = abs(size - query.size_b) / query.size_b
+        same_mod = query.modality == key.modality
+        if query.family and key.family == query.family and (query.version is None or key.version == query.version):
+            family_hits.append((dist + (0 if same_mod else 1), mid))
+        if mid not in hybrid_ids:  # a recurrent-state hybrid is never assumed from a size alone
+            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else 0.5), mid))
+    if family_hits:
+        family_hits.sort()
+        return family_hits[0][1], "same family and size"
+    if size_hits and not known_line:
+        size_hits.sort()
+        return size_hits[0][1], "same size"
+    return None

@@ -1,0 +1,137 @@
+"""calibrate: vllm bench serve results read, the profile fitted within bounds, --profile applied."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sched_reader.analyzers.calibrate import fit, predict, requests_for
+from sched_reader.errors import InputError
+from sched_reader.models.calibration_profile import CalibratedCost, load_profile
+from sched_reader.models.spec_builder import build_specs
+from sched_reader.readers.bench_result import read_bench
+
+BENCH = Path(__file__).resolve().parents[1] / "data" / "bench"
+JSON80 = BENCH / "lambda-h100-llama31-8b-fp8-prompt80.json"
+DEPLOY = ["vllm", "serve", "neuralmagic/Meta-Llama-3.1-8B-FP8", "--max-model-len", "2048", "--max-num-seqs", "256"]
+
+
+@pytest.fixture(scope="module")
+def spec():
+    [s] = build_specs([], DEPLOY, gpu="H100 SXM", vllm="0.6.0")
+    return s
+
+
+def test_read_save_result_json():
+    b = read_bench(JSON80)
+    assert (b.completed, b.total_input_tokens, b.total_output_tokens) == (80, 19504, 8600)
+    assert b.output_throughput == pytest.approx(2158.5448675215875)
+    assert b.mean_tpot_ms == pytest.approx(16.29782732399702)
+    assert b.model_id == "neuralmagic/Meta-Llama-3.1-8B-FP8" and b.request_rate == float("inf")
+    assert sum(b.input_lens) == 19504 and sum(b.output_lens) == 8600
+
+
+def test_read_text_summary():
+    b = read_bench(BENCH / "yiliu30-vllm-fork-summary.txt")
+    assert (b.completed, b.total_input_tokens, b.total_output_tokens) == (32, 65536, 65536)
+    assert b.output_throughput == 434.40 and b.mean_tpot_ms == 70.14 and b.mean_ttft_ms == 7279.56
+    assert b.max_concurrency == 32 and b.duration_s == 150.87
+
+
+def test_refused_requests_are_left_out_of_the_replay():
+    b = read_bench(JSON80)
+    req = requests_for(b)
+    assert len(req) == sum(1 for o in b.output_lens if o > 0)
+    assert int(req.output_len.sum()) == 8600
+
+
+@pytest.mark.parametrize("content,msg", [
+    ('{"foo": 1}', "not a `vllm bench serve` result"),
+    ("[1, 2]", "not an object"),
+    ("{not json", "invalid JSON"),
+    ("hello", "not a `vllm bench serve` result"),
+])
+def test_other_files_exit_2(tmp_path, content, msg):
+    p = tmp_path / "r.json"
+    p.write_text(content)
+    with pytest.raises(InputError, match=msg):
+        read_bench(p)
+
+
+def test_fit_reduces_the_error_and_stays_in_bounds(spec):
+    b = read_bench(JSON80)
+    prof = fit(spec, [b])
+    for name, t in prof.terms.items():
+        assert t.lower <= t.value <= t.upper, name
+        assert t.supported_by
+    assert prof.terms["decode_time_scale"].fitted
+    assert not prof.terms["step_overhead_ms"].fitted and prof.terms["step_overhead_ms"].value == 0.0
+    r = prof.fit["results"][0]
+    for k in ("output_throughput", "mean_tpot_ms"):
+        assert abs(r["calibrated_error"][k]) < abs(r["uncalibrated_error"][k])
+        assert abs(r["calibrated_error"][k]) < 0.10
+    assert any("one result" in n for n in prof.fit["notes"])
+
+
+def test_bench_of_another_model_is_refused(spec, tmp_path):
+    d = json.loads(JSON80.read_text())
+    d["model_id"] = "Qwen/Qwen2.5-7B-Instruct"
+    p = tmp_path / "other.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(InputError, match="the benchmark ran model 'Qwen/Qwen2.5-7B-Instruct'"):
+        fit(spec, [read_bench(p)])
+
+
+def test_profile_scales_decode_time():
+    """decode_time_scale 2 doubles a decode-only step; the prefill share follows prefill_time_scale."""
+    class Toy:
+        def step_time(self, nd, ctx, tp, pairs, nps=0):
+            return 0.010 * (nd > 0) + 0.001 * tp
+
+    c = CalibratedCost(Toy(), decode_scale=2.0, prefill_scale=3.0, overhead_s=0.001, seq_overhead_s=0.0001)
+    assert c.step_time(4, 100, 0, 0.0) == pytest.approx(0.001 + 0.0004 + 2 * 0.010)
+    # a mixed step: 10 ms of decode work (x2) + 5 ms of prompt work (x3) + host time for 4 + 1 sequences
+    assert c.step_time(4, 100, 5, 0.0, 1) == pytest.approx(0.001 + 0.0005 + 2 * 0.010 + 3 * 0.005)
+
+
+def test_cli_calibrate_writes_a_profile_that_diagnose_and_simulate_take(run_cli, tmp_path):
+    out = tmp_path / "profile.yaml"
+    code, text, err = run_cli("calibrate", "--bench", str(JSON80), "-o", str(out), "--gpu", "H100 SXM",
+                              "--vllm", "0.6.0", "--", *DEPLOY)
+    assert code == 0, err
+    assert "decode_time_scale" in text and out.exists()
+    prof = load_profile(out)
+    ds = prof.value("decode_time_scale")
+    # the profile applied: a one-at-a-time decode (concurrency 1) slows by the decode scale
+    args = ["--format", "json", "--gpu", "H100 SXM", "--vllm", "0.6.0", "--num-prompts", "4", "--max-concurrency", "1",
+            "--random-input-len", "64", "--random-output-len", "256"]
+    code, a, err = run_cli("simulate", *args, "--", *DEPLOY)
+    assert code == 0, err
+    code, b, err = run_cli("simulate", *args, "--profile", str(out), "--", *DEPLOY)
+    assert code == 0, err
+    ta = json.loads(a)["engines"][0]["results"]["vllm"]["mean_tpot_ms"]
+    tb = json.loads(b)["engines"][0]["results"]["vllm"]["mean_tpot_ms"]
+    assert tb / ta == pytest.approx(ds, rel=0.05)
+    code, d, err = run_cli("diagnose", *args, "--profile", str(out), "--", *DEPLOY)
+    assert code in (0, 1), err
+    assert json.loads(d)["engines"][0]["performance"]["mean_tpot_ms"] == pytest.approx(tb, rel=0.01)
+
+
+@pytest.mark.parametrize("content,msg", [("a: 1\n", "not a sched-reader profile"),
+                                         ("schema: sched-reader/profile-v1\nterms:\n  decode_time_scale:\n"
+                                          "    value: 9\n    lower: 0.5\n    upper: 3\n    unit: x\n    meaning: m\n",
+                                          "outside")])
+def test_bad_profile_exits_2(run_cli, tmp_path, content, msg):
+    p = tmp_path / "p.yaml"
+    p.write_text(content)
+    code, out, err = run_cli("diagnose", "--profile", str(p), "--", *DEPLOY)
+    assert code == 2 and msg in err
+
+
+def test_calibrate_from_the_log_alone_checks_the_model(run_cli, tmp_path):
+    log = Path(__file__).resolve().parents[1] / "data" / "logs" / "llmd-microsoft-phi-4--h100-80gb--tp1pp1dp1--8192.log.gz"
+    code, out, err = run_cli("calibrate", "--bench", str(JSON80), "--log", str(log))
+    assert code == 2 and "the benchmark ran model 'neuralmagic/Meta-Llama-3.1-8B-FP8'" in err

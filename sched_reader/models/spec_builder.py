@@ -252,11 +252,12 @@ def _resolve_gpu_count(raw: RawEngine, gpu: str | None, world_size: int,
     if str(hint.value).strip().lower() == "all":
         notes.append(f"GPU count 'all' ({hint.origin.where()}): assuming TP x PP x DP = {world_size}")
         return world_size, None, True
-    try:
-        count = int(hint.value)
-    except (TypeError, ValueError):
-        raise InputError(f"GPU count {hint.value!r} is not a whole number",
-                         file=hint.origin.file, line=hint.origin.line, key=hint.origin.key) from None
+    from sched_reader.limits import MAX_GPUS, bounded_int
+
+    # finite, whole and within [0, MAX_GPUS]: `requestGPU: -.inf` was an OverflowError (found by fuzz.py)
+    count = bounded_int(hint.value, key=hint.origin.key or "GPU count", lo=0, hi=MAX_GPUS, unit="GPUs",
+                        file=hint.origin.file, line=hint.origin.line,
+                        hint="give the number of GPUs one replica uses")
     if count == 0 and gpu:
         notes.append(f"the file requests no GPU; --gpu given, so analyzed on TP x PP x DP = {world_size} GPU(s)")
         return world_size, None, True

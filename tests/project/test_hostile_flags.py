@@ -112,3 +112,17 @@ def test_a_100k_character_model_name_is_refused_fast(run_cli):
         code, _, err = run_cli("diagnose", "--", "vllm", "serve", "a" * 100_000)
     line = one_line_error(code, err, "100,000 characters", "512-character limit")
     assert len(line) < 400
+
+
+def test_helm_gpu_request_of_minus_infinity(run_cli, tmp_path):
+    # found by benchmarks/fuzz.py (seed 11): `requestGPU: -.inf` was "internal error: OverflowError"
+    from pathlib import Path
+
+    src = Path(__file__).parents[1] / "data" / "deploy" / "helm-values" / "production-stack__values-02-basic-config.yaml"
+    text = src.read_text()
+    assert "requestGPU: 1" in text
+    p = tmp_path / "values.yaml"
+    p.write_text(text.replace("requestGPU: 1", "requestGPU: -.inf", 1))
+    code, out, err = run_cli("lint", str(p))
+    assert code == 1 and "values.yaml:14: error SR001" in out and "GPUs, got -inf" in out, out + err
+    assert "internal error" not in out + err

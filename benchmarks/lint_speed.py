@@ -9,10 +9,13 @@ run: wall time and the CPU time of the process and its workers (on a loaded mach
 mostly measures the queue for a core; CPU time / cores is what an idle runner needs).
 
 Measured 2026-12-01 on the 2-core development box shared by 9 agents (load average 8-9), 1,000 files:
-  --jobs 1: CPU 6.96 s (7.0 ms per file, start-up included), wall 26.5 s under that load
-  --jobs 2: CPU 6.26 s, wall 23.6 s under that load
-so an idle 2-core runner needs about 7 s in one process and about 4 s with two workers (goal: 10 s).
-Before this work (one process, no shared analysis): about 30 s wall on the same machine when idler.
+  --jobs 1: CPU 7.0-9.7 s (7-10 ms per file, start-up included), wall 26-54 s under that load
+  --jobs 2: CPU 6.3-9.1 s in all, wall 24-43 s under that load
+so an idle 2-core runner needs about 7-10 s in one process and about 4-5 s with two workers (goal: 10 s).
+The copies share models and releases (as a real repository's files mostly do); the 22 (later 49)
+distinct fixtures linted once cost 1.7-2.1 s of CPU including the ~0.6 s start-up, about 30-50 ms per
+file with nothing to share. Before this work: 200 copies took 5.1 s of CPU (25 ms per file) in one
+process.
 """
 
 from __future__ import annotations
@@ -61,6 +64,10 @@ def main() -> None:
         cpus = os.cpu_count() or 1
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{n} deploy files, {cpus} CPUs available, load average {load:.1f}")
+    wall, cpu = run(FIXTURES, 1)
+    n_fix = len([p for p in FIXTURES.rglob("*") if p.suffix in (".yaml", ".yml", ".sh")])
+    print(f"the {n_fix} distinct fixtures once (no repeats to share), --jobs 1: wall {wall:.2f} s, CPU {cpu:.2f} s "
+          f"(start-up included)")
     with tempfile.TemporaryDirectory(prefix="sr-lint-speed-") as tmp:
         make_tree(Path(tmp), n)
         run(Path(tmp), 1) if n <= 50 else None  # warm the bytecode cache on small runs

@@ -145,6 +145,7 @@ def _published(results: dict, metric: str) -> tuple[float | None, str]:
     return None, ""
 
 
+SIMULATE_ALL = False  # --simulate-all: the simulator also for fixed-length closed loops
 FRONTEND = True  # API-server model on (benchmarks/throughput_accuracy.py --no-frontend turns it off)
 CORPUS_FILES = ("throughput.yaml", "throughput_public.yaml")
 # Sources the project keeps out of its corpus because they judge the model (issue 12); rows from them
@@ -213,10 +214,14 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     steady = wl.max_concurrency is not None or not math.isinf(wl.request_rate)
     pred = None
     kind = "steady" if steady else "burst"
-    if not steady and use_simulator:
+    # the same choice as `diagnose` (analyzers/diagnosis.needs_queueing): the closed form only for a
+    # closed loop of fixed-length random requests, the simulator for everything else
+    closed_form_exact = (wl.max_concurrency is not None and wl.dataset_name == "random"
+                         and math.isinf(wl.request_rate) and not SIMULATE_ALL)
+    if use_simulator and not closed_form_exact:
         pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row))
         if pred is not None:
-            kind = "burst (simulator)"
+            kind += " (simulator)"
     if pred is None:
         pred = estimate_performance(arch, gpu, cfg, wl, ckpt, kv_tokens=kv, endpoint=row_endpoint(row))
         if not steady:
@@ -364,12 +369,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--no-simulator", action="store_true", help="closed form only")
+    ap.add_argument("--simulate-all", action="store_true",
+                    help="simulate fixed-length closed loops too (diagnose uses the closed form there)")
     ap.add_argument("--no-frontend", action="store_true", help="simulate the engine without the API-server model")
     ap.add_argument("--write-bands", action="store_true",
                     help="write sched_reader/models/cost/data/error_bands.json from this run")
     args = ap.parse_args(argv)
-    global FRONTEND
+    global FRONTEND, SIMULATE_ALL
     FRONTEND = not args.no_frontend
+    SIMULATE_ALL = args.simulate_all
     rows = load_rows()
     results = [evaluate_row(r, not args.no_simulator) for r in rows]
     summary = summarize(results)

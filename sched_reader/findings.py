@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from pydantic import BaseModel, ConfigDict
 
-from sched_reader.severity import SEVERITY_RANK, Severity
+from sched_reader.severity import SEVERITY_RANK, Severity, at_or_above
 
-__all__ = ["Finding", "SEVERITY_RANK", "Severity"]
+__all__ = ["Finding", "SEVERITY_RANK", "Severity", "finding_order", "is_failing", "sort_unique"]
 
 
 class Finding(BaseModel):
@@ -23,4 +25,19 @@ class Finding(BaseModel):
     fix: str | None = None
 
     def sort_key(self) -> tuple:
-        return (self.file or "", self.line or 0, self.rule, self.message)
+        return finding_order(self)
+
+
+def finding_order(f: Finding) -> tuple:
+    """The one deterministic order of findings: file, line, rule, key, message (no line first)."""
+    return (f.file or "", f.line or 0, f.rule, f.key or "", f.message, f.severity, f.fix or "")
+
+
+def sort_unique(findings: Iterable[Finding]) -> list[Finding]:
+    """Sorted in ``finding_order``, exact duplicates removed."""
+    return sorted(set(findings), key=finding_order)
+
+
+def is_failing(f: Finding, fail_on: str) -> bool:
+    """Whether ``f`` is at or above the ``--fail-on`` threshold (error | warning | info | never)."""
+    return at_or_above(f.severity, fail_on)

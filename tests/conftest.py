@@ -29,3 +29,11 @@ def run_cli(capsys):
         return code, out.out, out.err
 
     return _run
+
+
+@pytest.fixture(autouse=True)
+def _wide_output(monkeypatch):
+    """Content tests read whole lines: give text reports a wide page (COLUMNS=1000) so they do not wrap.
+
+    Tests of the layout itself (tests/report/test_layout_width.py) set COLUMNS or unset it explicitly."""
+    monkeypatch.setenv("COLUMNS", "1000")

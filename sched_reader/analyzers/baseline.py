@@ -27,6 +27,7 @@ from typing import Any, Iterable
 
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
+from sched_reader.analyzers.lint_config import repo_root
 
 FINGERPRINT_KEY = "schedReader/v1"
 BASELINE_SCHEMA_VERSION = 1
@@ -35,8 +36,6 @@ BASELINE_SCHEMA_VERSION = 1
 def base_dir(start: str | Path | None = None) -> Path:
     """The directory paths are made relative to: the repository root above ``start`` (default: the
     working directory), else ``start`` itself."""
-    from sched_reader.analyzers.lint_config import repo_root
-
     s = Path(start if start is not None else os.getcwd()).resolve()
     return repo_root(s) or s
 

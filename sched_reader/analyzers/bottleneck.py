@@ -26,8 +26,13 @@ Bottleneck = Literal[
     "kv_cache_blocks",
     "max_num_seqs",
     "token_budget",
+    "prefill_stall",
     "workload_concurrency",
 ]
+
+# A whole-prompt prefill step this many times the decode-only step is an inter-token-latency problem: every
+# running decode waits that step (vLLM V0 without chunked prefill runs prefill-only steps).
+STALL_RATIO = 4.0
 
 StepTime = Callable[[int, int, int, float], float]
 
@@ -111,6 +116,9 @@ def analyze(
     shares_gpu: bool = False,
     step_time: StepTime | None = None,
     itl_slo_ms: float | None = None,
+    long_prompt_len: int | None = None,
+    long_prompt_share: float | None = None,
+    itl_p99_ms: float | None = None,
 ) -> Verdict:
     """Decide which default binds for this workload and suggest flag values.
 
@@ -170,6 +178,18 @@ def analyze(
         figures.append(Figure(name="step time with a prefill chunk", value=round(mixed * 1e3, 3), unit="ms",
                               formula=f"roofline step: {limit} decodes + a {chunk}-token prefill chunk"))
 
+    # Chunked prefill off: the longest prompts (99th percentile) are prefilled in one step each.
+    stall = None
+    if not chunked_prefill and step_time is not None and limit > 1 and long_prompt_len:
+        lp = int(long_prompt_len)
+        ctx = int(limit * (mean_input_len + mean_output_len / 2))
+        decode_only = step_time(limit, ctx, 0, 0.0)
+        whole = step_time(0, 0, lp, lp * lp / 2.0)
+        if decode_only > 0:
+            stall = (lp, whole, decode_only)
+            figures.append(Figure(name="step prefilling a long prompt whole", value=round(whole * 1e3, 3), unit="ms",
+                                  formula=f"roofline step: a {lp}-token prompt (99th percentile) in one step"))
+
     if kv_limit <= min(max_num_seqs, wl) and kv_limit < max_num_seqs:
         bottleneck: Bottleneck = "kv_cache_blocks"
         need_tokens = min(max_num_seqs, wl) * seq_blocks * block_size
@@ -191,6 +211,21 @@ def analyze(
             why=(f"the KV cache holds {kv_limit} sequences at their peak length"
                  + (f" and the workload keeps {wl} in flight" if wl < kv_limit else "")
                  + "; decode steps can batch that many"),
+        ))
+    elif stall is not None and stall[1] >= STALL_RATIO * stall[2] and wl > 1:
+        bottleneck = "prefill_stall"
+        lp, whole, dec = stall
+        seen = f"; simulated ITL p99 {itl_p99_ms:,.0f} ms" if itl_p99_ms is not None else ""
+        share = f" ({long_prompt_share:.0%} of requests are long)" if long_prompt_share else ""
+        summary = (
+            f"chunked prefill is off: a {lp:,}-token prompt{share} is prefilled in one step of {whole * 1e3:,.0f} ms "
+            f"while every running decode waits (decode step {dec * 1e3:,.1f} ms{seen}): inter-token latency "
+            "spikes, not KV capacity, limit this workload"
+        )
+        recs.append(Recommendation(
+            flag="--enable-chunked-prefill", current="off", suggested="on",
+            why=("long prompts are then prefilled in token-budget chunks mixed with the running decodes, so no "
+                 "step stalls them for a whole prompt"),
         ))
     elif chunked_prefill and prefill_iters > 1 and mean_input_len > 2 * max_num_batched_tokens:
         bottleneck = "token_budget"

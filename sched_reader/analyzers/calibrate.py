@@ -25,15 +25,21 @@ import numpy as np
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import TERMS, FittedTerm, Profile, default_terms
 from sched_reader.readers.bench_result import BenchResult
+from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.calibration_profile import api_seconds, calibrated, frontend_kwargs
+from sched_reader.analyzers.simulator.metrics import add_client_latency
+from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
+from sched_reader.analyzers.simulator import params_for, simulate
+from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
 
 ITERATIONS = 6
 OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
 SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
+API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
 
 
 def requests_for(b: BenchResult, seed: int = 0) -> Any:
     """The requests of one benchmark run, for the simulator."""
-    from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
 
     if b.input_lens and b.output_lens and len(b.input_lens) == len(b.output_lens):
         p = np.asarray(b.input_lens, dtype=np.int64)
@@ -52,18 +58,14 @@ def requests_for(b: BenchResult, seed: int = 0) -> Any:
 
 def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | None = None) -> dict[str, float]:
     """Simulated ``vllm bench serve`` metrics of run ``b`` on ``spec`` with ``profile`` applied."""
-    from sched_reader.analyzers.simulator import params_for, simulate
-    from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
-    from sched_reader.analyzers.simulator.metrics import add_client_latency
-    from sched_reader.models.calibration_profile import api_seconds, calibrated
 
     cost, blocks = engine_inputs(spec, apply_profile=False)
     cost = calibrated(cost, profile) if profile is not None else cost
     req = requests if requests is not None else requests_for(b)
-    from sched_reader.models.cost.frontend import ApiServerModel
 
-    res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost,
-                                         frontend=ApiServerModel()))
+
+    fe = ApiServerModel(**frontend_kwargs(profile)) if profile is not None else ApiServerModel()
+    res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost, frontend=fe))
     if profile is not None and api_seconds(profile):
         add_client_latency(res, api_seconds(profile), "calibrated API-server intake")
     return {k: float(res[k]) for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms")
@@ -74,7 +76,7 @@ def _errors(obs: BenchResult, pred: dict[str, float]) -> dict[str, float | None]
     """Relative errors (predicted / measured - 1) of the metrics the fit uses."""
     out: dict[str, float | None] = {}
     for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms"):
-        o, p = getattr(obs, k), pred.get(k)
+        o, p = (measured_ttft(obs) if k == "mean_ttft_ms" else getattr(obs, k)), pred.get(k)
         out[k] = None if (o is None or p is None or o <= 0) else round(p / o - 1.0, 4)
     return out
 
@@ -89,9 +91,10 @@ def _clamp(name: str, v: float) -> tuple[float, bool]:
     return min(hi, max(lo, v)), v < lo or v > hi
 
 
-def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0) -> Profile:
+def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0, tok_us: float = 72.0) -> Profile:
     terms = default_terms()
     terms["seq_overhead_us"].value = hs_us
+    terms["api_token_us"].value = tok_us
     terms["decode_time_scale"].value = ds
     terms["prefill_time_scale"].value = ps
     terms["step_overhead_ms"].value = oh_ms
@@ -99,12 +102,12 @@ def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0) -> Profile:
 
 
 def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: float,
-                hs_us: float = 0.0) -> tuple[float, float, dict]:
+                hs_us: float = 0.0, tok_us: float = 72.0) -> tuple[float, float, dict]:
     ds = ps = 1.0
     hit = {"decode_time_scale": False, "prefill_time_scale": False}
     preds: list[dict[str, float]] = []
     for _ in range(ITERATIONS):
-        prof = _profile(ds, ps, oh_ms, hs_us)
+        prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
         preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
         dec = []
         pre = []
@@ -117,7 +120,7 @@ def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: f
                 pre.append(measured_ttft(b) / p["mean_ttft_ms"])
         ds, hit["decode_time_scale"] = _clamp("decode_time_scale", ds * _geo(dec))
         ps, hit["prefill_time_scale"] = _clamp("prefill_time_scale", ps * _geo(pre) ** 0.7)
-    prof = _profile(ds, ps, oh_ms, hs_us)
+    prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
     preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
     return ds, ps, {"preds": preds, "at_bound": hit}
 
@@ -167,15 +170,29 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     candidates = OVERHEAD_CANDIDATES_MS if len(concs) >= 2 else (0.0,)
     best = None
     hs_candidates = SEQ_OVERHEAD_CANDIDATES_US if len(concs) >= 2 else (0.0,)
-    for oh in candidates:
-        for hs in hs_candidates:
-            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs)
+    tok_candidates = API_TOKEN_CANDIDATES_US if len(concs) >= 2 else (API_TOKEN_CANDIDATES_US[0],)
+    # coordinate search: the streaming cost first (host terms at 0), then the host terms at that cost
+    trials = [(t, 0.0, 0.0) for t in tok_candidates]
+    for stage in (0, 1):
+        for tok, oh, hs in trials:
+            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
-                best = (loss, ds, ps, oh, hs, info)
-    assert best is not None
-    loss, ds, ps, oh, hs, info = best
+                best = (loss, ds, ps, oh, hs, tok, info)
+        assert best is not None
+        trials = [(best[5], oh, hs) for oh in candidates for hs in hs_candidates if (oh, hs) != (0.0, 0.0)]
+    loss, ds, ps, oh, hs, tok, info = best
     n = len(benches)
+    # TTFT the prefill term cannot absorb within its bound is per-request intake (tokenization, API queue)
+    api = 0.0
+    if info["at_bound"]["prefill_time_scale"] and ps >= TERMS["prefill_time_scale"][2]:
+        gaps = [measured_ttft(b) - p["mean_ttft_ms"] for b, p in zip(benches, info["preds"])
+                if b.mean_ttft_ms and p.get("mean_ttft_ms") is not None]
+        if gaps and min(gaps) > 0:
+            api = round(min(TERMS["api_ms"][2], sum(gaps) / len(gaps)), 1)
+            prof = _profile(ds, ps, oh, hs, tok)
+            prof.terms["api_ms"].value = api
+            info["preds"] = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
     terms: dict[str, FittedTerm] = default_terms()
     labels = [b.label() for b in benches]
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
@@ -197,8 +214,16 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
                          if len(hs_candidates) > 1 else
                          ["one concurrency level cannot separate per-sequence host time from the decode scale: "
                           "held at 0"])})
+    terms["api_token_us"] = terms["api_token_us"].model_copy(update={
+        "value": tok, "fitted": len(tok_candidates) > 1,
+        "supported_by": ([f"{len(concs)} concurrency levels (the streaming cost caps throughput at 1/x): chosen "
+                          f"among {list(API_TOKEN_CANDIDATES_US)} us"] if len(tok_candidates) > 1 else
+                         ["one concurrency level cannot tell a throughput cap from the decode scale: held at "
+                          "the model's 72 us"])})
     terms["api_ms"] = terms["api_ms"].model_copy(update={
-        "supported_by": ["not fitted: the prefill term absorbs the TTFT offset; held at 0"]})
+        "value": api, "fitted": api > 0, "at_bound": api >= TERMS["api_ms"][2],
+        "supported_by": ([f"mean TTFT left over with the prefill scale at its bound, {n} result(s)"] if api > 0 else
+                         ["the prefill term absorbs the TTFT offset: held at 0"])})
     eff = spec.effective
     deployment = {"model": spec.model_name, "gpu": spec.hardware.gpu.id, "vllm": spec.vllm_version,
                   "tensor_parallel_size": eff.tensor_parallel_size,
@@ -207,13 +232,14 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
                   "quantization": eff.quantization}
     results = []
     for b, p0, p1 in zip(benches, base, info["preds"]):
-        results.append({"bench": b.label(), "measured": {k: getattr(b, k) for k in
-                                                         ("output_throughput", "mean_tpot_ms", "mean_ttft_ms")},
+        results.append({"bench": b.label(), "measured": {"output_throughput": b.output_throughput,
+                                                         "mean_tpot_ms": b.mean_tpot_ms,
+                                                         "mean_ttft_ms": measured_ttft(b)},
                         "uncalibrated_error": _errors(b, p0), "calibrated_error": _errors(b, p1)})
     notes = []
     if n == 1:
-        notes.append("one result fits the scales only; several results at different concurrency or lengths "
-                      "also fit the per-step host time and generalize better")
+        notes.append("one result fits the time scales only; results at two or more concurrency levels also fit "
+                      "the per-step, per-sequence and per-streamed-token host terms")
     if any(t.at_bound for t in terms.values()):
         notes.append("a term hit its bound: the model and the measurements disagree beyond a plausible "
                      "efficiency factor (check the config, GPU and release match the benchmark)")

@@ -22,7 +22,7 @@ from sched_reader.compat import matrix, rules
 from sched_reader.compat.argtable import ArgTable, coerce, effective_default, is_deprecated
 from sched_reader.compat.defaults import scheduler_defaults
 from sched_reader.compat.releases import version_key
-from sched_reader.findings import Finding
+from sched_reader.findings import Finding, sort_unique as sort_findings
 from sched_reader.limits import MAX_NESTING, MAX_SUGGESTIONS, json_depth
 from sched_reader.origin import Origin
 from sched_reader.readers.raw import RawEngine, Setting
@@ -49,18 +49,6 @@ SCHEDULING_DESTS = (
     "long_prefill_token_threshold", "max_num_partial_prefills", "scheduling_policy", "preemption_mode",
     "max_cudagraph_capture_size", "cuda_graph_sizes", "prefix_caching_hash_algo", "scheduler_delay_factor",
 )
-
-def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Deduplicated, deterministic order: file, line, rule, message."""
-    seen: set[tuple] = set()
-    out = []
-    for f in findings:
-        k = (f.rule, f.file, f.line, f.key, f.message)
-        if k not in seen:
-            seen.add(k)
-            out.append(f)
-    return sorted(out, key=lambda f: (f.file or "", f.line or 0, f.rule, f.key or "", f.message))
-
 
 # --------------------------------------------------------------------------------------------------
 # Engine values (the variables start-up rules and feature conditions read)

@@ -5,16 +5,30 @@ This is the pipeline ``sched-reader diagnose`` prints; it is usable from Python 
     from sched_reader.analyzers.pipeline import build_specs
     from sched_reader.analyzers.diagnosis import diagnose
     [d] = [diagnose(s) for s in build_specs(["deploy.yaml"])]
-    d.to_json()["kv_cache"]["tokens"]
+    d.capacity.kv_cache                     # its JSON form: report.spec_json.diagnosis_json(d)
 """
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
+from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
+from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
+from sched_reader.analyzers.simulator.api import with_frontend_latency
+from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate, is_jsonl, load_workload_file
+from sched_reader.models.block_accounting import account_lengths
+from sched_reader.models.calibration_profile import active_profile, calibrated, frontend_kwargs
+from sched_reader.models.capacity import estimate_capacity
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
+from sched_reader.models.cost.error_bands import attach_ranges
+from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.iteration import IterationCostModel
+from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.engine_spec import EngineSpec
+from sched_reader.models.workload import Workload
 
 
 class Diagnosis:
@@ -34,68 +48,82 @@ class Diagnosis:
         self.workload = workload
         self.findings = findings
 
-    def to_json(self, explain: bool = True) -> dict[str, Any]:
-        from sched_reader.report.spec_json import finding_json, spec_json
-
-        out = spec_json(self.spec)
-        cap = self.capacity.to_json() if self.capacity is not None else {}
-        out["memory"] = cap.get("memory")
-        out["kv_cache"] = cap.get("kv_cache")
-        if explain and "explain" in cap:
-            out["memory_explain"] = cap["explain"]
-        out["workload"] = self.workload.describe() if self.workload is not None else None
-        perf = dict(self.performance) if self.performance else None
-        if perf is not None and not explain:
-            perf.pop("explain", None)
-        out["performance"] = perf
-        out["bottleneck"] = self.verdict.model_dump() if self.verdict is not None else None
-        out["kv_waste"] = self.kv_waste.model_dump() if self.kv_waste is not None else None
-        out["findings"] = [finding_json(f) for f in self.findings]
-        out["recommendations"] = out["bottleneck"]["recommendations"] if out["bottleneck"] else []
-        if self.what_if is not None:
-            out["what_if"] = self.what_if
-        return out
-
 
 _RICH_WORKLOAD_KEYS = ("classes", "arrival", "dataset", "trace")
 _BENCH_KEYS = ("dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "num_prompts",
-               "request_rate", "max_concurrency", "sharegpt_output_len")
+               "request_rate", "max_concurrency", "sharegpt_output_len", "burstiness")
+# Overrides that are not bench-style workload fields: a workload file and the generator's seed.
+_FILE_KEYS = ("workload_file", "seed")
+
+
+def summarize_requests(requests: Any, source: str) -> Any:
+    """A bench-style ``Workload`` that describes resolved requests as they are: their count, their
+    arrival rate (requests minus one over the arrival span; inf when all arrive at once), their mean
+    lengths, and prompt/output length percentiles (tokens). The requests themselves are what runs."""
+    import math
+
+    import numpy as np
+
+    n = len(requests)
+    a = requests.arrival_s
+    span = float(a[-1] - a[0]) if n > 1 else 0.0
+    rate = (n - 1) / span if span > 0 else math.inf
+    p, o = requests.prompt_len, requests.output_len
+    stats = {
+        "prompt_p50": int(np.percentile(p, 50)), "prompt_p90": int(np.percentile(p, 90)),
+        "prompt_p99": int(np.percentile(p, 99)), "prompt_max": int(p.max()),
+        "output_p50": int(np.percentile(o, 50)), "output_max": int(o.max()),
+        "arrival_span_s": round(span, 3),
+    }
+    return Workload(dataset_name="random",
+                    random_input_len=max(1, round(float(p.mean()))),
+                    random_output_len=max(1, round(float(o.mean()))),
+                    num_prompts=n, request_rate=rate, max_concurrency=requests.max_concurrency,
+                    source=source, length_stats=stats)
 
 
 def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, Any | None]:
     """The workload to evaluate, as (bench-style ``Workload``, simulator ``Requests`` or None).
 
-    ``vllm bench serve``-style flags on the command line win over the file's ``workload:`` section.
-    A file section with ``classes`` / ``arrival`` / ``dataset`` / ``trace`` is a simulator workload
-    (mixes, distributions, traces); its bench-style summary carries the mean lengths. With neither, the
-    defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000 prompts, all
-    at once.
+    ``overrides["workload_file"]`` (``--workload FILE``: a JSONL trace or a workload YAML) wins; then
+    ``vllm bench serve``-style flags on the command line; then the file's ``workload:`` section. A trace or
+    a section with ``classes`` / ``arrival`` / ``dataset`` / ``trace`` resolves to requests that are replayed
+    exactly (arrival times, lengths, prefixes, count); the bench-style summary only describes them. With
+    none, the defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000
+    prompts, all at once.
     """
-    from sched_reader.models.workload import Workload
-
+    overrides = dict(overrides)
+    wfile = overrides.pop("workload_file", None)
+    seed = overrides.pop("seed", None)
+    overrides.pop("metric_percentiles", None)
+    overrides.pop("goodput", None)
+    if wfile is not None:
+        clash = [k for k, v in overrides.items() if v is not None and k != "max_concurrency"]
+        if clash:
+            raise InputError(f"--workload replays the file as written; --{clash[0].replace('_', '-')} does not "
+                             "apply to it", key="--workload",
+                             hint="drop the bench flag, or drop --workload to generate a workload")
+        requests = load_workload_file(wfile, seed=seed, max_concurrency=overrides.get("max_concurrency"))
+        kind = "trace" if is_jsonl(Path(wfile)) else "workload file"
+        return summarize_requests(requests, f"{kind} {wfile}"), requests
     flags_given = any(v is not None for v in overrides.values())
     section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items()}
     if not flags_given and any(k in section for k in _RICH_WORKLOAD_KEYS):
-        from pathlib import Path
-
         from pydantic import ValidationError
 
-        from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate
 
+        if seed:
+            section["seed"] = seed
         try:
             wspec = WorkloadSpec.model_validate(section)
         except ValidationError as err:
             raise InputError(f"invalid workload: {_first_error(err)}", file=spec.file, key="workload") from None
         requests = generate(wspec, base_dir=Path(spec.file).parent)
-        rate = wspec.arrival.rate if wspec.arrival.process in ("poisson", "gamma") else None
-        bench = Workload(
-            dataset_name="random",
-            random_input_len=max(1, round(float(requests.prompt_len.mean()))),
-            random_output_len=max(1, round(float(requests.output_len.mean()))),
-            num_prompts=wspec.num_prompts,
-            request_rate=rate,
-            max_concurrency=wspec.max_concurrency,
-        )
+        src = f"trace {wspec.trace}" if wspec.trace else "the file's workload section"
+        bench = summarize_requests(requests, src)
+        if wspec.arrival.process in ("poisson", "gamma") and wspec.arrival.rate and not wspec.trace:
+            bench = bench.model_copy(update={"request_rate": float(wspec.arrival.rate),
+                                             "burstiness": float(wspec.arrival.burstiness)})
         return bench, requests
     data = {k: v for k, v in section.items() if k in _BENCH_KEYS}
     data.update({k: v for k, v in overrides.items() if v is not None})
@@ -131,11 +159,9 @@ def needs_queueing(bench: Any, requests: Any | None) -> bool:
 
     The steady-state formula is exact only for fixed lengths in a closed loop at a fixed concurrency.
     """
-    import math
-
     if requests is not None:
         return True
-    if bench.dataset_name != "random" or bench.random_range_ratio > 0:
+    if bench.dataset_name != "random" or bench.random_range_ratio > 0 or bench.burstiness != 1.0:
         return True
     return bench.max_concurrency is None or not math.isinf(bench.request_rate)
 
@@ -159,19 +185,36 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     ``performance=False`` skips the speed prediction (no simulation): capacity findings only, as the
     CI gate (`lint`) needs.
     """
-    from sched_reader.models.capacity import estimate_capacity
-
     findings = list(spec.findings)
+    skipped = False
+    if not spec.hardware.modelled:
+        o = spec.hardware.gpu_origin
+        findings.append(Finding(
+            rule="SR116", severity="info",
+            message=f"accelerator {spec.hardware.accelerator!r} is not in the GPU catalog: GPU memory, KV and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key=o.key if o else None,
+            fix="pass --gpu NAME to analyze it as a catalog GPU"))
+        skipped = True
     if spec.arch is None or spec.effective is None:
-        reason = spec.unresolved[0].reason if spec.unresolved else "model not resolved"
-        raise InputError(
-            f"cannot diagnose engine {spec.name!r}: {reason}",
-            file=spec.file,
-            line=spec.model_origin.line if spec.model_origin else spec.line,
-            key="model",
-            hint="pass --model-config PATH to a config.json",
-        )
-    workload, requests = resolve_workload(spec, workload_overrides or {})
+        # The engine is still reported (flags, release, hardware); only the figures need the model.
+        reason = spec.unresolved[-1].reason if spec.unresolved else "model not resolved"
+        o = spec.model_origin
+        findings.append(Finding(
+            rule="SR115", severity="info",
+            message=f"model {spec.model_name or '(none)'!r} not resolved ({reason}): KV-cache, capacity and speed "
+                    "figures are not computed",
+            file=o.file if o and o.file else spec.file, line=o.line if o else spec.line, key="model",
+            fix="pass --model NAME (a Hugging Face id) or --model-config PATH to a config.json"))
+        skipped = True
+    if skipped:
+        findings.sort(key=lambda f: f.sort_key())
+        return Diagnosis(spec, None, None, None, None, findings)
+    overrides = dict(workload_overrides or {})
+    sim_opts = {"seed": overrides.get("seed") or 0,
+                "percentiles": tuple(overrides.pop("metric_percentiles", None) or ()),
+                "goodput": dict(overrides.pop("goodput", None) or {})}
+    workload, requests = resolve_workload(spec, overrides)
     workload = _fit_workload(spec, workload, requests)
     if spec.hardware.count == 0:
         o = spec.hardware.count_origin
@@ -187,12 +230,27 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
     perf = None
     step_time = None
     if cap.start_error() is None:
-        from sched_reader.models.cost.iteration import IterationCostModel
-
         model = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
-        perf = _performance(spec, workload, requests, kv, model) if performance else None
+        try:
+            perf = _performance(spec, workload, requests, kv, model, sim_opts) if performance else None
+        except InputError as err:
+            if any(v is not None for v in (workload_overrides or {}).values()) or spec.workload:
+                raise  # the user's own workload does not fit: their command line / file is wrong
+            perf = None  # sched-reader's default workload does not fit this engine: skip speed, say why
+            findings.append(Finding(
+                rule="SR115", severity="info", key="workload",
+                message=f"speed figures not computed: the default benchmark workload does not fit this engine ({err.message})",
+                file=spec.file, line=spec.line,
+                fix="pass --random-input-len / --random-output-len that fit --max-model-len"))
         step_time = lambda nd, ctx, tp, pairs: model.step_time(nd, ctx, tp, pairs, 1 if tp else 0)  # noqa: E731
-    verdict = _verdict(spec, cap, workload, step_time, perf)
+    verdict_perf = perf
+    if verdict_perf is None and step_time is not None and workload.max_concurrency is None \
+            and workload.request_rate != float("inf"):
+        # No simulation asked (lint): the in-flight count of an open loop still comes from Little's law,
+        # with the steady-state formula's throughput and latency (~20 ms), not from the request count.
+        verdict_perf = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
+                                            spec.checkpoint_quantization, kv_tokens=kv.tokens)
+    verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
     waste = _kv_waste(spec, cap, workload, requests)
@@ -205,7 +263,6 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
     """PagedAttention vs a contiguous allocator for this workload's lengths (the lesson's exercise 4)."""
     import numpy as np
 
-    from sched_reader.models.block_accounting import account_lengths
 
     kv = cap.kv_cache
     if cap.start_error() is not None or not kv.tokens or not kv.bytes_per_token:
@@ -219,26 +276,22 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
                            kv_budget_bytes=int(kv.tokens) * int(kv.bytes_per_token))
 
 
-def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any) -> dict[str, Any]:
+def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,
+                 sim_opts: dict[str, Any] | None = None) -> dict[str, Any]:
     """``vllm bench serve`` metrics: simulated when the workload queues, else the steady-state formula.
 
     Both carry the roofline block of the steady-state model; ``method`` says which produced the metrics.
     """
-    from sched_reader.models.cost.performance import estimate_performance
-
-    from sched_reader.models.cost.error_bands import attach_ranges
-
+    sim_opts = sim_opts or {}
+    seed = int(sim_opts.get("seed") or 0)
+    eff = spec.effective
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
                                   spec.checkpoint_quantization, kv_tokens=kv.tokens)
-    from sched_reader.models.calibration_profile import active_profile, calibrated
 
-    if not needs_queueing(workload, requests) and active_profile() is None:
+    if not needs_queueing(workload, requests) and active_profile() is None and not sim_opts.get("percentiles") \
+            and not sim_opts.get("goodput"):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
-    import math
-
-    from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
-
     if requests is None:
         requests = from_bench_flags(
             dataset_name=workload.dataset_name,
@@ -247,21 +300,24 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
             num_prompts=workload.num_prompts,
             request_rate=workload.request_rate,
             max_concurrency=workload.max_concurrency,
+            burstiness=workload.burstiness,
+            random_range_ratio=workload.random_range_ratio,
+            seed=seed,
         )
-    blocks = int(spec.effective.num_gpu_blocks_override or kv.num_blocks)
-    from sched_reader.analyzers.simulator.api import with_frontend_latency
-
-    from sched_reader.models.cost.frontend import ApiServerModel
-
-    sim = with_frontend_latency(simulate(requests, params_for("vllm", spec.effective, blocks), calibrated(model),
-                                         frontend=ApiServerModel()))
-    perf = {k: v for k, v in sim.items() if k not in ("timeseries", "params", "engine_counters")}
+    blocks = int(eff.num_gpu_blocks_override or kv.num_blocks)
+    goodput = sim_opts.get("goodput") or {}
+    sim = with_frontend_latency(simulate(
+        requests, params_for("vllm", eff, blocks), calibrated(model), slo_ttft_ms=goodput.get("ttft"),
+        slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
+        percentiles=tuple(sim_opts.get("percentiles") or ()), frontend=ApiServerModel(**frontend_kwargs())))
+    perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
     perf["steady_state_estimate"] = {
         k: steady.get(k) for k in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms") if k in steady
     }
-    perf["method"] = "simulation (vLLM V1 policy, event-driven) with the roofline step cost"
+    engine = "V0" if str(getattr(eff, "engine", "v1")).lower() == "v0" else "V1"
+    perf["method"] = f"simulation (vLLM {engine} policy, event-driven, request by request) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
     return attach_ranges(perf, workload.max_concurrency, workload.request_rate)
@@ -273,8 +329,6 @@ def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:
     For an open loop at a finite rate, in-flight = request throughput (req/s) x mean end-to-end latency (s),
     from the performance block (simulated when available).
     """
-    import math
-
     if workload.max_concurrency is not None:
         return min(workload.max_concurrency, workload.num_prompts)
     if math.isinf(workload.request_rate) or not perf:
@@ -284,9 +338,14 @@ def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:
     return max(1, min(workload.num_prompts, math.ceil(rps * e2e_s)))
 
 
-def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: dict[str, Any] | None) -> Any:
-    from sched_reader.analyzers.bottleneck import analyze
+def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: dict[str, Any] | None,
+             requests: Any | None = None) -> Any:
 
+    stats = workload.length_stats or {}
+    long_prompt = int(stats.get("prompt_p99") or workload.mean_input_len())
+    long_share = None
+    if requests is not None and len(requests):
+        long_share = float((requests.prompt_len >= max(2048, long_prompt // 2)).mean())
     eff = spec.effective
     kv = cap.kv_cache
     mean_in, mean_out = workload.mean_input_len(), workload.mean_output_len()
@@ -310,13 +369,14 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         gpu_memory_utilization=eff.gpu_memory_utilization,
         tensor_parallel_size=eff.tensor_parallel_size,
         step_time=step_time,
+        long_prompt_len=long_prompt,
+        long_prompt_share=long_share,
+        itl_p99_ms=(perf or {}).get("p99_itl_ms"),
     )
 
 
 def _memory_budget(cap: Any, eff: Any, arch: Any = None) -> Any:
     """The per-GPU memory figures the start-up advice needs (bytes)."""
-    from sched_reader.analyzers.bottleneck import MemoryBudget
-
     m = cap.memory
     return MemoryBudget(
         total_bytes=int(m.total_bytes),

@@ -12,11 +12,16 @@ a log of a different model than the config, several engines interleaved (``reade
 from __future__ import annotations
 
 from typing import Any
+import json
+import re
 
 from pydantic import BaseModel, Field
 
-from sched_reader.errors import InputError
+from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
+from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.gpu_catalog import list_gpus, resolve_gpu
+from sched_reader.models.spec_builder import build_specs
 
 # Flags from ``non-default args`` that change memory or scheduling (passed to the rebuilt spec).
 _SPEC_KEYS = (
@@ -125,9 +130,6 @@ def _model_key(name: str | None) -> str:
 
 def _gpu_for(facts: LogFacts, gpu: str | None) -> tuple[str | None, str, list[str]]:
     """(GPU spelling for the spec builder, where it came from, notes)."""
-    from sched_reader.errors import SchedReaderError
-    from sched_reader.models.gpu_catalog import list_gpus, resolve_gpu
-
     if gpu:
         return gpu, "--gpu", []
     if facts.gpu_name:
@@ -156,8 +158,6 @@ def _flag_words(key: str, value: Any) -> list[str]:
     if isinstance(value, bool):
         return [flag] if value else ["--no-" + key.replace("_", "-")]
     if isinstance(value, (dict, list)):
-        import json
-
         return [flag, json.dumps(value)]
     return [flag, str(value)]
 
@@ -203,7 +203,7 @@ def rebuild_argv(facts: LogFacts) -> list[str]:
 
 
 def _check_truncated(facts: LogFacts) -> None:
-    if (facts.memory.get("kv_cache") or facts.kv_cache_tokens or facts.gpu_blocks or facts.start_failure
+    if (facts.memory.get("kv_cache") or facts.memory.get("kv_cache_in_use") or facts.kv_cache_tokens or facts.gpu_blocks or facts.start_failure
             or facts.failure_kv_tokens):
         return
     last = ("memory profiling" if facts.memory.get("activation_peak") or facts.memory.get("non_torch") else
@@ -221,9 +221,6 @@ def _check_truncated(facts: LogFacts) -> None:
 def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
             vllm: str | None = None, model_config: str | None = None) -> Explanation:
     """Lay the log's memory terms beside the prediction for the same engine (see module docstring)."""
-    from sched_reader.models.capacity import estimate_capacity
-    from sched_reader.models.spec_builder import build_specs
-
     _check_truncated(facts)
     gpu_arg, gpu_source, notes = _gpu_for(facts, gpu)
     mismatches: list[str] = []
@@ -237,8 +234,6 @@ def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
                          "(pass --vllm to set it)")
         if release and "dev" in release or release and "rc" in release:
             notes.append(f"release {release} is a development build; its base release's defaults are used")
-        from sched_reader.errors import SchedReaderError
-
         spec = None
         first_err: SchedReaderError | None = None
         for name in _model_candidates(facts.model or ""):
@@ -293,8 +288,6 @@ def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
 
 def _model_candidates(name: str) -> list[str]:
     """The logged model name, then the Hugging Face id a local path or HF-cache snapshot path names."""
-    import re
-
     out = [name]
     m = re.search(r"models--([^/]+)--([^/]+)", name)
     if m:
@@ -329,8 +322,6 @@ def _log_only(facts: LogFacts, argv: list[str], gpu: str | None, gpu_source: str
 
 def _base_release(release: str) -> str:
     """``0.18.2rc1.dev73+gdb7a17ecc`` -> ``0.18.2``; ``0.6.3.post1`` -> ``0.6.3``."""
-    import re
-
     m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", release)
     if not m:
         return release
@@ -381,8 +372,9 @@ def _memory_rows(facts: LogFacts, mem: dict[str, Any], cap: Any) -> list[TermRow
         cg, cg_note = facts.term("cuda_graph_estimate"), "vLLM's own estimate; " + cg_note
     add("cuda_graph", cg, mem["cuda_graph_gib"],
         facts.term_line("cuda_graph") or facts.term_line("cuda_graph_estimate"), cg_note)
-    add("kv_cache", facts.term("kv_cache", "min"), mem["kv_cache_gib"], facts.term_line("kv_cache"),
-        "smallest over the ranks that logged it" if len(facts.memory.get("kv_cache", [])) > 1 else None)
+    kv_name = "kv_cache" if facts.memory.get("kv_cache") else "kv_cache_in_use"
+    add("kv_cache", facts.term(kv_name, "min"), mem["kv_cache_gib"], facts.term_line(kv_name),
+        "smallest over the ranks that logged it" if len(facts.memory.get(kv_name, [])) > 1 else None)
     return rows
 
 

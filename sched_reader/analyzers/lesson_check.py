@@ -34,6 +34,23 @@ from typing import Any, Callable
 import yaml
 
 from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.analyzers.simulator.api import simulate_spec
+from sched_reader.analyzers.simulator.policies import LESSON_CHUNK_TOKENS
+from sched_reader.analyzers.simulator.workloads import from_bench_flags, generate, WorkloadSpec
+from sched_reader.compat.defaults import release_facts, scheduler_defaults
+from sched_reader.compat.releases import known_releases, newest, resolve_version
+from sched_reader.models.block_accounting import block_accounting
+from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.cost import IterationCostModel
+from sched_reader.models.cost.performance import estimate_performance
+from sched_reader.models.cost.precision import peak_flops
+from sched_reader.models.gpu_catalog import resolve_gpu
+from sched_reader.models.kv_cache import kv_bytes_per_element, kv_bytes_per_token
+from sched_reader.models.model_catalog import resolve_model
+from sched_reader.models.spec_builder import derived_max_model_len
+from sched_reader.models.weights import model_dtype_bytes
+from sched_reader.models.workload import Workload
 
 CLAIMS_PATH = Path(__file__).with_name("data") / "lesson_claims.yaml"
 SCHEMA_VERSION = 1
@@ -234,9 +251,6 @@ class LessonContext:
     """The chosen GPU and release, and cached model evaluations for the claims' setups."""
 
     def __init__(self, data: dict[str, Any], gpu: str | None, vllm: str | None) -> None:
-        from sched_reader.compat.releases import newest, resolve_version
-        from sched_reader.models.gpu_catalog import resolve_gpu
-
         self.data = data
         self.gpu_arg = gpu or DEFAULT_GPU
         self.gpu = resolve_gpu(self.gpu_arg).gpu
@@ -262,8 +276,6 @@ class LessonContext:
     def spec(self, setup: str, flags: tuple[str, ...] | list[str] = ()) -> Any:
         key = (setup, tuple(flags))
         if key not in self._specs:
-            from sched_reader.analyzers.pipeline import build_specs
-
             cmd = [str(x) for x in self.setup(setup)["command"]] + [str(x) for x in flags]
             spec = build_specs([], cmd, gpu=self.gpu_arg, vllm=self.release)[0]
             if spec.arch is None or spec.effective is None:
@@ -274,21 +286,15 @@ class LessonContext:
     def capacity(self, setup: str, flags: tuple[str, ...] | list[str] = ()) -> Any:
         key = (setup, tuple(flags))
         if key not in self._caps:
-            from sched_reader.models.capacity import estimate_capacity
-
             s = self.spec(setup, flags)
             self._caps[key] = estimate_capacity(s.arch, s.hardware.gpu, s.effective, s.checkpoint_quantization)
         return self._caps[key]
 
     def cost(self, setup: str, flags: tuple[str, ...] | list[str] = ()) -> Any:
-        from sched_reader.models.cost import IterationCostModel
-
         s = self.spec(setup, flags)
         return IterationCostModel(s.arch, s.hardware.gpu, s.effective, s.checkpoint_quantization)
 
     def requests(self, workload: str) -> Any:
-        from sched_reader.analyzers.simulator.workloads import WorkloadSpec, from_bench_flags, generate
-
         w = self.workload(workload)
         if "sim" in w:
             return generate(WorkloadSpec.model_validate(w["sim"]))
@@ -299,8 +305,6 @@ class LessonContext:
     def sim(self, setup: str, workload: str, policy: str, flags: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
         key = (setup, tuple(flags), workload, policy)
         if key not in self._sims:
-            from sched_reader.analyzers.simulator.api import simulate_spec
-
             out = simulate_spec(self.spec(setup, flags), self.requests(workload), policies=(policy,))
             self._sims[key] = out[policy]
         return self._sims[key]
@@ -316,9 +320,6 @@ class LessonContext:
 
 
 def check_kv_per_sequence(ctx: LessonContext, claim: dict[str, Any], c: dict[str, Any]) -> Outcome:
-    from sched_reader.models.kv_cache import kv_bytes_per_element, kv_bytes_per_token
-    from sched_reader.models.weights import model_dtype_bytes
-
     s = ctx.spec(c["setup"])
     arch, cfg = s.arch, s.effective
     n = int(c["seq_len"])
@@ -345,9 +346,6 @@ def check_kv_per_sequence(ctx: LessonContext, claim: dict[str, Any], c: dict[str
 
 
 def _trace_accounting(ctx: LessonContext, c: dict[str, Any], max_model_len: int | None = None) -> Any:
-    from sched_reader.models.block_accounting import block_accounting
-    from sched_reader.models.kv_cache import kv_bytes_per_token
-
     t = dict(ctx.workload(c["workload"])["trace"])
     s = ctx.spec(c["setup"])
     if max_model_len is not None:
@@ -359,8 +357,6 @@ def _trace_accounting(ctx: LessonContext, c: dict[str, Any], max_model_len: int 
 
 
 def check_contiguous_waste(ctx: LessonContext, claim: dict[str, Any], c: dict[str, Any]) -> Outcome:
-    from sched_reader.models.spec_builder import derived_max_model_len
-
     r = _trace_accounting(ctx, c)
     tol = float(claim.get("tolerance", 0.25))
     variants: list[Variant] = []
@@ -412,9 +408,6 @@ def check_paged_waste(ctx: LessonContext, claim: dict[str, Any], c: dict[str, An
 def _release_values(ctx: LessonContext, field_name: str, usage_context: str = "OPENAI_API_SERVER",
                     max_model_len: int | None = None) -> list[tuple[str, Any, str]]:
     """(release, default value, reason) of one setting for every known release on the chosen GPU."""
-    from sched_reader.compat.defaults import release_facts, scheduler_defaults
-    from sched_reader.compat.releases import known_releases
-
     out = []
     for rel in known_releases():
         if field_name == "block_size":
@@ -432,9 +425,6 @@ def _release_values(ctx: LessonContext, field_name: str, usage_context: str = "O
 
 
 def check_release_default(ctx: LessonContext, claim: dict[str, Any], c: dict[str, Any]) -> Outcome:
-    from sched_reader.models.model_catalog import resolve_model
-    from sched_reader.models.spec_builder import derived_max_model_len
-
     fname = c["field"]
     arch = resolve_model(ctx.data["model"]).arch
     mml = derived_max_model_len(arch.config) or 4096
@@ -510,8 +500,6 @@ def check_gmu_meaning(ctx: LessonContext, claim: dict[str, Any], c: dict[str, An
 
 
 def check_prefill_time(ctx: LessonContext, claim: dict[str, Any], c: dict[str, Any]) -> Outcome:
-    from sched_reader.models.cost.precision import peak_flops
-
     T = int(c["prompt_len"])
     pairs = T * T / 2.0
     bf16 = ctx.cost(c["bf16_setup"])
@@ -561,14 +549,10 @@ def check_prefill_time(ctx: LessonContext, claim: dict[str, Any], c: dict[str, A
 
 
 def _bench(ctx: LessonContext, workload: str) -> Any:
-    from sched_reader.models.workload import Workload
-
     return Workload(**ctx.workload(workload)["bench"])
 
 
 def _throughput(ctx: LessonContext, setup: str, flags: list[str], workload: str) -> tuple[float, dict[str, Any]]:
-    from sched_reader.models.cost.performance import estimate_performance
-
     s = ctx.spec(setup, flags)
     kv = ctx.kv_tokens(setup, flags)
     if kv <= 0:
@@ -633,8 +617,6 @@ def check_serving_throughput(ctx: LessonContext, claim: dict[str, Any], c: dict[
 
 def _default_len_note(ctx: LessonContext, setup: str) -> list[str]:
     """Why the setup sets --max-model-len: what happens with the model's own context length."""
-    from sched_reader.models.spec_builder import derived_max_model_len
-
     s = ctx.spec(setup)
     full = derived_max_model_len(s.arch.config)
     if not full or full <= s.effective.max_model_len:
@@ -650,8 +632,6 @@ def _default_len_note(ctx: LessonContext, setup: str) -> list[str]:
 
 def _premise_chunked_off(ctx: LessonContext, spec: Any) -> list[str]:
     """Releases whose default for this setup has chunked prefill off (the lesson's 'default' premise)."""
-    from sched_reader.models.spec_builder import derived_max_model_len
-
     out = []
     lens = [int(spec.effective.max_model_len)]
     full = derived_max_model_len(spec.arch.config)
@@ -740,8 +720,6 @@ def _itl_runs(ctx: LessonContext, c: dict[str, Any]) -> dict[str, dict[str, Any]
 
 
 def _sim_inputs(ctx: LessonContext, c: dict[str, Any]) -> dict[str, Any]:
-    from sched_reader.analyzers.simulator.policies import LESSON_CHUNK_TOKENS
-
     cfg = ctx.spec(c["setup"]).effective
     return {"setup": c["setup"], "workload": c["workload"], "lesson_chunk_tokens": LESSON_CHUNK_TOKENS,
             "release_max_num_batched_tokens": cfg.max_num_batched_tokens,

@@ -38,8 +38,13 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+import tomllib
 
 from sched_reader.errors import InputError
+from sched_reader.analyzers.rule_catalog import matches, normalize_selector
+from sched_reader.analyzers.rule_docs import rule_ids, rule_names
+from sched_reader.analyzers.simulator.workloads import WorkloadSpec
+from sched_reader.models.workload import Workload
 
 CONFIG_NAMES = (".sched-reader.yaml", ".sched-reader.yml")
 PYPROJECT = "pyproject.toml"
@@ -135,8 +140,6 @@ def discover(inputs: list[str], config_file: str | None = None, isolated: bool =
 
 
 def _pyproject_table(path: Path) -> dict[str, Any] | None:
-    import tomllib
-
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -153,8 +156,6 @@ def load_config(path: str) -> LintConfig:
         raise InputError("configuration file not found", file=path, hint="check the --config-file path")
     lines: dict[str, int] = {}
     if p.name == PYPROJECT or p.suffix == ".toml":
-        import tomllib
-
         try:
             data = tomllib.loads(p.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -314,9 +315,9 @@ def check_workload(value: Any, path: str, line: int | None = None) -> dict[str, 
     from pydantic import ValidationError
 
     if any(k in data for k in _RICH_WORKLOAD_KEYS):
-        from sched_reader.analyzers.simulator.workloads import WorkloadSpec as model
+        model: Any = WorkloadSpec
     else:
-        from sched_reader.models.workload import Workload as model
+        model = Workload
         unknown = [k for k in data if k not in model.model_fields]
         if unknown:
             guess = _suggest(unknown[0], list(model.model_fields))
@@ -340,9 +341,6 @@ def check_workload(value: Any, path: str, line: int | None = None) -> dict[str, 
 def check_selectors(words: list[str] | tuple[str, ...], where: str, *, path: str | None = None,
                     line: int | None = None) -> list[str]:
     """Normalize rule selectors; raise ``InputError`` for one that is malformed or matches no rule."""
-    from sched_reader.analyzers.rule_docs import rule_ids, rule_names
-    from sched_reader.analyzers.rule_catalog import matches, normalize_selector
-
     ids = rule_ids()
     out: list[str] = []
     for w in words:

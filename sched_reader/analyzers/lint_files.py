@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-WALK_SUFFIXES = (".yaml", ".yml", ".sh")
+from sched_reader.limits import display_name, os_error
+
+WALK_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".mk", ".sbatch", ".slurm")
+WALK_NAMES = ("makefile", "gnumakefile")  # read by name, as `lint FILE` reads them (issue 10)
 
 
 @lru_cache(maxsize=1024)
@@ -190,8 +193,6 @@ class FileFilter:
 def walk(directory: str, flt: FileFilter | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """``*.yaml``/``*.yml``/``*.sh`` under ``directory`` (sorted), and ``(path, reason)`` for what was
     excluded (directories count once). Hidden files and directories are skipped silently."""
-    from sched_reader.limits import display_name, os_error
-
     def unreadable(exc: OSError) -> None:  # a directory that cannot be listed is an error, not "0 files"
         raise os_error(exc, display_name(exc.filename or directory))
 
@@ -210,7 +211,7 @@ def walk(directory: str, flt: FileFilter | None = None) -> tuple[list[str], list
                 keep.append(d)
         dirs[:] = keep
         for name in sorted(names):
-            if not name.lower().endswith(WALK_SUFFIXES) or name.startswith("."):
+            if not (name.lower().endswith(WALK_SUFFIXES) or name.lower() in WALK_NAMES) or name.startswith("."):
                 continue
             full = os.path.normpath(os.path.join(root, name))
             why = flt.excluded(full, False) if flt else None

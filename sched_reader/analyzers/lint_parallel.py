@@ -46,24 +46,28 @@ def map_ordered(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int, *,
     """
     n_jobs = effective_jobs(jobs, len(items))
     out: list[Any] = []
-    if n_jobs <= 1:
-        if initializer is not None:
-            initializer(*initargs)
-        for x in items:
-            out.append(fn(x))
-            if progress is not None:
-                progress(len(out))
-        return out
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    if n_jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    chunk = max(1, min(16, len(items) // (n_jobs * 6)))
-    with ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx, initializer=initializer,
-                             initargs=initargs) as pool:
-        for r in pool.map(fn, items, chunksize=chunk):
-            out.append(r)
-            if progress is not None:
-                progress(len(out))
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        chunk = max(1, min(16, len(items) // (n_jobs * 6)))
+        try:
+            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx, initializer=initializer,
+                                     initargs=initargs) as pool:
+                for r in pool.map(fn, items, chunksize=chunk):
+                    out.append(r)
+                    if progress is not None:
+                        progress(len(out))
+            return out
+        except (OSError, BrokenProcessPool):
+            pass  # no worker processes here (a sandbox without /dev/shm, a killed worker): finish in-process
+    if initializer is not None:
+        initializer(*initargs)
+    for x in items[len(out):]:
+        out.append(fn(x))
+        if progress is not None:
+            progress(len(out))
     return out

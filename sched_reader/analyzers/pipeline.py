@@ -42,6 +42,12 @@ def release_findings(raw: RawEngine, spec: EngineSpec) -> list[Finding]:
     """The release checks of one engine: flags as written (SR101-SR104, SR108, SR109), then the checks of
     the built spec (SR104-SR106, SR109) that do not repeat a finding already on the spec."""
     flag_level = _own_file_key_hints(check_raw(raw, spec.vllm_version))
+    if spec.vllm_version_requested is None or any(
+            f.rule == "SR110" and "does not name a vLLM release" in f.message for f in spec.findings):
+        # the file names no release: what another release accepts is a warning, not a certain error
+        flag_level = spec_builder.soften_for_assumed_release(flag_level, spec.vllm_version, raw)
+    values = {(f.line, f.key) for f in flag_level if f.rule in ("SR102", "SR103")}
+    spec.findings = [f for f in spec.findings if f.rule != "SR103" or (f.line, f.key) not in values]
     existing = {(f.rule, f.line, f.key) for f in [*flag_level, *spec.findings]}
     engine_level = [f for f in check_spec(spec) if (f.rule, f.line, f.key) not in existing]
     return flag_level + engine_level
@@ -54,10 +60,13 @@ def build_spec(
     vllm: str | None = None,
     model_config: str | None = None,
     strict_model: bool = True,
+    model: str | None = None,
 ) -> EngineSpec:
     """One raw engine -> ``EngineSpec`` with its building and release-check findings (sorted)."""
-    spec = spec_builder.build_spec(raw, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model)
-    spec.findings = sorted([*spec.findings, *release_findings(raw, spec)], key=lambda f: f.sort_key())
+    spec = spec_builder.build_spec(raw, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model,
+                                   model=model)
+    checked = release_findings(raw, spec)  # first: it drops spec findings that repeat its own
+    spec.findings = sorted([*spec.findings, *checked], key=lambda f: f.sort_key())
     return spec
 
 
@@ -69,9 +78,11 @@ def build_specs(
     vllm: str | None = None,
     model_config: str | None = None,
     strict_model: bool = True,
+    model: str | None = None,
 ) -> list[EngineSpec]:
     """Read files and/or a command line; one checked ``EngineSpec`` per engine found."""
     raws = spec_builder.read_engines(paths, command_line)
-    specs = [build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model) for r in raws]
+    specs = [build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model, model=model)
+             for r in raws]
     spec_builder.note_shared_gpus(specs)
     return specs

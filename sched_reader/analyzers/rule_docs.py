@@ -17,6 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+import difflib
+import os
+import shlex
+import textwrap
+
+from sched_reader.analyzers.rule_catalog import all_rules, get_rule, render_markdown as catalog_markdown
 
 # The published docs/rules.md; set SCHED_READER_DOCS_URL to point SARIF helpUri elsewhere (a fork, a mirror).
 DOCS_URL = "https://github.com/sched-reader/sched-reader/blob/main/docs/rules.md"
@@ -56,21 +62,19 @@ EXAMPLES: dict[str, Example] = {
                      _L8 + ("--max-num-batched-tokens", "16384", "--max-model-len", "16384")),
 }
 
-# Rules added after the first release (id -> sched-reader release).
-SINCE: dict[str, str] = {"SR002": "0.2.0"}
+# The rules of the first release (0.1.0); any other id is new in the next release unless SINCE says.
+FIRST_RELEASE_IDS = frozenset({"SR001"} | {f"SR{n}" for n in range(101, 117)} | {f"SR{n}" for n in range(201, 206)})
+NEXT_RELEASE = "0.2.0"
+SINCE: dict[str, str] = {}
 
 
 def rules() -> list[Any]:
     """Every rule, sorted by id (the catalog's ``Rule`` objects)."""
-    from sched_reader.analyzers.rule_catalog import all_rules
-
     return all_rules()
 
 
 def lookup(rule: str) -> Any | None:
     """The rule with this id or name, or None."""
-    from sched_reader.analyzers.rule_catalog import get_rule
-
     return get_rule(rule)
 
 
@@ -83,13 +87,13 @@ def rule_names() -> list[str]:
 
 
 def since(rule_id: str) -> str:
-    """The sched-reader release that introduced the rule."""
-    return SINCE.get(rule_id, FIRST_RELEASE)
+    """The sched-reader release that introduced the rule (``SR106.<check>`` ids: when they became addressable)."""
+    if rule_id in SINCE:
+        return SINCE[rule_id]
+    return FIRST_RELEASE if rule_id in FIRST_RELEASE_IDS else NEXT_RELEASE
 
 
 def docs_url() -> str:
-    import os
-
     return os.environ.get("SCHED_READER_DOCS_URL") or DOCS_URL
 
 
@@ -104,14 +108,10 @@ def shipped_rules_md() -> str:
 
 
 def _cmd(argv: tuple[str, ...]) -> str:
-    import shlex
-
     return " ".join(shlex.quote(a) for a in argv)
 
 
 def suggest(word: str) -> str | None:
-    import difflib
-
     close = difflib.get_close_matches(word.upper(), rule_ids(), n=1, cutoff=0.6)
     close = close or difflib.get_close_matches(word.lower(), rule_names(), n=1, cutoff=0.6)
     return close[0] if close else None
@@ -124,8 +124,6 @@ def suggest(word: str) -> str | None:
 
 def rule_text(r: Any) -> str:
     """``sched-reader rule SR201``: what, why, example, fix, since (plain text, wraps at 100 columns)."""
-    import textwrap
-
     def para(text: str) -> list[str]:
         return textwrap.wrap(text, width=96, initial_indent="  ", subsequent_indent="  ",
                              break_on_hyphens=False) or ["  -"]
@@ -164,8 +162,6 @@ def rules_json() -> list[dict[str, Any]]:
 
 def render_markdown() -> str:
     """``docs/rules.md``: the catalog's page with each rule's example and first release added."""
-    from sched_reader.analyzers.rule_catalog import render_markdown as catalog_markdown
-
     text = catalog_markdown()
     lines = text.splitlines()
     out: list[str] = []

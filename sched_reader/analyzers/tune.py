@@ -24,6 +24,12 @@ from typing import Any, Callable, Iterable
 from pydantic import BaseModel, Field
 
 from sched_reader.errors import InputError
+from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.iteration import IterationCostModel
+from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.calibration_profile import calibrated, frontend_kwargs, use_profile
+from sched_reader.analyzers.simulator.api import with_frontend_latency
+from sched_reader.analyzers.simulator import params_for, simulate
 
 GOODPUT_KEYS = {"ttft": "ttft", "tpot": "tpot", "e2el": "e2el", "itl": "itl"}
 
@@ -155,11 +161,6 @@ def _effective_for(spec: Any, flags: dict[str, Any]) -> Any:
 def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str, float],
              percentile: str = "p99", profile: Any = None) -> Point:
     """One point of the sweep (pure: safe to run in another process or a Ray task)."""
-    from sched_reader.analyzers.simulator import params_for, simulate
-    from sched_reader.analyzers.simulator.api import with_frontend_latency
-    from sched_reader.models.calibration_profile import calibrated, use_profile
-    from sched_reader.models.capacity import estimate_capacity
-    from sched_reader.models.cost.iteration import IterationCostModel
 
     if profile is not None:
         use_profile(profile)
@@ -177,11 +178,10 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     blocks = int(cap.kv_cache.num_blocks)
     pt.kv_tokens = int(cap.kv_cache.tokens or 0)
     cost = calibrated(IterationCostModel(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization), profile)
-    from sched_reader.models.cost.frontend import ApiServerModel
 
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
-                                         frontend=ApiServerModel()))
+                                         frontend=ApiServerModel(**frontend_kwargs(profile))))
     pt.output_throughput = float(res["output_throughput"])
     pt.throughput_per_gpu = pt.output_throughput / max(1, gpus)
     pt.request_goodput = float(res.get("request_goodput") or 0.0) if targets else None
@@ -311,7 +311,7 @@ def _sig(v: tuple) -> tuple:
 
 
 def _rank(p: Point) -> tuple:
-    return (float(f"{p.throughput_per_gpu:.3g}"), -p.gpus, _tiebreak(p))
+    return (float(f"{p.throughput_per_gpu:.4g}"), -p.gpus, _tiebreak(p))
 
 
 def best_points(points: list[Point], targets: dict[str, float]) -> dict[str, int | None]:

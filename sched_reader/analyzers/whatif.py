@@ -17,6 +17,10 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from sched_reader.errors import InputError
+from sched_reader.analyzers.diagnosis import diagnose
+from sched_reader.analyzers.pipeline import build_spec
+from sched_reader.models.spec_builder import note_shared_gpus, read_engines
+from sched_reader.readers.raw import Origin, Setting
 
 MIN_GAIN = 0.01  # a target metric must move >= 1% the right way for a recommendation to be printed
 
@@ -51,8 +55,6 @@ def parse_sets(sets: Iterable[str] | None) -> list[tuple[str, str | None]]:
 
 
 def _with_settings(raw: Any, flags: list[tuple[str, str | None]], label: str) -> Any:
-    from sched_reader.readers.raw import Origin, Setting
-
     origin = Origin(source="cli-option", key=label)
     extra = [Setting(flag=f, value=v, origin=origin) for f, v in flags]
     return raw.model_copy(update={"settings": list(raw.settings) + extra})
@@ -61,9 +63,6 @@ def _with_settings(raw: Any, flags: list[tuple[str, str | None]], label: str) ->
 def build(paths: list[str], command_line: list[str] | None, sets: list[tuple[str, str | None]] | None = None,
           **kw: Any) -> tuple[list[Any], list[Any]]:
     """(raw engines, specs) as ``build_specs`` makes them, with ``sets`` applied to every engine."""
-    from sched_reader.analyzers.pipeline import build_spec
-    from sched_reader.models.spec_builder import note_shared_gpus, read_engines
-
     raws = read_engines(paths, command_line)
     specs = [build_spec(_with_settings(r, sets, "--set") if sets else r, **kw) for r in raws]
     if sets:
@@ -75,8 +74,6 @@ def build(paths: list[str], command_line: list[str] | None, sets: list[tuple[str
 
 def respec(raw: Any, flags: list[tuple[str, str | None]], **kw: Any) -> Any:
     """One engine rebuilt with ``flags`` applied after its own."""
-    from sched_reader.analyzers.pipeline import build_spec
-
     return build_spec(_with_settings(raw, flags, "what-if"), **kw)
 
 
@@ -116,6 +113,8 @@ def target_of(bottleneck: str, rec: Any) -> str:
         return "mean_ttft_ms" if raising else "p99_itl_ms"
     if rec.flag == "--max-num-seqs":
         return "output_throughput"
+    if rec.flag == "--enable-chunked-prefill" or bottleneck == "prefill_stall":
+        return "p99_itl_ms"
     if bottleneck == "kv_cache_blocks":
         return "concurrency_limit"
     return "output_throughput"
@@ -127,7 +126,12 @@ def rec_flags(rec: Any) -> list[tuple[str, str | None]] | None:
         return [("--quantization", "fp8")] if "fp8" in rec.suggested.lower() else None
     if not rec.flag.startswith("--"):
         return None
-    return [(rec.flag, rec.suggested.split()[0])]
+    value = rec.suggested.split()[0]
+    if value.lower() in ("on", "true"):          # a boolean flag switched on (--enable-chunked-prefill)
+        return [(rec.flag, None)]
+    if value.lower() in ("off", "false"):
+        return [("--no-" + rec.flag[2:], None)]
+    return [(rec.flag, value)]
 
 
 def improves(metric: str, before: Any, after: Any) -> bool:
@@ -155,8 +159,6 @@ def effect(before: dict[str, Any], after: dict[str, Any], target: str) -> dict[s
 def attach_effects(raws: list[Any], specs: list[Any], results: list[Any], overrides: dict[str, Any],
                    **kw: Any) -> None:
     """Evaluate every recommendation of every diagnosis; keep those that improve their target metric."""
-    from sched_reader.analyzers.diagnosis import diagnose
-
     for raw, spec, d in zip(raws, specs, results):
         v = d.verdict
         if v is None or not v.recommendations:
@@ -200,8 +202,6 @@ def _refresh_fixes(d: Any) -> None:
 def compare(raws: list[Any], base_specs: list[Any], specs: list[Any], results: list[Any],
             overrides: dict[str, Any], sets: list[tuple[str, str | None]]) -> list[dict[str, Any]]:
     """For ``--set``: each engine's metrics without the overrides -> with them."""
-    from sched_reader.analyzers.diagnosis import diagnose
-
     out = []
     for base, d in zip(base_specs, results):
         try:

@@ -7,6 +7,9 @@ import sys
 import typer
 
 from sched_reader import __version__
+from sched_reader.cli import (cmd_calibrate, cmd_compat, cmd_config, cmd_diagnose, cmd_explain_log, cmd_lesson,
+                              cmd_lint, cmd_rules, cmd_simulate, cmd_tune)
+from sched_reader.cli.common import COMMAND_LINE
 
 app = typer.Typer(
     name="sched-reader",
@@ -38,21 +41,33 @@ def _root(
     """Predict what vLLM's scheduler does with a deploy config, before a GPU is rented."""
 
 
+def _plain_argument_metavars() -> None:
+    """Help shows a positional argument by its metavar alone (``FILE...``), as for options.
+
+    typer >= 0.26 prints ``FILE <list[str]>`` for an argument even when it has a metavar; older typer
+    (with click) prints ``FILE...``. This keeps the Python type out of the help on both."""
+    try:
+        from typer.core import TyperArgument
+    except ImportError:  # pragma: no cover
+        return
+    orig = getattr(TyperArgument, "display_type_rich", None)
+    if orig is None or getattr(orig, "_sched_reader", False):
+        return
+
+    def display_type_rich(self, ctx):  # noqa: ANN001
+        return None if self.metavar else orig(self, ctx)
+
+    display_type_rich._sched_reader = True
+    TyperArgument.display_type_rich = display_type_rich
+
+
+_plain_argument_metavars()
+
+
 def _register() -> None:
-    from sched_reader.cli import cmd_compat, cmd_config, cmd_diagnose, cmd_lesson, cmd_lint, cmd_rules, cmd_simulate
-
-    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson):
+    for mod in (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson,
+                cmd_explain_log, cmd_calibrate, cmd_tune):
         mod.register(app)
-    _register_loop()
-
-
-def _register_loop() -> None:
-    """explain-log / calibrate / tune (issue 13; kept apart so the command list merges cleanly)."""
-    from sched_reader.cli import cmd_calibrate, cmd_explain_log, cmd_tune
-
-    cmd_explain_log.register(app)
-    cmd_calibrate.register(app)
-    cmd_tune.register(app)
 
 
 _register()
@@ -60,8 +75,6 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: splits off a command line after ``--``, then runs typer."""
-    from sched_reader.cli.common import COMMAND_LINE
-
     args = list(sys.argv[1:] if argv is None else argv)
     if "--" in args:
         i = args.index("--")
@@ -69,4 +82,53 @@ def main(argv: list[str] | None = None) -> None:
         COMMAND_LINE.set(tail)
     else:
         head = args
-    app(args=head, prog_name="sched-reader")
+    exc = _click_exceptions()
+    try:
+        rv = app(args=head, prog_name="sched-reader", standalone_mode=False)
+    except exc.UsageError as err:
+        sys.stderr.write(f"sched-reader: error: {usage_message(err)}\n")
+        sys.exit(2)
+    except exc.Abort:
+        sys.stderr.write("sched-reader: error: aborted\n")
+        sys.exit(130)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _click_exceptions():
+    """click's exception module: typer >= 0.26 vendors click as ``typer._click``; older typer uses click."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click import exceptions
+    return exceptions
+
+
+def usage_message(err) -> str:
+    """A click usage error as one line: the option, what was wrong, the choices, a close match.
+
+    ``--format sarf`` -> ``--format: 'sarf' is not one of text, json, sarif, ... (did you mean 'sarif'?)``
+    (click's own text, less the "Value error," its enum conversion prefixes, and its "Try --help" block).
+    """
+    import difflib
+
+    exc = _click_exceptions()
+    import re
+
+    msg = err.format_message().replace("Value error, ", "").strip()
+    param = getattr(err, "param", None)
+    if isinstance(err, exc.BadParameter) and param is not None:
+        name = max(getattr(param, "opts", None) or [param.name or "value"], key=len)
+        msg = re.sub(r"^Invalid value for [^:]*:\s*", "", msg)
+        choices = [str(c) for c in getattr(getattr(param, "type", None), "choices", None) or []]
+        m = re.search(r"'([^']*)' is not one of (.*?)\.?$", msg)
+        if m:
+            got = m.group(1)
+            choices = choices or re.findall(r"'([^']*)'", m.group(2))
+            msg = f"{got!r} is not one of {', '.join(choices)}"
+            close = difflib.get_close_matches(got.lower(), choices, n=1, cutoff=0.5)
+            if close:
+                msg += f" (did you mean {close[0]!r}?)"
+        msg = f"{name}: {msg}"
+    ctx = getattr(err, "ctx", None)
+    cmd = ctx.command_path if ctx is not None else "sched-reader"
+    return f"{msg} (see `{cmd} --help`)"

@@ -42,26 +42,26 @@ def register(app: typer.Typer) -> None:
 
 
 def compat(
-    configs: Optional[List[str]] = typer.Argument(
-        None, help="Deploy files to check; put a `vllm serve ...` command line after `--`.", show_default=False
+    files: Optional[List[str]] = typer.Argument(
+        None, metavar="FILE", help="Deploy files to check; put a `vllm serve ...` command line after `--`.", show_default=False
     ),
     vllm: Optional[str] = typer.Option(
-        None, "--vllm", help="vLLM release (0.18.0, v0.18.0, latest, an image tag). Default for checks: the "
+        None, "--vllm", metavar="VERSION", help="vLLM release (0.18.0, v0.18.0, latest, an image tag). Default for checks: the "
         "release in each config's image tag, else the newest known.", show_default=False
     ),
-    fmt: str = typer.Option("text", "--format", "-f", help="text | json | markdown."),
+    fmt: str = typer.Option("text", "--format", "-f", metavar="text|json|markdown", help="Output format."),
     diff: Optional[Tuple[str, str]] = typer.Option(
         None, "--diff", metavar="OLD NEW", help="Changelog between two releases: flags, defaults, choices, matrix.",
         show_default=False,
     ),
-    flag: Optional[str] = typer.Option(None, "--flag", help="History of one flag across releases.", show_default=False),
+    flag: Optional[str] = typer.Option(None, "--flag", metavar="FLAG", help="History of one flag across releases.", show_default=False),
     list_releases: bool = typer.Option(False, "--list", help="Known releases, engine generation, source commit."),
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="GPU to assume: the matrix hardware column for config checks, and the serve defaults --diff and --flag resolve (default H100 SXM5 80GB).", show_default=False
+        None, "--gpu", metavar="NAME", help="GPU to assume: the matrix hardware column for config checks, and the serve defaults --diff and --flag resolve (default H100 SXM5 80GB).", show_default=False
     ),
 ) -> None:
     fmt = (fmt or "text").lower()
-    files, command_line = split_inputs(configs or [])
+    files, command_line = split_inputs(files or [])
     problem = check_usage(fmt, modes=sum(bool(x) for x in (diff, flag, list_releases)),
                           has_inputs=bool(files or command_line))
     if problem:

@@ -10,21 +10,22 @@ from sched_reader.cli.common import (
     FormatOption,
     GpuOption,
     ModelConfigOption,
+    ModelOption,
     OutputFormat,
     VllmOption,
     run_guarded,
-    split_inputs,
 )
-from sched_reader.cli.fail_on import FailOn, FailOnOption, exit_for
+from sched_reader.cli.fail_on import FailOn, FailOnOption
 
 
 def config(
     files: Optional[List[str]] = typer.Argument(
-        None, help="Deploy files (vLLM YAML, shell, Kubernetes, Helm values, compose); or `-- vllm serve ...`."
+        None, metavar="FILE", help="Deploy files (vLLM YAML, shell, Kubernetes, Helm values, compose); or `-- vllm serve ...`."
     ),
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
+    model: Optional[str] = ModelOption,
     fmt: OutputFormat = FormatOption,
     fail_on: FailOn = FailOnOption,
 ) -> None:
@@ -34,19 +35,10 @@ def config(
     """
 
     def body() -> int:
-        from sched_reader.analyzers.pipeline import build_specs
-        from sched_reader.report.spec_json import dumps, envelope, spec_json
+        from sched_reader.cli.runners import config as runner
 
-        paths, command_line = split_inputs(files)
-        specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=False)
-        if fmt == OutputFormat.json:
-            typer.echo(dumps(envelope([spec_json(s) for s in specs])), nl=False)
-        else:
-            from sched_reader.report.console import make_console
-            from sched_reader.report.text_config import render_config
-
-            render_config(make_console(), specs)
-        return exit_for(specs, fail_on)
+        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value, fail_on=fail_on,
+                          echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
 

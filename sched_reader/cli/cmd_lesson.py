@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import List, Optional
 
 import typer
 
@@ -11,15 +11,15 @@ from sched_reader.cli.common import FormatOption, OutputFormat, run_guarded
 
 def lesson(
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="GPU the claims are evaluated on (default H100 SXM5 80GB, the lesson's GPU)."
+        None, "--gpu", metavar="NAME", help="GPU the claims are evaluated on (default H100 SXM5 80GB, the lesson's GPU)."
     ),
     vllm: Optional[str] = typer.Option(
-        None, "--vllm", help="vLLM release whose defaults are used, e.g. 0.19.0 (default: the newest known)."
+        None, "--vllm", metavar="VERSION", help="vLLM release whose defaults are used, e.g. 0.19.0 (default: the newest known)."
     ),
     fmt: OutputFormat = FormatOption,
     explain: bool = typer.Option(False, "--explain", help="After the table, each claim's quote, formula, inputs, "
                                                           "conditions and notes."),
-    claim: Optional[List[str]] = typer.Option(None, "--claim", help="Only this claim id (repeatable)."),
+    claim: Optional[List[str]] = typer.Option(None, "--claim", metavar="ID", help="Only this claim id (repeatable)."),
 ) -> None:
     """Check the lesson's numbers (KV size, waste, defaults, prefill time, throughput, ITL) against
     sched-reader's capacity, cost, block-accounting, simulator and release-facts models.
@@ -29,79 +29,12 @@ def lesson(
     """
 
     def body() -> int:
-        from sched_reader.analyzers.lesson_check import check_lesson
+        from sched_reader.cli.runners import lesson as runner
 
-        report = check_lesson(gpu=gpu, vllm=vllm, only=list(claim) if claim else None)
-        if fmt == OutputFormat.json:
-            from sched_reader.report.spec_json import dumps
-
-            typer.echo(dumps(report.to_json()), nl=False)
-        else:
-            from sched_reader.report.console import make_console
-
-            render_lesson(make_console(), report, explain=explain)
-        return 0
+        return runner.run(gpu=gpu, vllm=vllm, only=list(claim) if claim else None, fmt=fmt.value, explain=explain,
+                          echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
-
-
-def _fmt_input(v: Any) -> str:
-    if isinstance(v, float):
-        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
-            return f"{v:.4g}"
-        return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}"
-    return str(v)
-
-
-def claim_table(report: Any) -> list[str]:
-    """The claim | lesson says | sched-reader computes | verdict table as plain lines (no trailing spaces)."""
-    from rich.cells import cell_len
-
-    head = ("claim", "lesson says", "sched-reader computes", "verdict")
-    rows = [(c.label, str(c.lesson.get("text", "")), c.computed_text, c.verdict_text) for c in report.claims]
-    widths = [max(cell_len(r[i]) for r in [head, *rows]) for i in range(4)]
-
-    def line(cells: tuple[str, ...]) -> str:
-        parts = [cells[i] + " " * (widths[i] - cell_len(cells[i])) for i in range(3)] + [cells[3]]
-        return "  ".join(parts).rstrip()
-
-    return [line(head), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
-
-
-def render_lesson(console: Any, report: Any, explain: bool = False) -> None:
-    """The claim table, a verdict summary, and with ``explain`` each claim's derivation."""
-    console.print(f"sched-reader lesson: {report.title_en}", markup=False)
-    console.print(f"  lesson   {report.title}", markup=False)
-    console.print(f"  checked  {report.model} on {report.gpu}, defaults of vLLM {report.vllm_version}", markup=False)
-    console.print()
-    for ln in claim_table(report):
-        console.print(ln, markup=False, overflow="ignore", crop=False)
-    counts = [f"{n} {v}" for v, n in report.summary().items() if n]
-    console.print(f"{len(report.claims)} claims: {', '.join(counts)} (ratio = computed / lesson)", markup=False)
-    if not explain:
-        console.print("run with --explain for each claim's formula, inputs, conditions and notes", markup=False)
-        return
-    for c in report.claims:
-        o = c.outcome
-        console.print()
-        console.print(f"[{c.id}] {c.label}: {c.verdict_text}", markup=False)
-        console.print(f"  lesson     {c.quote_zh}  ({c.section})", markup=False)
-        console.print(f"             \"{c.gloss_en}\"", markup=False)
-        console.print(f"  says       {c.lesson.get('text', '')}", markup=False)
-        console.print(f"  computes   {c.computed_text}", markup=False)
-        console.print(f"  verdict    {c.verdict}: {c.why} (tolerance {c.tolerance:g})", markup=False)
-        if o.formula:
-            console.print(f"  formula    {o.formula}", markup=False)
-        if o.inputs:
-            console.print("  inputs     " + ", ".join(f"{k}={_fmt_input(v)}" for k, v in o.inputs.items()), markup=False)
-        for v in o.variants:
-            mark = {True: "holds", False: "does not hold", None: "n/a"}[v.holds]
-            tag = "release" if v.kind == "release" else "condition"
-            console.print(f"  {tag:10} {v.label}: {v.to_json()['text']} ({mark})", markup=False)
-        for n in o.notes:
-            console.print(f"  note       {n}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

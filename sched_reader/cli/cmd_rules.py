@@ -16,15 +16,9 @@ def rules(fmt: OutputFormat = FormatOption) -> None:
     """List every rule: id, name, severity, summary."""
 
     def body() -> int:
-        from sched_reader.analyzers import rule_docs
+        from sched_reader.cli.runners import rules as runner
 
-        if fmt == OutputFormat.json:
-            import json
-
-            typer.echo(json.dumps({"schema_version": 1, "rules": rule_docs.rules_json()}, indent=2))
-        else:
-            typer.echo(rule_docs.rules_table(), nl=False)
-        return 0
+        return runner.run_rules(fmt=fmt.value, echo=typer.echo)
 
     raise typer.Exit(run_guarded(body))
 
@@ -36,25 +30,9 @@ def rule(
     """Explain one rule: why it matters, an example, the fix, since which release."""
 
     def body() -> int:
-        from sched_reader.analyzers import rule_docs
-        from sched_reader.errors import InputError
+        from sched_reader.cli.runners import rules as runner
 
-        r = rule_docs.lookup(rule_id.strip())
-        if r is None:
-            guess = rule_docs.suggest(rule_id.strip())
-            raise InputError(f"unknown rule {rule_id!r}",
-                             hint=f"did you mean {guess}?" if guess else "see `sched-reader rules`")
-        if fmt == OutputFormat.json:
-            import json
-
-            [doc] = [d for d in rule_docs.rules_json() if d["id"] == r.id]
-            ex = rule_docs.EXAMPLES.get(r.id)
-            doc["example"] = None if ex is None else {"vllm": ex.vllm, "argv": list(ex.argv),
-                                                      "fixed": list(ex.fixed) if ex.fixed else None}
-            typer.echo(json.dumps(doc, indent=2))
-        else:
-            typer.echo(rule_docs.rule_text(r), nl=False)
-        return 0
+        return runner.run_rule(rule_id, fmt=fmt.value, echo=typer.echo)
 
     raise typer.Exit(run_guarded(body))
 

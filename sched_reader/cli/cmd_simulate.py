@@ -11,17 +11,32 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from sched_reader.cli.common import (
-    ProfileOption,
+    BurstinessOption,
     Dataset,
+    DatasetNameOption,
     FormatOption,
+    GoodputOption,
     GpuOption,
+    InputLenOption,
+    MaxConcurrencyOption,
+    MetricPercentilesOption,
     ModelConfigOption,
+    NumPromptsOption,
     OutputFormat,
+    OutputLenOption,
+    PlotOption,
+    ProfileOption,
+    RandomInputLenOption,
+    RandomOutputLenOption,
+    RangeRatioOption,
+    RequestRateOption,
+    SeedOption,
     VllmOption,
+    WorkloadFileOption,
+    bench_overrides,
     run_guarded,
     split_inputs,
 )
-from sched_reader.limits import MAX_PROMPTS, MAX_SEED, MAX_TOKENS, MIN_REQUEST_RATE, finite_float
 
 
 _UNLIMITED = 1 << 40  # simulator.policies.UNLIMITED (not imported: keeps `--help` free of the simulator)
@@ -65,6 +80,7 @@ def _row_formatters() -> tuple[list[tuple[str, Callable[[dict[str, Any]], str]]]
         ("KV blocks", lambda r: fmt_int(_params(r).get("num_blocks"))),
     ]
     metrics = [
+        ("failed requests", count("failed")),
         ("request throughput", rate("request_throughput", "req/s")),
         ("output throughput", rate("output_throughput", "tok/s")),
         ("total throughput", rate("total_token_throughput", "tok/s")),
@@ -82,12 +98,6 @@ def _row_formatters() -> tuple[list[tuple[str, Callable[[dict[str, Any]], str]]]
         ("steps", count("num_steps")),
     ]
     return params, metrics
-
-
-def _rate(text: str) -> float:
-    """``--request-rate`` in requests/s: at least ``limits.MIN_REQUEST_RATE``, or inf (all at once)."""
-    return finite_float(text, key="--request-rate", lo=MIN_REQUEST_RATE, unit="req/s", allow_inf=True,
-                        hint="a rate in requests/s, or inf to send every request at once")
 
 
 def _policies(policy: str, compare: str | None) -> list[str]:
@@ -128,8 +138,22 @@ def _progress_factory():
 
 
 def table_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
-    """(header, parameter rows, metric rows) of one engine's table: one column per policy."""
+    """(header, parameter rows, metric rows) of one engine's table: one column per policy.
+
+    ``failed requests`` shows only when a request failed; ``--metric-percentiles`` adds a row per
+    percentile and metric (``p99.9 ITL``)."""
+    from sched_reader.report.units import fmt_duration_ms
+
     params, metrics = _row_formatters()
+    if not any(r.get("failed") for r in results.values()):
+        metrics = [m for m in metrics if m[0] != "failed requests"]
+    pcts = next((r.get("metric_percentiles") for r in results.values() if r.get("metric_percentiles")), None)
+    for q in pcts or ():
+        word = str(int(q)) if float(q) == int(q) else str(q)
+        for name in ("ttft", "tpot", "itl", "e2el"):
+            key = f"p{word}_{name}_ms"
+            metrics.append((f"p{word} {name.upper()}",
+                            lambda r, _k=key: fmt_duration_ms(r.get(_k), ms_digits=2)))
     header = ["metric", *(pol.upper() for pol in results)]
     sizes = {_params(r).get("block_size") for r in results.values()} - {None}
     rows_p = []
@@ -159,59 +183,71 @@ def plain_table(header: list[str], *sections: list[list[str]]) -> list[str]:
 
 
 def _text(engines: list[dict[str, Any]]) -> None:
-    from sched_reader.report.console import PlainConsole, make_console
+    """One table per engine (a column per policy), split into column groups that fit the width, each
+    repeating the metric labels; then the notes, wrapped with a hanging indent."""
+    from sched_reader.report.console import make_console
+    from sched_reader.report.layout import cell_width, column_groups, table_lines
 
     con = make_console()
+    width = getattr(con, "width", 100)
     for i, e in enumerate(engines):
         if i:
             con.print()
         con.print(f"engine    {e['name']} ({e['file']})", markup=False)
         con.print(f"workload  {e['workload']}", markup=False)
         header, rows_p, rows_m = table_rows(e["results"])
-        if isinstance(con, PlainConsole):
-            for line in plain_table(header, rows_p, rows_m):
-                con.print(line)
-        else:
-            from rich.table import Table
-
-            table = Table()
-            table.add_column(header[0])
-            for name in header[1:]:
-                table.add_column(name, justify="right")
-            for row in rows_p:
-                table.add_row(*row)
-            table.add_section()
-            for row in rows_m:
-                table.add_row(*row)
-            con.print(table)
+        rows = rows_p + rows_m
+        label_w = max(cell_width(r[0]) for r in [header, *rows])
+        col_w = [max(cell_width(r[j]) for r in [header, *rows]) for j in range(1, len(header))]
+        for g, group in enumerate(column_groups(label_w, col_w, width)):
+            if g:
+                con.print()
+            cols = [0] + [j + 1 for j in group]
+            sub = [[r[c] for c in cols] for r in rows]
+            lines = table_lines([header[c] for c in cols], sub, width, sections=[len(rows_p)]) or \
+                [f"{r[0]}: " + ", ".join(f"{header[c]} {r[k + 1]}" for k, c in enumerate(cols[1:])) for r in sub]
+            for line in lines:
+                con.print(line, markup=False)
         con.print("token budget: tokens one step may schedule; (chunked): longer prompts are prefilled in "
                   "chunks of that size", markup=False)
-        for pol, r in e["results"].items():
-            for note in r.get("notes", []):
-                con.print(f"note ({pol}): {note}", markup=False)
+        per_policy = {pol: r.get("notes", []) for pol, r in e["results"].items()}
+        shared = [n for n in next(iter(per_policy.values()), []) if all(n in ns for ns in per_policy.values())]
+        for note in shared:
+            con.print(f"note: {note}", markup=False)
+        for pol, notes in per_policy.items():
+            for note in notes:
+                if note not in shared:
+                    con.print(f"note ({pol}): {note}", markup=False)
 
 
 def simulate(
-    config: Optional[List[str]] = typer.Argument(
-        None, help="Deploy file(s) (compose, k8s, helm values, vLLM config); or a command line after --."
-    ),
-    policy: str = typer.Option("vllm", "--policy", help="naive | static | continuous | chunked | vllm."),
+    files: Optional[List[str]] = typer.Argument(
+        None, metavar="FILE",
+        help="Deploy files (compose, k8s, helm values, vLLM config); or a command line after --."),
+    policy: str = typer.Option("vllm", "--policy", metavar="NAME", help="naive | static | continuous | chunked | vllm."),
     compare: Optional[str] = typer.Option(
-        None, "--compare", help="Comma list of policies to run side by side, e.g. naive,continuous,vllm."
+        None, "--compare", metavar="LIST", help="Comma list of policies to run side by side, e.g. naive,continuous,vllm."
     ),
-    workload: Optional[Path] = typer.Option(None, "--workload", help="Workload YAML (classes, arrivals, trace)."),
-    dataset_name: Optional[Dataset] = typer.Option(
-        None, "--dataset-name", case_sensitive=False, help="Workload shape, as `vllm bench serve` (default random)."
-    ),
-    random_input_len: Optional[int] = typer.Option(None, "--random-input-len", min=1, max=MAX_TOKENS, help="Prompt tokens (random dataset; default 1024)."),
-    random_output_len: Optional[int] = typer.Option(None, "--random-output-len", min=1, max=MAX_TOKENS, help="Output tokens (random dataset; default 128)."),
-    num_prompts: Optional[int] = typer.Option(None, "--num-prompts", min=1, max=MAX_PROMPTS, help="Requests in the run (default 1000)."),
-    request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s (Poisson arrivals), or inf for all at once (default inf)."),
-    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, max=MAX_PROMPTS, help="Cap on requests in flight."),
-    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Random seed of the generated workload."),
-    chunk_size: int = typer.Option(512, "--chunk-size", min=1, help="Prefill chunk of the 'chunked' policy (tokens)."),
-    slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", help="Goodput TTFT target (ms)."),
-    slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", help="Goodput TPOT/ITL target (ms)."),
+    workload: Optional[Path] = WorkloadFileOption,
+    dataset_name: Optional[Dataset] = DatasetNameOption,
+    input_len: Optional[int] = InputLenOption,
+    output_len: Optional[int] = OutputLenOption,
+    random_input_len: Optional[int] = RandomInputLenOption,
+    random_output_len: Optional[int] = RandomOutputLenOption,
+    random_range_ratio: Optional[float] = RangeRatioOption,
+    num_prompts: Optional[int] = NumPromptsOption,
+    request_rate: Optional[str] = RequestRateOption,
+    burstiness: Optional[float] = BurstinessOption,
+    max_concurrency: Optional[int] = MaxConcurrencyOption,
+    seed: int = SeedOption,
+    metric_percentiles: Optional[str] = MetricPercentilesOption,
+    goodput: Optional[List[str]] = GoodputOption,
+    chunk_size: int = typer.Option(512, "--chunk-size", min=1, metavar="N", help="Prefill chunk of the 'chunked' policy (tokens)."),
+    slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", metavar="MS", help="Goodput TTFT target (ms); same as --goodput ttft:MS."),
+    slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", metavar="MS", help="Goodput TPOT target (ms); same as --goodput tpot:MS."),
+    plot: Optional[Path] = PlotOption,
+    timeseries: Optional[Path] = typer.Option(
+        None, "--timeseries", metavar="FILE", help="Write batch size, KV blocks and step time over time to FILE (CSV)."),
     fmt: OutputFormat = FormatOption,
     gpu: Optional[str] = GpuOption,
     vllm: Optional[str] = VllmOption,
@@ -221,59 +257,99 @@ def simulate(
     """Predict throughput, TTFT, ITL, KV use and preemptions of a deploy config under a workload.
 
     Each policy replays the same requests on the same KV budget and step-cost model; the table's first
-    rows show the scheduler limits that make the policies differ.
+    rows show the scheduler limits that make the policies differ. A trace (--workload FILE.jsonl, or a
+    `workload: {trace: ...}` section) is replayed exactly: its arrival times, lengths and prefixes.
 
     Exit codes: 0 simulated, 2 unreadable or invalid input (unknown policy, GPU, model or file).
 
     \b
     Examples:
-      sched-reader simulate deploy.yaml
-      sched-reader simulate --compare naive,static,continuous,chunked,vllm --num-prompts 200 deploy.yaml
+      sched-reader simulate examples/llama3-8b-h100.yaml
+      sched-reader simulate --compare naive,static,continuous,chunked,vllm --num-prompts 200 examples/llama3-8b-h100.yaml
       sched-reader simulate --request-rate 8 --format json -- vllm serve meta-llama/Llama-3.1-8B-Instruct
     """
 
     def body() -> int:
+        from sched_reader.cli.runners.profile import activate_profile
         from sched_reader.errors import InputError
-        from sched_reader.cli.common import activate_profile
 
         activate_profile(profile)
-
         pols = _policies(policy, compare)
-        rate = _rate(request_rate) if request_rate is not None else None
-        paths, cmdline = _inputs(config)
+        overrides = bench_overrides(
+            workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,
+            random_input_len=random_input_len, random_output_len=random_output_len,
+            random_range_ratio=random_range_ratio, num_prompts=num_prompts, request_rate=request_rate,
+            burstiness=burstiness, max_concurrency=max_concurrency, seed=seed,
+            metric_percentiles=metric_percentiles, goodput=goodput)
+        slo = dict(overrides.get("goodput") or {})
+        if slo_ttft_ms is not None:
+            slo["ttft"] = slo_ttft_ms
+        if slo_tpot_ms is not None:
+            slo["tpot"] = slo_tpot_ms
+        if plot is not None:
+            from sched_reader.report.plots import check_plot_target
+
+            check_plot_target(plot)
+        paths, cmdline = _inputs(files)
         from sched_reader.analyzers.simulator import simulate_spec
         from sched_reader.analyzers.pipeline import build_specs
 
         specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
         if not specs:
             raise InputError("no vLLM engine found in the input")
-        overrides = {"dataset_name": dataset_name.value if dataset_name else None,
-                     "random_input_len": random_input_len, "random_output_len": random_output_len,
-                     "num_prompts": num_prompts, "request_rate": rate, "max_concurrency": max_concurrency}
-        per_engine = [_workload(workload, spec, overrides, seed) for spec in specs]
+        per_engine = [_workload(spec, overrides) for spec in specs]
         prog, cb = _progress_factory()
         engines = []
         try:
             if prog is not None:
                 prog.start()
             for spec, (requests, desc) in zip(specs, per_engine):
-                res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo_ttft_ms,
-                                    slo_tpot_ms=slo_tpot_ms,
+                res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo.get("ttft"),
+                                    slo_tpot_ms=slo.get("tpot"), slo_e2el_ms=slo.get("e2el"),
+                                    percentiles=tuple(overrides.get("metric_percentiles") or ()),
                                     progress=(lambda p, d, t, _n=spec.name: cb(f"{_n}:{p}", d, t)) if cb else None)
                 engines.append({"name": spec.name, "file": spec.file, "workload": desc, "results": res})
         finally:
             if prog is not None:
                 prog.stop()
+        if timeseries is not None:
+            _write_timeseries(timeseries, engines)
+        if plot is not None:
+            from sched_reader.report.plots import plot_simulation
+
+            plot_simulation(engines, plot)
         if fmt == OutputFormat.json:
             typer.echo(json.dumps({"schema_version": 1, "engines": engines}, indent=1))
         else:
             for e in engines:
                 for r in e["results"].values():
                     r.pop("timeseries", None)
+                    r.pop("histograms", None)
             _text(engines)
         return 0
 
     raise typer.Exit(run_guarded(body))
+
+
+def _write_timeseries(path: Path, engines: list[dict[str, Any]]) -> None:
+    """CSV: one row per sampled step of each engine and policy (seconds, sequences, blocks, ms)."""
+    import csv
+
+    from sched_reader.errors import InputError
+
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["engine", "policy", "t_s", "batch_size", "kv_blocks", "kv_blocks_total", "step_ms"])
+            for e in engines:
+                for pol, r in e["results"].items():
+                    ts = r.get("timeseries") or {}
+                    total = r.get("kv_blocks_total")
+                    for t, b, k, st in zip(ts.get("t_s", []), ts.get("batch_size", []), ts.get("kv_blocks", []),
+                                           ts.get("step_ms", [])):
+                        w.writerow([e["name"], pol, f"{t:.6f}", b, k, total, f"{st:.4f}"])
+    except OSError as err:
+        raise InputError(f"cannot write: {err.strerror or err}", file=str(path), key="--timeseries") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -288,24 +364,24 @@ def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
     paths, cmdline = split_inputs(config)
     if not paths and not cmdline:
         raise InputError("give a deploy file or a command line after --")
+    for p in paths:
+        if not Path(p).exists():
+            raise InputError("no such file", file=p)
     return paths, cmdline
 
 
-def _workload(path, spec, overrides: dict[str, Any], seed: int):
-    """(requests, description) for one engine: --workload FILE, else the bench flags over the file's section."""
+def _workload(spec, overrides: dict[str, Any]):
+    """(requests, description) for one engine: --workload FILE, else the bench flags, else the file's
+    workload section (a trace or classes, replayed request by request), else vllm bench serve's defaults."""
     from sched_reader.analyzers.diagnosis import resolve_workload
-    from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_yaml
+    from sched_reader.analyzers.simulator.workloads import from_bench_flags
     from sched_reader.report.text_diagnose import describe_workload
 
-    if path is not None:
-        req = load_workload_yaml(path, {"seed": seed} if seed else None)
-        if overrides.get("max_concurrency") is not None:
-            req.max_concurrency = overrides["max_concurrency"]
-        return req, f"workload {path} ({len(req):,} requests)"
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = from_bench_flags(dataset_name=bench.dataset_name, random_input_len=bench.random_input_len,
                                random_output_len=bench.random_output_len, num_prompts=bench.num_prompts,
-                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency, seed=seed)
-        return req, describe_workload(bench)
-    return req, f"{describe_workload(bench)} (from the file's workload section: means of {len(req):,} requests)"
+                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency,
+                               seed=int(overrides.get("seed") or 0), burstiness=bench.burstiness,
+                               random_range_ratio=bench.random_range_ratio)
+    return req, describe_workload(bench)

@@ -12,11 +12,13 @@ import contextvars
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Callable, NoReturn, TypeVar
+from typing import Any, Callable, NoReturn, TypeVar
+import os
 
 import typer
 
-from sched_reader.errors import EXIT_ERROR, SchedReaderError
+from sched_reader.errors import EXIT_ERROR, InputError, SchedReaderError
+from sched_reader.limits import MAX_PROMPTS, MAX_SEED, MAX_TOKENS, MIN_REQUEST_RATE, finite_float
 
 COMMAND_LINE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("command_line", default=None)
 
@@ -38,25 +40,21 @@ class OutputFormat(str, Enum):
 
 
 GpuOption = typer.Option(
-    None, "--gpu", "--gpu-spec", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3', 'RTX 5000 32GB', or a FILE: a GPU spec (YAML/JSON: memory_gib, hbm_bandwidth_tb_s, tflops, interconnect) or the CSV of `nvidia-smi --query-gpu=name,memory.total --format=csv` (default: from the file, else H100 SXM5 80GB)."
+    None, "--gpu", "--gpu-spec", metavar="NAME|FILE", help="GPU to assume, e.g. H100, A100-40GB, L40S, 'NVIDIA H100 80GB HBM3', 'RTX 5000 32GB', or a FILE: a GPU spec (YAML/JSON: memory_gib, hbm_bandwidth_tb_s, tflops, interconnect) or the CSV of `nvidia-smi --query-gpu=name,memory.total --format=csv` (default: from the file, else H100 SXM5 80GB)."
 )
 VllmOption = typer.Option(
-    None, "--vllm", help="vLLM release to check against, e.g. 0.19.0 (default: from the image tag, else the newest known)."
+    None, "--vllm", metavar="VERSION", help="vLLM release to check against, e.g. 0.19.0 (default: from the image tag, else the newest known)."
 )
 ModelConfigOption = typer.Option(
-    None, "--model-config", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
+    None, "--model-config", metavar="FILE", help="A local HF config.json (or its directory) for a model sched-reader does not ship."
+)
+ModelOption = typer.Option(
+    None, "--model", metavar="NAME", help="Model to analyze (a Hugging Face id), when the file gives a path (/mnt/models, pvc://...) or a variable."
 )
 FormatOption = typer.Option(OutputFormat.text, "--format", "-f", help="Output format.", case_sensitive=False)
 ProfileOption = typer.Option(
     None, "--profile", metavar="PROFILE.yaml",
     help="A calibration profile from `sched-reader calibrate` (its fitted terms apply to the speed predictions).")
-
-
-def activate_profile(path: str | None) -> None:
-    """Load ``--profile FILE`` (exit 2 on a bad file) and make it the one the cost model applies."""
-    from sched_reader.models.calibration_profile import load_profile, use_profile
-
-    use_profile(load_profile(path) if path else None)
 
 
 def split_inputs(files: list[str] | None) -> tuple[list[str], list[str] | None]:
@@ -86,8 +84,6 @@ def run_guarded(fn: Callable[[], T]) -> T:
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(0) from None
@@ -113,3 +109,160 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     """Print ``sched-reader: error: MESSAGE`` on stderr and exit with ``code``."""
     sys.stderr.write(f"sched-reader: error: {message}\n")
     raise typer.Exit(code)
+
+
+# --------------------------------------------------------------------------------------------------
+# Workload options shared by every analysis command (diagnose, simulate, tune): `--workload FILE` and
+# the `vllm bench serve` flags, with vLLM's names and semantics (vllm/benchmarks/serve.py, datasets.py).
+# A command declares the ones it takes with these objects and passes their values to
+# `bench_overrides`, which returns the overrides dict `analyzers.diagnosis.resolve_workload` reads.
+# --------------------------------------------------------------------------------------------------
+
+WorkloadFileOption = typer.Option(
+    None, "--workload", metavar="FILE",
+    help="Workload to replay: a JSONL trace (one request a line: prompt_len, output_len, arrival_s, "
+         "prefix_id, prefix_len), replayed exactly, or a workload YAML (classes, arrival, trace).")
+DatasetNameOption = typer.Option(
+    None, "--dataset-name", case_sensitive=False,
+    help="Workload shape, as `vllm bench serve`: random or sharegpt (default random).")
+InputLenOption = typer.Option(
+    None, "--input-len", min=1, max=MAX_TOKENS, metavar="N", help="Prompt tokens; as vLLM, sets --random-input-len.")
+OutputLenOption = typer.Option(
+    None, "--output-len", min=1, max=MAX_TOKENS, metavar="N",
+    help="Output tokens; as vLLM, sets --random-output-len (and the sharegpt output length).")
+RandomInputLenOption = typer.Option(
+    None, "--random-input-len", min=1, max=MAX_TOKENS, metavar="N", help="Prompt tokens (random dataset; default 1024).")
+RandomOutputLenOption = typer.Option(
+    None, "--random-output-len", min=1, max=MAX_TOKENS, metavar="N", help="Output tokens (random dataset; default 128).")
+RangeRatioOption = typer.Option(
+    None, "--random-range-ratio", metavar="R",
+    help="Lengths drawn uniformly from [L(1-R), L(1+R)], as vLLM (0 <= R < 1; default 0: fixed).")
+NumPromptsOption = typer.Option(
+    None, "--num-prompts", min=1, max=MAX_PROMPTS, metavar="N", help="Requests in the run (default 1000).")
+RequestRateOption = typer.Option(
+    None, "--request-rate", metavar="RPS", help="Requests/s, or inf for all at once (default inf).")
+BurstinessOption = typer.Option(
+    None, "--burstiness", metavar="B",
+    help="Gamma shape of the gaps between requests at a finite --request-rate: 1 Poisson (default), "
+         "< 1 burstier, > 1 more uniform.")
+MaxConcurrencyOption = typer.Option(
+    None, "--max-concurrency", min=1, max=MAX_PROMPTS, metavar="N", help="Cap on requests in flight.")
+# bounds (limits.py): lengths <= MAX_TOKENS, counts <= MAX_PROMPTS, seed in [0, MAX_SEED] (numpy's range)
+SeedOption = typer.Option(0, "--seed", min=0, max=MAX_SEED, metavar="N", help="Random seed of the generated workload.")
+MetricPercentilesOption = typer.Option(
+    None, "--metric-percentiles", metavar="LIST",
+    help="Comma list of percentiles to report for TTFT, TPOT, ITL, E2EL, as vLLM (e.g. 50,90,99.9).")
+GoodputOption = typer.Option(
+    None, "--goodput", metavar="KEY:MS",
+    help="Goodput target as vLLM: ttft:MS, tpot:MS or e2el:MS; repeat the option or separate with commas "
+         "or spaces.")
+
+
+def parse_rate(text: str | None, key: str = "--request-rate") -> float | None:
+    """A request rate (requests/s), at least ``limits.MIN_REQUEST_RATE``, or inf; an input error otherwise.
+
+    Below one request per ~11.6 days the simulated duration overflows the time arithmetic (limits.py)."""
+    if text is None:
+        return None
+    return finite_float(text, key=key, lo=MIN_REQUEST_RATE, unit="req/s", allow_inf=True,
+                        hint="a rate in requests/s, or inf to send every request at once")
+
+
+def parse_percentiles(text: str | None) -> tuple[float, ...]:
+    """``--metric-percentiles 25,50,99.9`` -> (25.0, 50.0, 99.9); each in [0, 100]."""
+    if not text:
+        return ()
+    out = []
+    for word in text.replace(" ", ",").split(","):
+        if not word:
+            continue
+        try:
+            q = float(word)
+        except ValueError:
+            raise InputError(f"not a number: {word!r}", key="--metric-percentiles",
+                             hint="a comma list such as 50,90,99") from None
+        if not 0.0 <= q <= 100.0:
+            raise InputError(f"percentile {word} is outside 0..100", key="--metric-percentiles")
+        out.append(q)
+    return tuple(dict.fromkeys(out))
+
+
+GOODPUT_KEYS = ("ttft", "tpot", "e2el")
+
+
+def parse_goodput(values: list[str] | None) -> dict[str, float]:
+    """``--goodput ttft:500 tpot:50`` (vLLM's KEY:VALUE pairs, milliseconds) -> {"ttft": 500.0, ...}."""
+    import difflib
+
+    out: dict[str, float] = {}
+    for value in values or []:
+        for pair in value.replace(",", " ").split():
+            name, sep, ms = pair.partition(":")
+            name = name.strip().lower()
+            if not sep:
+                raise InputError(f"{pair!r} is not KEY:VALUE", key="--goodput", hint="e.g. ttft:500 tpot:50 (ms)")
+            if name not in GOODPUT_KEYS:
+                close = difflib.get_close_matches(name, GOODPUT_KEYS, n=1)
+                raise InputError(f"unknown goodput metric {name!r}; choose from {', '.join(GOODPUT_KEYS)}",
+                                 key="--goodput", hint=f"did you mean {close[0]!r}?" if close else None)
+            try:
+                v = float(ms)
+            except ValueError:
+                raise InputError(f"{pair!r}: {ms!r} is not a number of milliseconds", key="--goodput") from None
+            if v < 0 or v != v:
+                raise InputError(f"{pair!r}: the target must be >= 0 ms", key="--goodput")
+            out[name] = v
+    return out
+
+
+_MAX_BURSTINESS = 1e6  # gamma shape; the workload model's bound (Arrival.burstiness)
+
+
+def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len: int | None = None,
+                    output_len: int | None = None, random_input_len: int | None = None,
+                    random_output_len: int | None = None, random_range_ratio: float | None = None,
+                    num_prompts: int | None = None, request_rate: str | None = None,
+                    burstiness: float | None = None, max_concurrency: int | None = None,
+                    seed: int | None = None, metric_percentiles: str | None = None,
+                    goodput: list[str] | None = None) -> dict[str, Any]:
+    """The workload overrides of one command line, as ``resolve_workload`` and ``diagnose`` read them.
+
+    ``--input-len``/``--output-len`` map to the dataset-specific flags as in vLLM's ``main_async`` (an
+    explicit ``--random-input-len`` loses to ``--input-len`` there too). ``--burstiness`` must be > 0.
+    """
+    if burstiness is not None and not 0 < burstiness <= _MAX_BURSTINESS:  # nan and inf refused too
+        raise InputError(f"must be > 0 and at most {_MAX_BURSTINESS:g}, got {burstiness}", key="--burstiness")
+    if random_range_ratio is not None and not 0.0 <= random_range_ratio < 1.0:
+        raise InputError(f"must be in [0, 1), got {random_range_ratio}", key="--random-range-ratio")
+    if input_len is not None:
+        random_input_len = input_len
+    sharegpt_output_len = None
+    if output_len is not None:
+        random_output_len = output_len
+        sharegpt_output_len = output_len
+    out: dict[str, Any] = {
+        "dataset_name": getattr(dataset_name, "value", dataset_name),
+        "random_input_len": random_input_len,
+        "random_output_len": random_output_len,
+        "random_range_ratio": random_range_ratio,
+        "sharegpt_output_len": sharegpt_output_len,
+        "num_prompts": num_prompts,
+        "request_rate": parse_rate(request_rate),
+        "burstiness": burstiness,
+        "max_concurrency": max_concurrency,
+    }
+    if workload is not None:
+        out["workload_file"] = str(workload)
+    if seed:
+        out["seed"] = int(seed)
+    pct = parse_percentiles(metric_percentiles)
+    if pct:
+        out["metric_percentiles"] = pct
+    gp = parse_goodput(goodput)
+    if gp:
+        out["goodput"] = gp
+    return out
+
+PlotOption = typer.Option(
+    None, "--plot", metavar="FILE",
+    help="Also draw the figures to FILE (.png or .svg); needs the plot extra: pip install 'sched-reader[plot]'.")

@@ -7,7 +7,7 @@ from enum import Enum
 import typer
 
 from sched_reader.errors import EXIT_FINDINGS, EXIT_OK
-from sched_reader.severity import SEVERITY_RANK
+from sched_reader.severity import at_or_above
 
 
 class FailOn(str, Enum):
@@ -19,18 +19,14 @@ class FailOn(str, Enum):
     never = "never"
 
 
+# One default for every command (config, diagnose, lint): exit 1 on an error-level finding.
 FailOnOption = typer.Option(
-    FailOn.warning, "--fail-on", help="Exit 1 when a finding of this severity or worse is reported.", case_sensitive=False
+    FailOn.error, "--fail-on", case_sensitive=False,
+    help="Exit 1 when a finding of this severity or worse is reported (default error).",
 )
 
 
 def exit_for(specs: list, fail_on: FailOn) -> int:
     """0 or 1 for these engines' findings under the threshold."""
-    if fail_on == FailOn.never:
-        return EXIT_OK
-    threshold = SEVERITY_RANK[fail_on.value]
-    for spec in specs:
-        for f in spec.findings:
-            if SEVERITY_RANK[f.severity] >= threshold:
-                return EXIT_FINDINGS
-    return EXIT_OK
+    failing = any(at_or_above(f.severity, fail_on.value) for spec in specs for f in spec.findings)
+    return EXIT_FINDINGS if failing else EXIT_OK

@@ -15,6 +15,7 @@ from typing import Any
 
 from sched_reader.errors import UnknownVersionError
 from sched_reader.limits import clip
+from sched_reader.versions import version_key
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "releases"
 
@@ -48,11 +49,6 @@ class ResolvedVersion:
     warning: str | None = None
     note: str | None = None
 
-
-@functools.lru_cache(maxsize=4096)
-def version_key(version: str) -> tuple[int, ...]:
-    """Numeric sort key of a plain release string (``0.10.2`` -> ``(0, 10, 2)``)."""
-    return tuple(int(p) for p in version.split("."))
 
 
 @functools.lru_cache(maxsize=1)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from sched_reader.versions import version_key
+
 DATA = Path(__file__).resolve().parent / "data" / "rules" / "startup_rules.json"
 
 _CMP = {
@@ -171,17 +173,13 @@ def _paren(node: Any) -> str:
 # Versions
 # --------------------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=4096)
-def _vkey(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
-
 
 def in_ranges(version: str, ranges: list[str]) -> bool:
     """Whether ``version`` is inside any ``A..B`` (or single ``A``) range of sampled releases."""
-    k = _vkey(version)
+    k = version_key(version)
     for r in ranges:
         a, _, b = r.partition("..")
-        if _vkey(a) <= k <= _vkey(b or a):
+        if version_key(a) <= k <= version_key(b or a):
             return True
     return False
 

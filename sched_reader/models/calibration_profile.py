@@ -9,7 +9,9 @@ model's own efficiency tables (it corrects the residual of that deployment, not 
 * ``step_overhead_ms`` (ms): host time added to every engine step (scheduler, sampler, Python);
 * ``seq_overhead_us`` (us): host time per running sequence per step (input preparation, sampling,
   detokenization and streaming grow with the batch; large in vLLM 0.5-0.6's V0 engine);
-* ``api_ms`` (ms): per-request API-server intake added to TTFT and end-to-end latency.
+* ``api_ms`` (ms): per-request API-server intake added to TTFT and end-to-end latency;
+* ``api_token_us`` (us): the API server's time per streamed token (``models.cost.frontend``'s c_out, 72 us by
+  default): older releases' single-process servers saturate sooner.
 
 ``calibrated(cost)`` wraps a step-cost model with the active profile (set by ``use_profile`` /
 ``--profile FILE``); with no profile it returns the model unchanged.
@@ -24,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from sched_reader.errors import InputError
+from sched_reader.models.cost.iteration import DecodeLinearModel
 
 PROFILE_SCHEMA = "sched-reader/profile-v1"
 
@@ -35,6 +38,8 @@ TERMS: dict[str, tuple[float, float, float, str, str]] = {
     "seq_overhead_us": (0.0, 0.0, 2000.0, "us", "host time per running sequence per step (prepare, sample, "
                         "detokenize, stream)"),
     "api_ms": (0.0, 0.0, 500.0, "ms", "per-request API-server intake added to TTFT and E2E latency"),
+    "api_token_us": (72.0, 20.0, 500.0, "us", "API-server time per streamed output token (detokenize, SSE "
+                     "chunk): caps output throughput at 1/x and stretches TPOT past it (models/cost/frontend.py)"),
 }
 
 
@@ -160,7 +165,6 @@ class CalibratedCost:
                                                                                      tokens_per_seq)
 
     def decode_linear(self, num_decode: int) -> Any:
-        from sched_reader.models.cost.iteration import DecodeLinearModel
 
         lin = self.base.decode_linear(num_decode)
         ds, oh = self.ds, self.oh + self.hs * num_decode
@@ -184,3 +188,11 @@ def calibrated(cost: Any, profile: Profile | None = None) -> Any:
 def api_seconds(profile: Profile | None = None) -> float:
     prof = profile if profile is not None else ACTIVE.get()
     return prof.value("api_ms") / 1e3 if prof is not None else 0.0
+
+
+def frontend_kwargs(profile: Profile | None = None) -> dict[str, float]:
+    """Keyword arguments for ``ApiServerModel`` under ``profile`` (default: the active one)."""
+    prof = profile if profile is not None else ACTIVE.get()
+    if prof is None or "api_token_us" not in prof.terms:
+        return {}
+    return {"output_token_s": prof.value("api_token_us") / 1e6}

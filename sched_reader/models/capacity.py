@@ -17,6 +17,7 @@ from sched_reader.models.gpu import GPU
 from sched_reader.models.kv_cache import KVCacheResult, kv_capacity
 from sched_reader.models.memory_profile import MemoryProfile, memory_profile
 from sched_reader.models.weights import GIB, Term, WeightBreakdown, weight_breakdown
+from sched_reader.models import drafter
 
 
 class CapacityReport(BaseModel):
@@ -95,6 +96,7 @@ def estimate_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
 def _estimate_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                        checkpoint_quantization: str | None = None) -> CapacityReport:
     wb = weight_breakdown(arch, cfg, checkpoint_quantization, gpu=gpu)
+    wb = _with_drafter(arch, gpu, cfg, wb)
     pp = max(1, cfg.pipeline_parallel_size)
     profiles = [memory_profile(arch, gpu, cfg, wb, stage=s) for s in range(pp)]
     avail = [p.kv_cache_bytes for p in profiles]
@@ -107,3 +109,32 @@ def _estimate_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                             inputs={"weights": mem.weights_bytes, "requested": mem.requested_bytes},
                             value=0, unit="bool"))
     return CapacityReport(memory=mem, kv_cache=kv, weights=wb, stage_kv_bytes=avail, explain=explain)
+
+
+def _with_drafter(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, wb: WeightBreakdown) -> WeightBreakdown:
+    """Add a speculative drafter's weights to the last pipeline stage (models/drafter.py)."""
+
+    spec = cfg.speculative
+    extra_layers = drafter.extra_layer_count(arch, spec)
+    d_arch = drafter.draft_arch(spec)
+    if not extra_layers and d_arch is None:
+        return wb
+    tp = max(1, cfg.tensor_parallel_size)
+    if d_arch is not None:
+        sub = cfg.model_copy(update={"speculative": None})
+        extra = weight_breakdown(d_arch, sub, None, gpu=gpu).bytes_per_gpu
+        formula = f"weights of the draft model {d_arch.id} per GPU"
+    else:
+        body = wb.bytes_per_gpu - wb.component_bytes("embedding") - wb.component_bytes("lm_head") \
+            - wb.component_bytes("vision")
+        per_layer = body / max(1, arch.num_layers / max(1, cfg.pipeline_parallel_size))
+        dt = 2 if "32" not in str(cfg.dtype) else 4
+        extra = int(extra_layers * per_layer + drafter.fusion_params(arch, spec) * dt / tp)
+        formula = f"{extra_layers} decoder layer(s) of the target + fusion projection ({drafter.method_of(spec)})"
+    stages = list(wb.stage_bytes) or [wb.bytes_per_gpu]
+    stages[-1] += extra
+    best = max(range(len(stages)), key=lambda i: stages[i])
+    term = Term(name="drafter_weights", formula=formula, inputs={"method": drafter.method_of(spec)},
+                value=extra / GIB, unit="GiB", guessed=True)
+    return wb.model_copy(update={"stage_bytes": stages, "bytes_per_gpu": stages[best], "pp_stage": best,
+                                 "explain": list(wb.explain) + [term]})

@@ -37,6 +37,11 @@ class Hardware(BaseModel):
     count_origin: Origin | None = None
     gpu_inferred: bool = False     # True when nothing named the GPU (default H100 SXM5 80GB)
     count_inferred: bool = False
+    # The accelerator as the file names it when it is not a catalog GPU (a TPU slice, an Intel Gaudi, a
+    # GPU the catalog lacks). ``modelled`` is False then: ``gpu`` is only a placeholder and no memory,
+    # KV-cache or speed figure is computed for it.
+    accelerator: str | None = None
+    modelled: bool = True
 
 
 class Effective(BaseModel):

@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict
 
 from sched_reader.errors import UnknownGPUError
 from sched_reader.models.gpu import GPU
+from sched_reader.models.data_files import load
+from sched_reader.models import gpu_spec
 
 DEFAULT_GPU_ID = "nvidia-h100-sxm5-80gb"
 
@@ -151,8 +153,6 @@ class _Catalog:
 
 @lru_cache(maxsize=1)
 def _catalog() -> _Catalog:
-    from sched_reader.models.data_files import load
-
     return _Catalog(load("gpus"))
 
 
@@ -207,8 +207,6 @@ def resolve_gpu(name: str) -> GPUResolution:
     """
     if not isinstance(name, str) or not name.strip():
         raise UnknownGPUError(f"GPU name is empty or not a string: {name!r}", key="gpu", hint=_hint(""))
-    from sched_reader.models import gpu_spec
-
     if gpu_spec.is_gpu_file(name):
         gpu, assumed = gpu_spec.load_gpu_file(name)
         if not assumed:

@@ -27,6 +27,8 @@ from typing import Any
 
 from sched_reader.errors import InputError, UnknownGPUError
 from sched_reader.models.gpu import GPU
+from sched_reader.models.data_files import parse_yaml
+from sched_reader.models import gpu_catalog  # a module import: gpu_catalog.resolve_gpu calls back into this module
 
 _MIB = 2**20
 _GIB = 2**30
@@ -73,9 +75,7 @@ def memory_from_name(name: str) -> int | None:
 
 
 def _template(gid: str) -> GPU:
-    from sched_reader.models.gpu_catalog import get_gpu
-
-    return get_gpu(gid)
+    return gpu_catalog.get_gpu(gid)
 
 
 def synthesize(name: str, memory_bytes: int, *, fields: dict[str, Any] | None = None,
@@ -144,13 +144,11 @@ def _num(v: Any, key: str, file: str) -> float:
 
 
 def _from_mapping(data: dict[str, Any], file: str) -> tuple[GPU, list[str]]:
-    from sched_reader.models.gpu_catalog import resolve_gpu
-
     name = str(data.get("name") or Path(file).stem)
     like = None
     if data.get("like"):
         try:
-            like = resolve_gpu(str(data["like"])).gpu
+            like = gpu_catalog.resolve_gpu(str(data["like"])).gpu
         except UnknownGPUError as err:
             raise InputError(f"like: {err.message}", file=file, key="like", hint=err.hint) from None
     if data.get("memory_gib") is not None:
@@ -190,9 +188,7 @@ def _from_smi_csv(text: str, file: str) -> tuple[GPU, list[str]]:
         raise InputError(f"cannot read the GPU row {', '.join(row)!r}", file=file, key="gpu")
     unit = (m.group(2) or ("mib" if "mib" in header[i_mem] else "gib")).lower()
     mem = int(float(m.group(1)) * (_MIB if unit == "mib" else _GIB))
-    from sched_reader.models.gpu_catalog import try_catalog
-
-    known = try_catalog(name)
+    known = gpu_catalog.try_catalog(name)
     if known is not None and abs(known.memory_bytes - mem) <= 0.02 * mem:
         return known, []
     return synthesize(name, mem, like=known, source=f"nvidia-smi CSV {file}")
@@ -210,8 +206,6 @@ def load_gpu_file(path: str) -> tuple[GPU, list[str]]:
     try:
         data = json.loads(text) if p.suffix.lower() == ".json" else None
         if data is None:
-            from sched_reader.models.data_files import parse_yaml
-
             data = parse_yaml(text)
     except Exception as exc:  # noqa: BLE001 - any parse error becomes one line
         raise InputError(f"GPU spec is not valid YAML/JSON: {str(exc).splitlines()[0]}", file=str(p), key="gpu") from None

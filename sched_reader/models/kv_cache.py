@@ -26,6 +26,9 @@ from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
+from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
+from sched_reader.models.hybrid import layer_mixers, state_bytes
+from sched_reader.models import drafter
 
 
 def cdiv(a: int, b: int) -> int:
@@ -44,15 +47,12 @@ class LayerKV(BaseModel):
 
 def kv_bytes_per_element(kv_cache_dtype: str, model_dtype_bytes_: int) -> float:
     """Bytes of one cached element from the quantization catalog (``auto`` follows the model dtype)."""
-    from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
-
     model_dtype = "float32" if model_dtype_bytes_ == 4 else "bfloat16"
     return catalog_bytes(kv_cache_dtype, model_dtype)
 
 
 def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     """Per layer (kind, window); hybrid models: "mamba" for recurrent layers, "none" for cache-less ones."""
-    from sched_reader.models.hybrid import layer_mixers
 
     base = _attention_kinds(arch)
     mixers = layer_mixers(arch)
@@ -97,7 +97,6 @@ def _attention_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
 
 def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     """Every attention layer's KV spec on one TP rank (all PP stages)."""
-    from sched_reader.models.hybrid import layer_mixers, state_bytes
 
     dtb = model_dtype_bytes(arch, cfg)
     eb = kv_bytes_per_element(cfg.kv_cache_dtype, dtb)
@@ -116,7 +115,26 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
         else:
             per = round(2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb)
         out.append(LayerKV(index=i, kind=kind, window=win, bytes_per_token=per))
-    return out
+    return out + _drafter_layers(arch, cfg, out)
+
+
+def _drafter_layers(arch: ModelArch, cfg: EffectiveConfig, target: list[LayerKV]) -> list[LayerKV]:
+    """KV layers a speculative drafter registers (models/drafter.py), appended after the target's."""
+
+    spec = getattr(cfg, "speculative", None)
+    if not spec:
+        return []
+    n = arch.num_layers
+    k = drafter.extra_layer_count(arch, spec)
+    attn = [layer for layer in target if layer.kind in ("full", "mla")]
+    if k and attn:
+        proto = attn[-1]
+        return [LayerKV(index=n + j, kind=proto.kind, bytes_per_token=proto.bytes_per_token) for j in range(k)]
+    d_arch = drafter.draft_arch(spec)
+    if d_arch is None:
+        return []
+    sub = cfg.model_copy(update={"speculative": None})
+    return [layer.model_copy(update={"index": n + j}) for j, layer in enumerate(kv_layers(d_arch, sub))]
 
 
 def kv_bytes_per_token(arch: ModelArch, cfg: EffectiveConfig) -> int:
@@ -225,7 +243,7 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
     stage_info = []
     for s in range(pp):
         a, b = get_pp_indices(arch.num_layers, s, pp)
-        sl = layers[a:b]
+        sl = layers[a:b] if s < pp - 1 else layers[a:]   # a drafter's layers live on the last stage
         gs, ng, groups = _groups(sl, hybrid)
         page = bs * max(layer.bytes_per_token for layer in sl) if sl else 1
         avail = available_per_stage[min(s, len(available_per_stage) - 1)]

@@ -47,6 +47,7 @@ from sched_reader.models.gpu import GPU
 from sched_reader.models.weights import (
     GIB, Term, WeightBreakdown, is_moe_layer, get_pp_indices, kv_heads_per_rank, model_dtype_bytes,
 )
+from sched_reader.versions import parse_version
 
 MIB = 2**20
 
@@ -72,16 +73,6 @@ TP_COMM_NO_P2P = int(0.12 * GIB)
 CUDA_CONTEXT = int(0.51 * GIB)
 CUBLAS_WORKSPACE_SM90 = 32 * MIB        # torch cuBLAS workspace through the caching allocator (":4096:8" on sm90+)
 CUBLAS_WORKSPACE_OTHER = 8 * MIB + 128 * 1024  # ":4096:2:16:8"
-
-
-def parse_version(v: str | None) -> tuple[int, int, int]:
-    """"0.19.0" -> (0, 19, 0); unknown -> a recent release."""
-    if not v:
-        return (0, 19, 0)
-    parts = [int(x) for x in str(v).lstrip("v").split(".")[:3] if x.isdigit()]
-    while len(parts) < 3:
-        parts.append(0)
-    return tuple(parts[:3])  # type: ignore[return-value]
 
 
 class MemoryProfile(BaseModel):

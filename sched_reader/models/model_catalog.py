@@ -25,6 +25,10 @@ from pydantic import BaseModel, ConfigDict
 from sched_reader.errors import InputError, UnknownModelError
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.quantization import scheme_from_quant_config
+from sched_reader.models.data_files import load
+from sched_reader.models.hf_cache import find_cached_config
+from sched_reader.models.hybrid import is_hybrid
+from sched_reader.models.name_match import best_match, name_key
 from sched_reader.limits import clip, loads_json, read_text_file
 
 MAX_MODEL_NAME = 512  # characters: a Hugging Face id is <= 96, a local path a few hundred
@@ -152,8 +156,6 @@ class _Catalog:
 
 @lru_cache(maxsize=1)
 def _catalog() -> _Catalog:
-    from sched_reader.models.data_files import load
-
     return _Catalog(load("models"))
 
 
@@ -223,6 +225,10 @@ def _parse_name(name: str) -> _Parsed:
             s = s.split("://", 1)[1]
         parts = [p for p in s.split("/") if p and p not in (".", "..", "~")]
         base = parts[-1] if parts else s
+        # a Hugging Face cache snapshot path: .../models--org--name/snapshots/<revision>
+        hub = [p for p in parts if p.startswith("models--")]
+        if hub:
+            base = hub[-1]
         if base.startswith("models--"):  # HF hub cache dir: models--org--name
             base = base[len("models--"):]
         if "--" in base:  # "TinyLlama--TinyLlama-1.1B-Chat-v1.0"
@@ -279,8 +285,6 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
         return _resolution_for(_variant(cat, mid, parsed), name, parsed, exact, None)
 
     # The user's own copy in a local Hugging Face cache is exact (and carries its quantization_config).
-    from sched_reader.models.hf_cache import find_cached_config
-
     cached = find_cached_config(parsed.org, parsed.repo) if not parsed.from_path else None
     if cached is not None:
         res = _from_config_path(str(cached), name)
@@ -316,8 +320,6 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
 @lru_cache(maxsize=1)
 def _name_keys() -> list[tuple[str, Any, float | None]]:
     """(id, NameKey, official params in 10^9) for every catalog entry; the id's name, else an alias's."""
-    from sched_reader.models.name_match import name_key
-
     out = []
     for m in _catalog().models:
         key = name_key(m.id)
@@ -333,10 +335,6 @@ def _name_keys() -> list[tuple[str, Any, float | None]]:
 
 
 def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
-    from sched_reader.models.name_match import best_match, name_key
-
-    from sched_reader.models.hybrid import is_hybrid
-
     hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
     return best_match(name_key(repo), _name_keys(), hybrids)
 
@@ -434,8 +432,6 @@ _TEXT_TYPE_OF = {"gemma3": "gemma3_text", "mllama": "mllama_text_model"}
 
 @lru_cache(maxsize=None)
 def _class_defaults_all() -> dict[str, dict[str, Any]]:
-    from sched_reader.models.data_files import load
-
     return {k: dict(v["keys"]) for k, v in (load("hf_defaults").get("defaults") or {}).items()}
 
 

@@ -21,11 +21,18 @@ from dataclasses import dataclass
 
 # Family words, longest first (so "mixtral" is not read as "mistral" + junk, "codellama" before "llama").
 _FAMILIES = (
+    "deepseek-coder", "vicuna", "zephyr", "openchat", "tulu",
     "tinyllama", "codellama", "llama", "qwq", "qwen", "gemma", "mixtral", "ministral", "mistral", "magistral",
     "devstral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
     "falcon", "internlm", "olmo", "smollm", "exaone", "hunyuan", "baichuan", "starcoder", "jamba", "command-r",
     "yi", "ernie", "seed-oss", "dbrx", "aya",
 )
+# Fine-tune lines whose checkpoints keep a base family's shapes (LlamaForCausalLM / MistralForCausalLM
+# configs): Vicuna v1.5, CodeLlama, DeepSeek-Coder v1 and OLMo-2 keep Llama-2's multi-head layout at 7B/13B;
+# Zephyr and OpenChat-3.5 are Mistral-7B fine-tunes; Tulu-3 is Llama-3.1.
+_LINEAGE = {"vicuna": ("llama", "2"), "codellama": ("llama", "2"), "deepseek-coder": ("llama", "2"),
+            "olmo": ("llama", "2"), "zephyr": ("mistral", None), "openchat": ("mistral", None),
+            "tulu": ("llama", "3.1")}
 _FAMILY_RE = re.compile(r"(?<![a-z])(" + "|".join(re.escape(f) for f in _FAMILIES) + r")(?:[-_ .]?(v?\d+(?:\.\d+)?)(?![\d.]|[bm](?![a-z])))?")
 _SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
 _ACTIVE_RE = re.compile(r"(?<![a-z0-9])a(\d+(?:\.\d+)?)b(?![a-z0-9])")
@@ -58,6 +65,8 @@ def name_key(name: str) -> NameKey:
         version = m.group(2).lstrip("v") if m.group(2) else None
         if family == "qwq":
             family, version = "qwen", "2.5"   # QwQ-32B is a Qwen2.5-32B fine-tune (config.json model_type qwen2)
+        elif family in _LINEAGE:
+            family, version = _LINEAGE[family]
     size = active = None
     e = _EXPERTS_RE.search(s)
     if e:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sched_reader.errors import InputError
 from sched_reader.models.gpu import GPU
+from sched_reader.models.data_files import load
 
 
 class WeightFormat(BaseModel):
@@ -50,8 +51,6 @@ class WeightFormat(BaseModel):
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    from sched_reader.models.data_files import load
-
     raw = load("quantization")
     formats = {row["id"]: WeightFormat(**row) for row in raw["weight_formats"]}
     for method, fid in raw["methods"].items():

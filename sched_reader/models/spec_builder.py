@@ -19,11 +19,22 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any, Iterable
+import json
 
 from sched_reader.errors import InputError, SchedReaderError, combine
 from sched_reader.findings import Finding
+from sched_reader.limits import MAX_GPUS, MAX_NESTING, bounded_int, json_depth
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
+from sched_reader.compat.argtable import ArgTable
+from sched_reader.compat.defaults import default_block_size, release_facts, scheduler_defaults
+from sched_reader.compat.releases import newest, resolve_version, version_key
+from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
+from sched_reader.models.model_catalog import resolve_model
+from sched_reader.readers import read_command_line, read_path
+from sched_reader.compat.matrix import entry
+from sched_reader.compat.releases import known_releases
+from sched_reader.readers.images import accelerator_family
 
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
 _MODEL_DESTS = {"model", "model_tag"}
@@ -77,10 +88,27 @@ def _field(record: Any, name: str, default: Any = None) -> Any:
 # ----------------------------------------------------------------------------------------------
 
 
-def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None, Origin | None, list[Finding]]:
-    """Pick the release for one engine; returns (release, requested, origin, findings)."""
-    from sched_reader.compat.releases import newest, resolve_version
+def default_release() -> str:
+    """The release a file that names none is checked against.
 
+    Policy: the newest release whose data is exact -- its flag table comes from the release wheel and its
+    feature matrix from the docs at the release commit. Newer releases whose feature matrix is an upstream
+    snapshot (``approximate`` in ``compat/data/matrix/index.json``) are not assumed, because errors reported
+    against approximate data would be guesses. ``--vllm X.Y.Z`` or a pinned image tag overrides it.
+    """
+
+    exact = [r for r in known_releases() if (entry(r) or {}).get("matrix") and not (entry(r) or {}).get("approximate")]
+    return exact[-1] if exact else known_releases()[-1]
+
+
+def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None, Origin | None, list[Finding]]:
+    """Pick the release for one engine; returns (release, requested, origin, findings).
+
+    Policy for tags that are not releases (SR110 note, never an input error): a moving tag
+    (``latest-nightly``, ``instinct_main``, ``nightly``) -> the newest known release; a dated or custom tag
+    (``2025-05-27-v1``, a private image) -> :func:`default_release`. A file that names no release is checked
+    against :func:`default_release`. Only a bad ``--vllm`` option is an input error.
+    """
     findings: list[Finding] = []
     if vllm:
         requested, origin = vllm, Origin(source="cli-option", key="--vllm")
@@ -93,12 +121,13 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
                 hint="quote it, e.g. vllm_version: \"0.10.1\"",
             )
     else:
-        release = newest()
+        release = default_release()
         findings.append(
             Finding(
                 rule="SR110",
                 severity="info",
-                message=f"no vLLM version stated; checking against the newest known release {release}",
+                message=(f"no vLLM release stated; checking against {release}, the newest release whose flag and "
+                         "feature data are exact (sched-reader's default)"),
                 file=raw.file,
                 line=raw.line,
                 fix="pin the image tag (vllm/vllm-openai:vX.Y.Z) or pass --vllm X.Y.Z",
@@ -107,11 +136,25 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
         return release, None, None, findings
     try:
         res = resolve_version(requested)
-    except SchedReaderError as err:
+    except SchedReaderError:
         if origin.source == "cli-option":
             raise
-        err.file, err.line = origin.file, origin.line
-        raise
+        moving = any(w in requested.lower() for w in ("nightly", "latest", "main", "master"))
+        release = newest() if moving else default_release()
+        why = (f"a moving build at least as new as the newest known release; checking against {release}" if moving
+               else f"a dated or custom build; checking against {release}, sched-reader's default release")
+        findings.append(
+            Finding(
+                rule="SR110",
+                severity="info",
+                message=f"{origin.key or requested!r} does not name a vLLM release ({why})",
+                file=origin.file,
+                line=origin.line,
+                key=origin.key,
+                fix="pass --vllm X.Y.Z with the release the image is built from",
+            )
+        )
+        return release, requested, origin, findings
     if res.warning:
         findings.append(
             Finding(
@@ -139,8 +182,6 @@ def _config_file_value_rule(release: str) -> str:
     0.6.0-0.6.3 stringify every value; 0.6.4-0.27.1 drop ``false``; 0.28.0+ emit ``--no-<key>`` when
     that option exists.
     """
-    from sched_reader.compat.releases import version_key
-
     k = version_key(release)
     if k < version_key("0.6.4"):
         return "stringify"
@@ -150,14 +191,14 @@ def _config_file_value_rule(release: str) -> str:
 
 
 def _normalize_settings(
-    raw: RawEngine, release: str
+    raw: RawEngine, release: str, strict: bool = False
 ) -> tuple[dict[str, FlagValue], list[Finding]]:
     """Normalize each setting against the release's flag table.
 
-    Returns (args by dest, findings). Raises InputError for values vLLM would reject.
+    Returns (args by dest, findings). A value vLLM would reject is an SR103 error finding and the setting is
+    dropped (vLLM's default is analyzed); with ``strict`` (a command line typed after ``--``) it raises
+    InputError instead, since the command line itself is wrong.
     """
-    from sched_reader.compat.argtable import ArgTable
-
     table = ArgTable.for_release(release)
     args: dict[str, FlagValue] = {}
     findings: list[Finding] = []
@@ -199,11 +240,23 @@ def _normalize_settings(
         try:
             typed = _coerce(table, rec, value, match.negated)
         except ValueError as err:
-            errors.append(InputError(str(err), file=s.origin.file, line=s.origin.line, key=s.flag))
+            if strict:  # every bad value of the command line, reported together
+                errors.append(InputError(str(err), file=s.origin.file, line=s.origin.line, key=s.flag))
+                continue
+            # A value vLLM's parser rejects stops vLLM at start-up: an error finding on this engine (check_raw
+            # reports the same one as SR102/SR103), never an input error that would hide the other engines.
+            findings.append(Finding(rule="SR103", severity="error", message=f"{err} (vLLM {release}); the "
+                                    "analysis uses vLLM's default for it", file=s.origin.file, line=s.origin.line,
+                                    key=s.origin.key or s.flag, fix=f"give {flag} a valid value"))
             continue
         problem = _check_range(dest, typed)
-        if problem:
+        if problem and strict:
             errors.append(InputError(problem, file=s.origin.file, line=s.origin.line, key=s.flag))
+            continue
+        if problem:
+            findings.append(Finding(rule="SR103", severity="error", message=f"{flag} {problem}",
+                                    file=s.origin.file, line=s.origin.line, key=s.origin.key or s.flag,
+                                    fix=f"give {flag} a value vLLM accepts"))
             continue
         previous = args.get(dest)
         overridden = []
@@ -245,17 +298,27 @@ def _coerce(table: Any, rec: Any, value: Any, negated: bool) -> Any:
 
 def _resolve_gpu_count(raw: RawEngine, gpu: str | None, world_size: int,
                        notes: list[str]) -> tuple[int, Origin | None, bool]:
-    """(GPUs per replica, where the file says so, inferred?): the manifest's count, else TP x PP x DP."""
+    """(GPUs per replica, where the file says so, inferred?): the manifest's count, else TP x PP x DP.
+
+    A count that is not a whole number (an unresolved ``${GPUS:-}``, a template) is reported in the notes
+    and TP x PP x DP is used instead: it never stops the analysis."""
     hint = raw.gpu_count
     if hint is None:
         return world_size, None, True
     if str(hint.value).strip().lower() == "all":
         notes.append(f"GPU count 'all' ({hint.origin.where()}): assuming TP x PP x DP = {world_size}")
         return world_size, None, True
-    from sched_reader.limits import MAX_GPUS, bounded_int
-
-    # finite, whole and within [0, MAX_GPUS]: `requestGPU: -.inf` was an OverflowError (found by fuzz.py)
-    count = bounded_int(hint.value, key=hint.origin.key or "GPU count", lo=0, hi=MAX_GPUS, unit="GPUs",
+    try:
+        count = int(hint.value)
+    except (TypeError, ValueError, OverflowError):  # OverflowError: `requestGPU: -.inf` (found by fuzz.py)
+        notes.append(f"GPU count {hint.value!r} ({hint.origin.where()}) is not a whole number (unresolved); "
+                     f"assuming TP x PP x DP = {world_size}")
+        return world_size, None, True
+    if count < 0:
+        notes.append(f"GPU count {count} ({hint.origin.where()}) is negative; assuming TP x PP x DP = {world_size}")
+        return world_size, None, True
+    # bounded above: a count of 2**63 GPUs is a typo, never a deployment (limits.MAX_GPUS)
+    count = bounded_int(count, key=hint.origin.key or "GPU count", lo=0, hi=MAX_GPUS, unit="GPUs",
                         file=hint.origin.file, line=hint.origin.line,
                         hint="give the number of GPUs one replica uses")
     if count == 0 and gpu:
@@ -266,29 +329,74 @@ def _resolve_gpu_count(raw: RawEngine, gpu: str | None, world_size: int,
     return count, hint.origin, False
 
 
-def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: list[str]) -> Hardware:
-    from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
+# Accelerator families sched-reader has no memory/speed model for, named as the file names them.
+_UNMODELLED_FAMILIES = {
+    "tpu": "Google TPU",
+    "gaudi": "Intel Gaudi",
+    "intel-gpu": "Intel GPU",
+    "neuron": "AWS Neuron",
+}
 
+
+def _family(raw: RawEngine) -> str | None:
+    """The accelerator family the file states, else the one its device resource or label implies."""
+    if raw.accelerator is not None:
+        return str(raw.accelerator.value).lower()
+
+    for hint in (raw.gpu_count, raw.gpu_type):
+        if hint is not None:
+            fam = accelerator_family(hint.origin.key or "", hint.value)
+            if fam is not None:
+                return fam
+    return None
+
+
+def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: list[str]) -> Hardware:
+    """The accelerator one engine runs on: ``--gpu`` > the file's GPU product > its accelerator family.
+
+    A product or family the GPU catalog lacks (a TPU slice, an Intel Gaudi, a new GPU) is carried as read,
+    with ``modelled=False``: no figure is computed for it, and it is never silently replaced by an H100."""
     count, count_origin, count_inferred = _resolve_gpu_count(raw, gpu, world_size, notes)
+    family = _family(raw)
     gpu_origin: Origin | None = None
     inferred = False
+    accelerator: str | None = None
+    res = None
     if gpu:
         res = resolve_gpu(gpu)
         gpu_origin = Origin(source="cli-option", key="--gpu")
+    elif family in _UNMODELLED_FAMILIES:
+        product = raw.gpu_type.value if raw.gpu_type is not None else None
+        accelerator = _UNMODELLED_FAMILIES[family] + (f" {product}" if product else "")
+        gpu_origin = (raw.gpu_type or raw.accelerator).origin
     elif raw.gpu_type is not None:
-        try:
-            res = resolve_gpu(str(raw.gpu_type.value))
-        except SchedReaderError as err:
-            err.file, err.line = raw.gpu_type.origin.file, raw.gpu_type.origin.line
-            raise
+        value = raw.gpu_type.value
+        names = list(dict.fromkeys(str(v) for v in value)) if isinstance(value, list) else [str(value)]
+        for name in names:
+            try:
+                res = resolve_gpu(name)
+                break
+            except SchedReaderError:
+                continue
         gpu_origin = raw.gpu_type.origin
-    elif raw.gpu_count is not None and "amd.com/gpu" in (raw.gpu_count.origin.key or ""):
+        if res is None:
+            accelerator = " or ".join(names)
+        elif len(names) > 1:
+            notes.append(f"the file allows several GPUs ({', '.join(names)}); analyzed on {res.gpu.name} "
+                         "(pass --gpu to pick another)")
+    elif family == "amd":
         res = resolve_gpu(DEFAULT_AMD_GPU)
         inferred = True
         notes.append(f"amd.com/gpu requested but no GPU model named: assuming {res.gpu.name} (pass --gpu to change)")
     else:
-        res = None
         inferred = True
+    if accelerator is not None:
+        notes.append(f"accelerator {accelerator!r} ({gpu_origin.where() if gpu_origin else 'from the file'}) is not "
+                     "in sched-reader's GPU catalog: memory, KV-cache and speed figures are skipped, and scheduler "
+                     "defaults that depend on the device are a generic GPU's (pass --gpu NAME to analyze it as a "
+                     "catalog GPU)")
+        return Hardware(gpu=default_gpu(), count=count, gpu_origin=gpu_origin, count_origin=count_origin,
+                        gpu_inferred=False, count_inferred=count_inferred, accelerator=accelerator, modelled=False)
     if res is None:
         the_gpu = default_gpu()
         if count:  # a CPU deployment has no GPU to assume
@@ -305,6 +413,14 @@ def _resolve_hardware(raw: RawEngine, gpu: str | None, world_size: int, notes: l
         gpu_inferred=inferred,
         count_inferred=count_inferred,
     )
+
+
+def _is_model_path(name: str) -> bool:
+    """A local path or storage URI rather than a Hugging Face id (``/mnt/models``, ``./ckpt``,
+    ``pvc://...``, ``s3://...``, ``gs://...``, ``C:\\models``)."""
+    n = name.strip()
+    return (n.startswith(("/", "./", "../", "~")) or "://" in n or (len(n) > 2 and n[1] == ":")
+            or n.count("/") > 1)
 
 
 def _model_name(raw: RawEngine) -> tuple[str | None, Origin | None]:
@@ -361,8 +477,6 @@ def _resolve_dtype(explicit: str | None, arch_dtype: str, quantization: str | No
 
 def build_effective(spec: EngineSpec) -> EffectiveConfig:
     """The configuration vLLM will run with: explicit values, else the release's defaults."""
-    from sched_reader.compat.defaults import release_facts, scheduler_defaults
-
     facts = release_facts(spec.vllm_version)
     reasons: dict[str, str] = {}
 
@@ -449,8 +563,6 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
 def _block_size(spec: EngineSpec, tp: int, reasons: dict[str, str]) -> int:
     """Tokens per KV block: the attention backend vLLM picks for this release, GPU and model decides
     (MLA backends force 64 or 128 in some releases, even over an explicit --block-size)."""
-    from sched_reader.compat.defaults import default_block_size
-
     fv = spec.args.get("block_size")
     explicit = int(fv.value) if fv is not None and fv.value is not None else None
     config = spec.arch.config if spec.arch is not None else {}
@@ -475,10 +587,6 @@ def _normalize_speculative(spec: EngineSpec, value: Any) -> dict[str, Any] | Non
     if isinstance(value, dict):
         out.update(value)
     elif isinstance(value, str) and value.strip():
-        import json
-
-        from sched_reader.limits import json_depth, MAX_NESTING
-
         try:
             parsed = json.loads(value) if json_depth(value) <= MAX_NESTING else None
         except json.JSONDecodeError:
@@ -520,19 +628,28 @@ def build_spec(
     vllm: str | None = None,
     model_config: str | None = None,
     strict_model: bool = True,
+    model: str | None = None,
 ) -> EngineSpec:
     """One ``RawEngine`` -> ``EngineSpec`` (with effective config when the model resolves).
 
-    ``strict_model=False`` records an unknown model as unresolved instead of raising
-    (used by ``sched-reader config``, which lists what it could not resolve).
+    An unknown or unresolvable model in a deploy file is recorded as unresolved (the engine is still
+    reported, without capacity figures); ``strict_model`` raises instead, but only for a command line typed
+    after ``--`` (where the model is the user's own typing). ``model`` overrides the model the file names
+    (``--model NAME``: for a path such as ``/mnt/models`` or ``pvc://...``, or an unresolved variable).
     """
     release, requested, v_origin, findings = _resolve_release(raw, vllm)
-    args, flag_findings = _normalize_settings(raw, release)
-    findings.extend(flag_findings)
+    from_argv = raw.file == "<command line>"
+    args, flag_findings = _normalize_settings(raw, release, strict=from_argv)
+    findings.extend(flag_findings)  # SR103 values vLLM refuses (the pipeline drops repeats of check_raw's)
     notes = list(raw.notes)
     unresolved = list(raw.unresolved)
     findings.extend(_unresolved_findings(raw))
     name, m_origin = _model_name(raw)
+    if model:
+        if name and name != model:
+            notes.append(f"model {name!r} from the file is replaced by --model {model}")
+        name, m_origin = model, Origin(source="cli-option", key="--model")
+    strict_model = strict_model and from_argv
     tp = int(args["tensor_parallel_size"].value) if "tensor_parallel_size" in args else 1
     pp = int(args["pipeline_parallel_size"].value) if "pipeline_parallel_size" in args else 1
     dp = int(args["data_parallel_size"].value) if "data_parallel_size" in args else 1
@@ -548,11 +665,10 @@ def build_spec(
                 origin=Origin(file=raw.file, line=raw.line, source="inferred"),
             )
         )
-    elif name is not None and "$" in name and model_config is None:
-        pass  # the reader already reported the unresolved variable
+    elif name is not None and ("$" in name or "{{" in name) and model_config is None:
+        unresolved.append(Unresolved(text=name, reason="the model is an unresolved variable or template "
+                                     "(pass --model NAME to name it)", origin=m_origin or Origin(file=raw.file)))
     else:
-        from sched_reader.models.model_catalog import resolve_model
-
         try:
             res = resolve_model(name or "", model_config)
             arch, ckpt_quant = res.arch, res.checkpoint_quantization
@@ -560,6 +676,11 @@ def build_spec(
             if res.guessed and res.note:
                 notes.append(res.note)
         except SchedReaderError as err:
+            if name is not None and model_config is None and _is_model_path(name) and not from_argv:
+                # a path / storage URI the catalog cannot map: say what to pass, never a fuzzy "did you mean"
+                err = InputError("the model is a path or storage URI; sched-reader cannot read the weights' config "
+                                 "there", hint="pass --model NAME with the Hugging Face id, or --model-config PATH "
+                                 "to its config.json")
             if strict_model:
                 if m_origin is not None and err.file is None:
                     err.file, err.line = m_origin.file, m_origin.line
@@ -602,6 +723,50 @@ def build_spec(
     _check_world_size(spec)
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec
+
+
+def soften_for_assumed_release(findings: list[Finding], release: str, raw: RawEngine | None = None) -> list[Finding]:
+    """When the file names no release, a flag or value that is valid in another known release (a flag added
+    later or removed since, ``quantization: bitsandbytes``, the older ``image=50`` form of a JSON flag) is a
+    warning about the assumed release, not a certain error."""
+    out = []
+    for f in findings:
+        if f.rule == "SR101" and any(w in f.message for w in ("; added in", "; removed in", "; last in")):
+            f = f.model_copy(update={
+                "severity": "warning",
+                "message": f.message + f" (the file names no vLLM release; {release} is assumed)"})
+        elif f.rule in ("SR102", "SR103") and raw is not None:
+            other = _valid_elsewhere(raw, f, release)
+            if other is not None:
+                f = f.model_copy(update={
+                    "severity": "warning",
+                    "message": f.message + f"; valid in vLLM {other} (the file names no release; {release} is assumed)"})
+        out.append(f)
+    return out
+
+
+def _valid_elsewhere(raw: RawEngine, f: Finding, release: str) -> str | None:
+    """A known release whose parser accepts the setting ``f`` is about, or None."""
+
+    setting = next((s for s in raw.settings if s.origin.line == f.line and (s.origin.key or s.flag) == f.key), None)
+    if setting is None:
+        return None
+    releases = known_releases()
+    sample = sorted(set(releases[::3] + [releases[-1]]), key=releases.index, reverse=True)
+    for other in sample:
+        if other == release:
+            continue
+        try:
+            table = ArgTable.for_release(other)
+            match = table.lookup(setting.flag)
+            if match is None or match.record is None:
+                continue
+            if setting.value is not None:
+                table.coerce(match.record, setting.value)
+            return other
+        except (ValueError, SchedReaderError):
+            continue
+    return None
 
 
 def _unresolved_findings(raw: RawEngine) -> list[Finding]:
@@ -662,11 +827,22 @@ def _check_world_size(spec: EngineSpec) -> None:
 
 def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = None) -> list[RawEngine]:
     """All raw engines from the given files and/or a command line after ``--``."""
-    from sched_reader.readers import read_command_line, read_path
-
     engines: list[RawEngine] = []
+    paths = list(paths)
+    failed: list[SchedReaderError] = []
     for p in paths:
-        engines.extend(read_path(p))
+        try:
+            engines.extend(read_path(p))
+        except SchedReaderError as err:
+            if len(paths) + bool(command_line) == 1:
+                raise
+            failed.append(err)  # one unreadable file never hides the others
+    if failed and not engines and not command_line:
+        raise failed[0]
+    for err in failed:
+        import sys
+
+        sys.stderr.write(f"sched-reader: warning: skipped: {err}\n")
     if command_line:
         engines.extend(read_command_line(list(command_line)))
     if not engines:
@@ -682,6 +858,7 @@ def build_specs(
     vllm: str | None = None,
     model_config: str | None = None,
     strict_model: bool = True,
+    model: str | None = None,
 ) -> list[EngineSpec]:
     """Read files and/or a command line and build one ``EngineSpec`` per engine found.
 
@@ -690,7 +867,8 @@ def build_specs(
     """
     raws = read_engines(paths, command_line)
     specs = [
-        build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model) for r in raws
+        build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model, model=model)
+        for r in raws
     ]
     note_shared_gpus(specs)
     return specs

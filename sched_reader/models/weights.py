@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
+from sched_reader.versions import parse_version
+from sched_reader.models.hybrid import layer_mixers, mixer_params
 
 GIB = 2**30
 VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE
@@ -312,7 +314,6 @@ class _Layer(BaseModel):
 
 
 def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
-    from sched_reader.models.hybrid import layer_mixers, mixer_params
 
     c = arch.config
     h = arch.hidden_size
@@ -495,7 +496,6 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     if q is not None and q.name == "mxfp4":
         n_exp = int(c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts") or 0)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-        from sched_reader.models.memory_profile import parse_version
 
         per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
         for s_i in range(pp):

@@ -38,6 +38,11 @@ class Workload(BaseModel):
     num_prompts: int = Field(1000, ge=1)
     request_rate: float = math.inf
     max_concurrency: int | None = Field(None, ge=1)
+    burstiness: float = Field(1.0, gt=0)        # vllm bench serve --burstiness: gamma shape, 1 = Poisson
+    # Set when the requests come from a trace or a workload file (replayed request by request): where they
+    # come from, and their length percentiles (tokens); the random_* lengths are then the trace's means.
+    source: str | None = None
+    length_stats: dict | None = None
 
     @field_validator("request_rate", mode="before")
     @classmethod
@@ -71,6 +76,9 @@ class Workload(BaseModel):
         d["request_rate"] = "inf" if math.isinf(self.request_rate) else self.request_rate
         d["mean_input_len"] = self.mean_input_len()
         d["mean_output_len"] = self.mean_output_len()
+        if self.source is None:
+            d.pop("source", None)
+            d.pop("length_stats", None)
         if self.dataset_name == "sharegpt":
             d["length_source"] = SHAREGPT_SOURCE
         return d

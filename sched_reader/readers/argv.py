@@ -44,6 +44,29 @@ def is_option(text: str) -> bool:
     return text.startswith("-") and text != "-" and not _NUMBER.match(text)
 
 
+# Flags that only a vLLM server takes (spelled with dashes or underscores): words after an image that is
+# not named "vllm" are read as vLLM arguments when they include ``--model`` together with one of these, or
+# two of these. Detection only; no flag table.
+VLLM_SIGNATURE_FLAGS = frozenset({
+    "--max-model-len", "--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization",
+    "--max-num-seqs", "--max-num-batched-tokens", "--served-model-name", "--enable-prefix-caching",
+    "--enable-chunked-prefill", "--kv-cache-dtype", "--enforce-eager", "--data-parallel-size",
+    "--enable-expert-parallel", "--max-lora-rank", "--enable-lora", "--swap-space", "--block-size",
+    "--distributed-executor-backend", "--speculative-config", "--kv-transfer-config", "--limit-mm-per-prompt",
+})
+
+
+def vllm_signature(words: list[str]) -> str | None:
+    """Why ``words`` look like a vLLM server's arguments (e.g. ``"--model and --max-model-len"``), or None."""
+    flags = {w.split("=", 1)[0].replace("_", "-") for w in words if w.startswith("--")}
+    known = sorted(flags & VLLM_SIGNATURE_FLAGS)
+    if "--model" in flags and known:
+        return f"vLLM flags (--model, {known[0]})"
+    if len(known) >= 2:
+        return f"vLLM flags ({known[0]}, {known[1]})"
+    return None
+
+
 @dataclass
 class Invocation:
     """Where the vLLM arguments start in a word list. ``kind``: ``serve`` (positional model allowed),
@@ -56,6 +79,8 @@ class Invocation:
     docker_gpus: Tok | None = None
     docker_env: list[Tok] = field(default_factory=list)
     program: str = ""
+    docker_runtime: str | None = None      # --runtime (nvidia, habana, ...)
+    docker_devices: list[str] = field(default_factory=list)  # --device paths (/dev/kfd, /dev/dri: AMD)
 
 
 def find_invocation(toks: list[Tok]) -> Invocation | None:
@@ -85,6 +110,8 @@ def _docker(toks: list[Tok], i: int) -> Invocation | None:
     gpus: Tok | None = None
     env: list[Tok] = []
     entrypoint: str | None = None
+    runtime: str | None = None
+    devices: list[str] = []
     while i < len(toks):
         t = toks[i].text
         if t.startswith("-"):
@@ -99,6 +126,10 @@ def _docker(toks: list[Tok], i: int) -> Invocation | None:
                         env.append(value_tok)
                     elif name == "--entrypoint":
                         entrypoint = value_tok.text
+                    elif name == "--runtime":
+                        runtime = value_tok.text
+                    elif name == "--device":
+                        devices.append(value_tok.text)
                 i += 1 if eq else 2
                 continue
             i += 1
@@ -108,11 +139,17 @@ def _docker(toks: list[Tok], i: int) -> Invocation | None:
             rest = [x.text for x in toks[i + 1 : i + 3]]
             if rest[:1] == ["serve"] or (entrypoint == "vllm" and rest[:1] == ["serve"]):
                 return Invocation("serve", i + 2, image=image, docker_gpus=gpus, docker_env=env,
-                                  program="docker run (vllm serve)")
+                                  program=f"docker run {image.text} vllm serve", docker_runtime=runtime, docker_devices=devices)
             if rest[:1] == ["vllm"] or rest[:1] == ["-m"]:
                 return None  # the command after the image is matched by find_invocation's own scan
             return Invocation("image", i + 1, image=image, docker_gpus=gpus, docker_env=env,
-                              program="docker run (image entrypoint)")
+                              program=f"docker run {image.text} (the image's vLLM entrypoint)", docker_runtime=runtime, docker_devices=devices)
+        after = [x.text for x in toks[i + 1:]]
+        signal = vllm_signature(after) if entrypoint is None and after[:1] and after[0].startswith("-") else None
+        if signal is not None:
+            return Invocation("image", i + 1, image=image, docker_gpus=gpus, docker_env=env,
+                              program=f"docker run {image.text} (image not named vllm; detected by {signal})",
+                              docker_runtime=runtime, docker_devices=devices)
         return None
     return None
 
@@ -235,6 +272,17 @@ def docker_hints(inv: Invocation, file: str) -> tuple[Hint | None, Hint | None, 
     if inv.docker_gpus is not None and not inv.docker_gpus.unresolved:
         gpus = Hint(value=docker_gpus(inv.docker_gpus.text),
                     origin=Origin(file=file, line=inv.docker_gpus.line, source="command-line", key="--gpus"))
+    elif inv.image is not None and inv.docker_gpus is None:
+        line = inv.image.line
+        if inv.docker_runtime == "habana":
+            gpus = Hint(value="all", origin=Origin(file=file, line=line, source="command-line", key="--runtime habana.ai/gaudi"))
+        elif inv.docker_runtime == "nvidia":
+            gpus = Hint(value="all", origin=Origin(file=file, line=line, source="command-line", key="--runtime nvidia"))
+        elif any("/dev/kfd" in d or "/dev/dri" in d for d in inv.docker_devices):
+            gpus = Hint(value="all", origin=Origin(file=file, line=line, source="command-line", key="--device amd.com/gpu"))
+        else:  # docker gives a container no GPU unless asked (--gpus, the nvidia runtime, or device nodes)
+            gpus = Hint(value=0, origin=Origin(file=file, line=line, source="command-line",
+                                               key="docker run (no --gpus)"))
     for t in inv.docker_env:
         name, eq, val = t.text.partition("=")
         if eq and not t.unresolved:

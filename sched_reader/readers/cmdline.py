@@ -50,6 +50,7 @@ def engine_from_tokens(toks: list[Tok], ctx: Context, *, name: str, line: int | 
                        unresolved=parsed.unresolved, notes=parsed.notes)
     if inv.program:
         engine.notes.insert(0, f"started by: {inv.program}")
+        engine.detected_by = inv.program
     if inv.kind == "api_server" and "vllm.entrypoints.api_server" in inv.program:
         engine.notes.append("vllm.entrypoints.api_server is vLLM's legacy demo server, not the OpenAI server")
     version, gpus, denv = docker_hints(inv, ctx.file)

@@ -12,19 +12,21 @@ by compose from the shell or a ``.env`` file next to the compose file; ``$$`` is
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from sched_reader.errors import InputError
 from sched_reader.limits import MAX_GPUS
-from sched_reader.readers.argv import find_invocation
+from sched_reader.readers.argv import find_invocation, vllm_signature
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
 from sched_reader.readers.images import gpu_quantity, is_vllm_image, vllm_version_from_image
-from sched_reader.readers.raw import Hint, Origin, RawEngine
-from sched_reader.readers.shell import Tok, Var, parse_script
+from sched_reader.errors import SchedReaderError
+from sched_reader.readers.raw import Hint, Origin, RawEngine, Unresolved
+from sched_reader.readers.shell import Tok, Var
 from sched_reader.readers.yaml_tree import YList, YMap
 
 _SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash"}
-_INTERP = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_INTERP = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def read_compose(root: YMap, file: str, base_dir: Path | None) -> list[RawEngine]:
@@ -36,7 +38,13 @@ def read_compose(root: YMap, file: str, base_dir: Path | None) -> list[RawEngine
     for sname, svc in services.items():
         if not isinstance(svc, YMap):
             continue
-        found = _service(str(sname), svc, services, file, dotenv)
+        try:
+            found = _service(str(sname), svc, services, file, dotenv, base_dir)
+        except (SchedReaderError, ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            bad = RawEngine(name=str(sname), file=file, line=services.kline(sname))  # never hides the others
+            bad.unresolved.append(Unresolved(text=str(sname), reason=f"cannot read this service: {exc}",
+                                             origin=Origin(file=file, line=services.kline(sname), source="compose")))
+            found = [bad]
         if found:
             engines.extend(found)
         else:
@@ -66,61 +74,129 @@ def _dotenv(base_dir: Path | None) -> dict[str, tuple[str, int]]:
     return out
 
 
-def _interpolate(tok: Tok, dotenv: dict[str, tuple[str, int]]) -> Tok:
-    """Compose interpolation of one word: ``.env`` values, ``${VAR:-default}`` defaults; else unresolved."""
-    text = tok.text
+def interpolate_text(text: str, dotenv: dict[str, tuple[str, int]]) -> tuple[str, list[str], list[str], list[str]]:
+    """Compose interpolation of ``text``: (value, unresolved ``${...}`` texts, their reasons, notes).
+
+    Rules (compose spec, "Interpolation"): ``${VAR}`` / ``$VAR`` from ``.env``; ``${VAR:-default}`` (unset or
+    empty) and ``${VAR-default}`` (unset) use the default; ``${VAR:?err}`` / ``${VAR?err}`` stop compose when
+    unset; ``${VAR:+alt}`` / ``${VAR+alt}`` give alt when set; ``$$`` is a literal ``$``. A variable that is
+    not in ``.env`` and has no default, or whose default is empty (``${X:-}``), is unresolved."""
     if "$" not in text:
-        return tok
+        return text, [], [], []
     unresolved: list[str] = []
+    reasons: list[str] = []
     notes: list[str] = []
 
     def repl(m: re.Match) -> str:
         name = m.group(1) or m.group(4)
+        op, arg = m.group(2) or "", m.group(3) or ""
         if name in dotenv:
-            return dotenv[name][0]
-        if m.group(2):
-            notes.append(f"{m.group(0)}: {name} is not set in .env, compose uses the default {m.group(3)!r}")
-            return m.group(3)
+            value = dotenv[name][0]
+            if op in (":-",) and value == "":
+                return arg
+            if op in (":+", "+"):
+                return arg if (value or op == "+") else ""
+            return value
+        if op in (":-", "-") and arg != "":
+            notes.append(f"{m.group(0)}: {name} is not set in .env, compose uses the default {arg!r}")
+            return arg
         unresolved.append(m.group(0))
+        if op in (":?", "?"):
+            reasons.append(f"{m.group(0)}: compose requires {name} at run time ({arg or 'no message'})")
+        elif op in (":-", "-"):
+            reasons.append(f"{m.group(0)}: {name} is not set in .env and its default is empty")
+        else:
+            reasons.append(f"{m.group(0)}: compose takes it from the shell environment or .env, which this file "
+                           "does not set")
         return m.group(0)
 
     parts = text.split("$$")
-    new = "$".join(_INTERP.sub(repl, p) for p in parts)
-    reasons = tuple(f"{u}: compose takes it from the shell environment or .env, which this file does not set"
-                    for u in unresolved)
-    return Tok(new, tok.line, tuple(unresolved), reasons + tuple(notes))
+    return "$".join(_INTERP.sub(repl, part) for part in parts), unresolved, reasons, notes
 
 
-def _words(svc: YMap, key: str) -> tuple[list[Tok], bool]:
-    """(words, was_string) of ``entrypoint`` / ``command``. A string is split like a shell would (no
-    expansion); a list is taken item by item."""
+def _interpolate(tok: Tok, dotenv: dict[str, tuple[str, int]]) -> Tok:
+    """Compose interpolation of one word (see :func:`interpolate_text`)."""
+    if "$" not in tok.text:
+        return tok
+    new, unresolved, reasons, notes = interpolate_text(tok.text, dotenv)
+    return Tok(new, tok.line, tuple(unresolved), tuple(reasons) + tuple(notes))
+
+
+_PLACE = re.compile("\ue100(\\d+)\ue101")
+
+
+def _words(svc: YMap, key: str, dotenv: dict | None = None) -> tuple[list[Tok], bool]:
+    """(words, was_string) of ``entrypoint`` / ``command``. A string is interpolated by compose first, then
+    split like a shell would (compose runs no shell: no ``$VAR`` expansion); a list is taken item by item."""
     value = svc.get(key)
     if value is None:
         return [], False
     if isinstance(value, YList):
         return [Tok(str(v), value.iline(i)) for i, v in enumerate(value) if v is not None], False
     text = str(value)
-    first = svc.vline(key) or svc.kline(key)
-    if svc.styles.get(key) == "|":
-        script = parse_script(text, base_line=first or 1)
-        return [t for c in script.commands for t in c.tokens], True
-    script = parse_script(text.replace("\n", " "), base_line=first or 1)
-    return [t for c in script.commands for t in c.tokens], True
+    first = svc.vline(key) or svc.kline(key) or 1
+    multiline = svc.styles.get(key) == "|"
+    held: list[tuple[str, str]] = []
+    notes: list[str] = []
+
+    def hold(part: str) -> str:
+        new, unresolved, reasons, part_notes = interpolate_text(part, dotenv or {})
+        notes.extend(part_notes)
+        if not unresolved:
+            return new
+        # keep each unresolved ${...} as one opaque placeholder through the split
+        for u, r in zip(unresolved, reasons):
+            held.append((u, r))
+            new = new.replace(u, f"\ue100{len(held) - 1}\ue101", 1)
+        return new
+
+    text2 = "\x00".join(hold(part) for part in text.split("$$")).replace("\x00", "$")
+    if not multiline:
+        text2 = text2.replace("\n", " ")
+    try:
+        lex = shlex.shlex(text2, posix=True)
+        lex.whitespace_split = True
+        lex.commenters = ""
+        words = list(lex)
+    except ValueError:
+        words = text2.split()
+    out: list[Tok] = []
+    cursor = 0
+    for w in words:
+        probe = w[:8]
+        pos = text2.find(probe, cursor) if probe else -1
+        if pos >= 0:
+            cursor = pos + len(probe)
+        line = first + (text2.count("\n", 0, pos) if multiline and pos >= 0 else 0)
+        idx = [int(k) for k in _PLACE.findall(w)]
+        plain = _PLACE.sub(lambda m: held[int(m.group(1))][0], w)
+        out.append(Tok(plain, line, tuple(held[i][0] for i in idx), tuple(held[i][1] for i in idx)))
+    if notes and out:
+        out[-1] = Tok(out[-1].text, out[-1].line, out[-1].unresolved, out[-1].notes + tuple(notes))
+    return out, True
 
 
-def _service(sname: str, svc: YMap, services: YMap, file: str, dotenv: dict) -> list[RawEngine]:
-    image = str(svc.get("image") or "")
-    entry, _ = _words(svc, "entrypoint")
-    cmd, _ = _words(svc, "command")
-    env = _environment(svc, file)
+def _service(sname: str, svc: YMap, services: YMap, file: str, dotenv: dict, base_dir: Path | None = None
+             ) -> list[RawEngine]:
+    raw_image = str(svc.get("image") or "")
+    image, image_unresolved, _, image_notes = interpolate_text(raw_image, dotenv)
+    entry, _ = _words(svc, "entrypoint", dotenv)
+    cmd, _ = _words(svc, "command", dotenv)
+    env = _environment(svc, file, dotenv)
     words = [_interpolate(t, dotenv) for t in entry + cmd]
+    build_from = _build_base_image(svc, base_dir)
     engines: list[RawEngine] = []
+    signal = None
     if len(words) >= 3 and words[0].text in _SHELLS and words[1].text == "-c":
         engines = read_script(words[2].text, file, name=sname, base_line=words[2].line or 1,
                               env={k: Var(v.value, v.origin.line, exported=True, source="env") for k, v in env.items()})
     else:
         inv = find_invocation(words)
-        default = "image" if not entry and is_vllm_image(image) else None
+        vllm_image = is_vllm_image(image) or (build_from is not None and is_vllm_image(build_from))
+        default = "image" if not entry and vllm_image else None
+        if inv is None and default is None and not entry and words and words[0].text.startswith("-"):
+            signal = vllm_signature([w.text for w in words])
+            default = "image" if signal else None
         if inv is not None or default is not None:
             e = engine_from_tokens(words, Context(file=file, source="command-line"), name=sname,
                                    line=svc.line, invocation=inv, default_kind=default)
@@ -128,36 +204,80 @@ def _service(sname: str, svc: YMap, services: YMap, file: str, dotenv: dict) -> 
     for e in engines:
         e.name = sname if len(engines) == 1 else e.name
         e.line = services.kline(sname)
+        if signal:
+            e.detected_by = signal
+            e.notes.append(f"image {image or '?'} is not named vllm; read as a vLLM server by its command: {signal}")
+        elif build_from is not None and not is_vllm_image(image):
+            e.detected_by = f"build context FROM {build_from}"
+            e.notes.append(f"read as vLLM: its build context Dockerfile says FROM {build_from}")
         for k, v in env.items():
             e.env.setdefault(k, v)
-        if image:
-            version = vllm_version_from_image(image)
+        e.notes.extend(image_notes)
+        version_image = image if is_vllm_image(image) or build_from is None else build_from
+        if image_unresolved and (build_from is None or is_vllm_image(image)):
+            e.notes.append(f"image {raw_image}: {', '.join(image_unresolved)} is not set in .env; the vLLM release "
+                           "is unknown")
+        elif version_image:
+            version = vllm_version_from_image(version_image)
             if version is not None:
-                e.vllm_version = Hint(value=version, origin=Origin(file=file, line=svc.kline("image"),
-                                                                   source="compose", key=image))
+                e.vllm_version = Hint(value=version, origin=Origin(file=file, line=svc.kline("image") or svc.kline("build"),
+                                                                   source="compose", key=version_image))
             else:
-                e.notes.append(f"image {image} does not name a vLLM release")
-        _gpus(e, svc, file)
+                e.notes.append(f"image {version_image} does not name a vLLM release")
+        _gpus(e, svc, file, dotenv)
+        cvd = e.env.get("CUDA_VISIBLE_DEVICES") or e.env.get("NVIDIA_VISIBLE_DEVICES")
+        ids = [d for d in str(cvd.value).split(",") if d.strip()] if cvd is not None else []
+        if ids and ids != ["all"] and (e.gpu_count is None or e.gpu_count.value == "all"):
+            e.gpu_count = Hint(value=len(ids), origin=Origin(file=file, line=cvd.origin.line, source="inferred",
+                                                             key=cvd.origin.key))
+            e.notes.append(f"GPU count {len(ids)} from {cvd.origin.key}={cvd.value} (the GPUs the container sees)")
+        profiles = svc.get("profiles")
+        if isinstance(profiles, YList) and profiles:
+            e.notes.append(f"compose profile(s) {', '.join(str(x) for x in profiles)}: started only with "
+                           f"`docker compose --profile {profiles[0]} up`")
     return engines
 
 
-def _environment(svc: YMap, file: str) -> dict[str, Hint]:
+_FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.I | re.M)
+
+
+def _build_base_image(svc: YMap, base_dir: Path | None) -> str | None:
+    """The ``FROM`` image of the service's build context Dockerfile (the last stage's base), if readable."""
+    build = svc.get("build")
+    if build is None or base_dir is None:
+        return None
+    context = build if isinstance(build, str) else str(build.get("context", ".")) if isinstance(build, YMap) else "."
+    dockerfile = str(build.get("dockerfile", "Dockerfile")) if isinstance(build, YMap) else "Dockerfile"
+    path = (base_dir / context / dockerfile)
+    try:
+        if not path.is_file() or path.stat().st_size > 1_000_000:
+            return None
+        froms = _FROM.findall(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    return froms[-1] if froms else None
+
+
+def _environment(svc: YMap, file: str, dotenv: dict | None = None) -> dict[str, Hint]:
     env = svc.get("environment")
     out: dict[str, Hint] = {}
+    items: list[tuple[str, object, int | None]] = []
     if isinstance(env, YList):
         for i, item in enumerate(env):
             k, eq, v = str(item).partition("=")
             if eq:
-                out[k] = Hint(value=v, origin=Origin(file=file, line=env.iline(i), source="compose", key=f"environment.{k}"))
+                items.append((k, v, env.iline(i)))
     elif isinstance(env, YMap):
-        for k, v in env.items():
-            if v is not None:
-                out[str(k)] = Hint(value=str(v), origin=Origin(file=file, line=env.kline(k), source="compose",
-                                                              key=f"environment.{k}"))
+        items = [(str(k), v, env.kline(k)) for k, v in env.items() if v is not None]
+    for k, v, line in items:
+        value, unresolved, _, _ = interpolate_text(str(v), dotenv or {})
+        if not unresolved:
+            out[k] = Hint(value=value, origin=Origin(file=file, line=line, source="compose", key=f"environment.{k}"))
     return out
 
 
-def _gpus(e: RawEngine, svc: YMap, file: str) -> None:
+def _gpus(e: RawEngine, svc: YMap, file: str, dotenv: dict | None = None) -> None:
+    dotenv = dotenv or {}
     devices = svc.get("deploy")
     for key in ("resources", "reservations", "devices"):
         devices = devices.get(key) if isinstance(devices, YMap) else None
@@ -173,13 +293,30 @@ def _gpus(e: RawEngine, svc: YMap, file: str) -> None:
             if "gpu" not in [str(c) for c in caps] and dev.get("driver") != "nvidia":
                 continue
             if "device_ids" in dev and isinstance(dev["device_ids"], list):
-                ids = [str(x) for x in dev["device_ids"]]
+                ids: list[str] = []
+                for x in dev["device_ids"]:
+                    value, unresolved, _, _ = interpolate_text(str(x), dotenv)
+                    if unresolved:
+                        e.notes.append(f"device_ids entry {x}: not set in .env (GPU count unknown)")
+                        return
+                    ids.extend(d.strip() for d in value.split(",") if d.strip())
+                if ids == ["all"]:
+                    e.gpu_count = Hint(value="all", origin=Origin(file=file, line=dev.kline("device_ids"),
+                                                                  source="compose", key="device_ids"))
+                    return
                 e.gpu_count = Hint(value=len(ids), origin=Origin(file=file, line=dev.kline("device_ids"),
                                                                  source="compose", key="device_ids"))
                 e.shared_gpu_group = "compose:devices=" + ",".join(sorted(ids))
                 return
             if "count" in dev:
-                count = gpu_quantity(dev["count"])
+                raw_count = dev["count"]
+                if isinstance(raw_count, str) and "$" in raw_count:
+                    value, unresolved, _, _ = interpolate_text(raw_count, dotenv)
+                    if unresolved:
+                        e.notes.append(f"GPU count {raw_count}: not set in .env (unresolved)")
+                        return
+                    raw_count = value
+                count = gpu_quantity(raw_count)
                 e.gpu_count = Hint(value=count, origin=Origin(file=file, line=dev.kline("count"),
                                                               source="compose", key="count"))
                 if isinstance(count, int) and not 0 <= count <= MAX_GPUS:
@@ -192,6 +329,9 @@ def _gpus(e: RawEngine, svc: YMap, file: str) -> None:
                 elif count == "all":
                     e.shared_gpu_group = "compose:devices=all"
                 return
+            e.gpu_count = Hint(value="all", origin=Origin(file=file, line=devices.iline(i), source="compose",
+                                                          key="devices (no count: all GPUs)"))
+            return
     gpus = svc.get("gpus")
     if gpus is not None:
         e.gpu_count = Hint(value=gpu_quantity(gpus), origin=Origin(file=file, line=svc.kline("gpus"),

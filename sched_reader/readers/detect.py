@@ -12,16 +12,22 @@ import re
 from pathlib import Path
 
 from sched_reader.errors import InputError, SchedReaderError
-from sched_reader.readers.cmdline import read_script
+from sched_reader.limits import MAX_ENGINES
+from sched_reader.readers.argv import find_invocation
+from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
 from sched_reader.readers.compose import read_compose
 from sched_reader.readers.helm_llmd import read_llmd_values
 from sched_reader.readers.helm_production_stack import read_production_stack
 from sched_reader.readers.kubernetes import read_manifests
 from sched_reader.readers.own_format import read_own
 from sched_reader.readers.raw import RawEngine
+from sched_reader.readers.shell import Tok
 from sched_reader.readers.source import read_text
+from sched_reader.readers.task_files import (
+    looks_like_ci, looks_like_makefile, looks_like_skypilot, read_ci, read_llmd_deployer, read_makefile, read_skypilot,
+    slurm_resources)
 from sched_reader.readers.vllm_config import looks_like_vllm_config, read_vllm_config
-from sched_reader.readers.yaml_tree import YamlDoc, load_documents
+from sched_reader.readers.yaml_tree import YamlDoc, YList, YMap, load_documents
 
 SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".ksh", ".cmd", ".txt"}
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
@@ -54,6 +60,12 @@ def kind_of(docs: list[YamlDoc]) -> str | None:
             isinstance(first.get(k), dict) and ("containers" in first[k] or "parallelism" in first[k])
             for k in ("decode", "prefill")):
         return "llm-d-modelservice"
+    if isinstance(first.get("sampleApplication"), dict):
+        return "llm-d-deployer"
+    if looks_like_skypilot(first):
+        return "skypilot"
+    if looks_like_ci(first):
+        return "ci"
     if len(maps) == 1 and looks_like_vllm_config(first):
         return "vllm-config"
     return None
@@ -69,8 +81,6 @@ def read_file(path: str | Path) -> list[RawEngine]:
 
 def guard(fn, file: str) -> list[RawEngine]:
     """Run a reader; an unexpected Python error on hostile input becomes an ``InputError``, never a traceback."""
-    from sched_reader.limits import MAX_ENGINES
-
     try:
         engines = fn()
         if len(engines) > MAX_ENGINES:
@@ -93,19 +103,43 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
     stem = path.stem if path is not None else Path(file).stem or file
     base_dir = path.parent if path is not None else None
     looks_shell = suffix in SHELL_SUFFIXES or bool(_SHEBANG.search(text[:2000]))
+    if not looks_shell and suffix not in YAML_SUFFIXES:
+        if looks_like_makefile(text, path if path is not None else Path(file)):
+            engines = read_makefile(text, file, stem, base_dir)
+            if not engines:
+                raise InputError("no vLLM server command found in this Makefile", file=file,
+                                 hint="looked for recipes that run `vllm serve` or the OpenAI api_server")
+            return engines
     if looks_shell:
         return _shell(text, file, stem, base_dir)
+    templated = False
     try:
         docs = load_documents(text, file)
     except InputError:
-        if suffix not in YAML_SUFFIXES and _VLLM_WORD.search(text):
-            return _shell(text, file, stem, base_dir)
-        raise
+        docs = _load_template(text, file) if "{{" in text else None
+        if docs is None:
+            if suffix not in YAML_SUFFIXES and _VLLM_WORD.search(text):
+                return _shell(text, file, stem, base_dir)
+            raise
+        templated = True
+    if templated:
+        engines = _dispatch_or_none(docs, text, file, stem, base_dir)
+        for e in engines:
+            e.notes.append("Helm/Go template: {{ ... }} values are unresolved until the chart is rendered "
+                           "(`helm template` output reads fully)")
+        if engines:
+            return engines
+        raise InputError("no vLLM engine found in this Helm template (its command comes from values)", file=file,
+                         hint="run sched-reader on the chart's values.yaml or on `helm template` output")
     kind = kind_of(docs)
     if kind is None:
         roots = [d.root for d in docs if d.root is not None]
         if roots and all(isinstance(r, str) for r in roots) and _VLLM_WORD.search(text):
             return _shell(text, file, stem, base_dir)  # a one-line command parses as a YAML string
+        if "vllm" in text:
+            engines = _generic_yaml(docs, file, stem)
+            if engines:
+                return engines
         if not roots or not any(isinstance(r, dict) for r in roots):
             got = type(roots[0]).__name__ if roots else "nothing"
             raise InputError(f"expected a YAML mapping at the top level, found {got}", file=file,
@@ -113,6 +147,43 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
                              hint=f"sched-reader reads: {LOOKED_FOR}")
         raise InputError("no vLLM engine found", file=file, line=docs[0].line, hint=f"looked for {LOOKED_FOR}")
     return _dispatch(kind, docs, text, file, stem, base_dir)
+
+
+_TEMPLATE = re.compile(r"\{\{.*?\}\}")
+
+
+def _load_template(text: str, file: str) -> list[YamlDoc] | None:
+    """A Helm/Go template as YAML: lines that are only template actions (``{{- if ... }}``, ``{{- include ...
+    | nindent 4 }}``) are blanked (line numbers kept), other ``{{ ... }}`` become quoted strings that readers
+    report as unresolved. None when the result is still not YAML."""
+    out = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("{{") and stripped.endswith("}}") and _TEMPLATE.sub("", stripped).strip() == "":
+            out.append("")
+            continue
+
+        def quote(m: re.Match) -> str:
+            before = line[: m.start()]
+            if before.count('"') % 2 == 1 or before.count("'") % 2 == 1:
+                return m.group(0)  # already inside a quoted YAML string
+            return '"' + m.group(0).replace('"', "'") + '"'
+
+        out.append(_TEMPLATE.sub(quote, line))
+    try:
+        return load_documents("\n".join(out), file)
+    except InputError:
+        return None
+
+
+def _dispatch_or_none(docs: list[YamlDoc], text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
+    kind = kind_of(docs)
+    if kind is None:
+        return _generic_yaml(docs, file, stem) if "vllm" in text else []
+    try:
+        return _dispatch(kind, docs, text, file, stem, base_dir)
+    except InputError:
+        return []
 
 
 def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
@@ -126,6 +197,12 @@ def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, b
         engines = read_production_stack(docs[0].root, file)
     elif kind == "llm-d-modelservice":
         engines = read_llmd_values(docs[0].root, file)
+    elif kind == "llm-d-deployer":
+        engines = read_llmd_deployer(docs[0].root, file)
+    elif kind == "skypilot":
+        engines = read_skypilot(docs[0].root, file, stem)
+    elif kind == "ci":
+        engines = read_ci(docs[0].root, file, looks_like_ci(docs[0].root) or "github")
     else:
         engines = read_vllm_config(docs, file, stem)
     if not engines:
@@ -134,8 +211,49 @@ def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, b
     return engines
 
 
+def _generic_yaml(docs: list[YamlDoc], file: str, stem: str) -> list[RawEngine]:
+    """Any other YAML (Argo, Tekton, Nomad, a CI system sched-reader does not know): every string value that
+    starts a vLLM server is read as a shell script, every list of words that does as an argv."""
+    engines: list[RawEngine] = []
+
+    def walk(node: object, path: str, line: int | None, depth: int) -> None:
+        if depth > 50:
+            return
+        if isinstance(node, YMap):
+            for k, v in node.items():
+                walk(v, f"{path}.{k}" if path else str(k), node.vline(k) or node.kline(k), depth + 1)
+        elif isinstance(node, YList):
+            words = [x for x in node if isinstance(x, (str, int, float))]
+            if len(words) == len(node) and words:
+                toks = [Tok(str(x), node.iline(i)) for i, x in enumerate(node)]
+                if find_invocation(toks) is not None:
+                    e = engine_from_tokens(toks, Context(file=file), name=path or stem, line=node.line)
+                    if e is not None:
+                        e.detected_by = f"vLLM command in {path}"
+                        engines.append(e)
+                    return
+            for i, v in enumerate(node):
+                walk(v, f"{path}[{i}]", node.iline(i), depth + 1)
+        elif isinstance(node, str) and "vllm" in node:
+            for e in read_script(node, file, name=path or stem, base_line=line or 1):
+                e.detected_by = f"vLLM command in {path}"
+                engines.append(e)
+
+    for d in docs:
+        walk(d.root, "", d.line, 0)
+    return engines
+
+
 def _shell(text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
     engines = read_script(text, file, name=stem, base_dir=base_dir)
+    if engines and "#SBATCH" in text:
+        count, gtype = slurm_resources(text, file)
+        for e in engines:
+            e.detected_by = e.detected_by or "Slurm batch script"
+            if count is not None and e.gpu_count is None:
+                e.gpu_count = count
+            if gtype is not None and e.gpu_type is None:
+                e.gpu_type = gtype
     if not engines:
         raise InputError("no vLLM server command found in this script", file=file,
                          hint="looked for `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server "

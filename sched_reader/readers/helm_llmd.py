@@ -38,6 +38,12 @@ def read_llmd_values(root: YMap, file: str) -> list[RawEngine]:
 def _model(root: YMap, file: str) -> Setting | None:
     art = _m(root.get("modelArtifacts"))
     uri = art.get("uri")
+    name = art.get("name")
+    if name is not None and (uri is None or "{{" in str(uri) or not str(uri).startswith(("hf://", "pvc+hf://"))):
+        # the served model name, when the uri is a template or a storage path (llm-d guides write
+        # uri: "hf://{{ .Values.modelArtifacts.name }}" or pvc://...)
+        return Setting(flag="--model", value=str(name), origin=Origin(file=file, line=art.kline("name"),
+                                                                     source="helm-field", key="modelArtifacts.name"))
     if uri is None:
         return None
     uri = str(uri)
@@ -115,6 +121,11 @@ def _gpus(e: RawEngine, root: YMap, c: YMap, sizes: dict, par: YMap, role: str, 
     explicit = gpu_count_hint(_m(c.get("resources")), file)
     accel = _m(root.get("accelerator"))
     atype = str(accel.get("type", "nvidia"))
+    family = {"intel-gaudi": "gaudi", "gaudi": "gaudi", "hpu": "gaudi", "google": "tpu", "tpu": "tpu",
+              "amd": "amd", "rocm": "amd", "intel-i915": "intel-gpu", "intel-xe": "intel-gpu"}.get(atype.lower())
+    if family is not None:
+        e.accelerator = Hint(value=family, origin=Origin(file=file, line=accel.kline("type"), source="helm-field",
+                                                         key="accelerator.type"))
     if explicit is not None:
         e.gpu_count = explicit
     elif atype == "cpu":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sched_reader.readers.argv import parse_args
 from sched_reader.readers.chart_facts import chart_facts, go_string
-from sched_reader.readers.images import vllm_version_from_image
+from sched_reader.readers.images import downloaded_model, vllm_version_from_image
 from sched_reader.readers.kubernetes import _l, _m, gpu_type_from_terms
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting
 from sched_reader.readers.shell import Tok
@@ -53,6 +53,14 @@ def _model_spec(spec: YMap, line: int | None, file: str) -> RawEngine:
     if "modelURL" in spec:
         e.model = Setting(flag="--model", value=str(spec["modelURL"]),
                           origin=_origin(file, spec, "modelURL", "modelURL"))
+        init = _m(spec.get("initContainer"))
+        scripts = [str(x) for key in ("command", "args") for x in (_l(init.get(key)) or [init.get(key)]) if x]
+        hf_id = downloaded_model(str(spec["modelURL"]), scripts) if scripts else None
+        if hf_id is not None:
+            e.model = Setting(flag="--model", value=hf_id, origin=Origin(
+                file=file, line=spec.kline("modelURL"), source="inferred", key=f"modelURL {spec['modelURL']}"))
+            e.notes.append(f"modelURL {spec['modelURL']} is filled by the initContainer's download of {hf_id}; "
+                           f"analyzed as {hf_id}")
     for fixed in facts.get("fixed_flags", []):
         e.settings.append(Setting(flag=fixed["flag"], value=fixed["value"], origin=Origin(
             file=file, line=spec.kline("raySpec"), source="chart-default", key="raySpec (chart renders it)")))

@@ -12,6 +12,7 @@ from sched_reader.limits import MAX_INT_DIGITS
 # such as aibrix/vllm-openai.
 _VLLM_REPO = re.compile(r"^vllm(?:-openai)?(?:-[a-z0-9]+)*$")
 _VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev|a|b)\d*)*)(?:[-+_].*)?$")
+_RELEASE_PREFIX = re.compile(r"^v?(\d+\.\d+\.\d+)[._-]?([A-Za-z0-9][A-Za-z0-9._-]*)$")
 _EMBEDDED_VERSION = re.compile(r"vllm[_-]v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev)\d*)?)")
 
 # Node labels that name a GPU product (values recorded verbatim; the GPU catalog resolves them):
@@ -25,10 +26,35 @@ GPU_PRODUCT_LABELS = (
     "amd.com/gpu.product-name",
     "gpu.nvidia.com/class",
     "accelerator",
+    "cloud.google.com/gke-tpu-accelerator",
 )
 
-# Extended resources that count GPUs per pod/container (Kubernetes device plugins).
-GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi")
+# Extended resources that count accelerators per pod/container (Kubernetes device plugins): NVIDIA, AMD,
+# Intel GPU, Intel Gaudi (https://docs.habana.ai/en/latest/Orchestration/Gaudi_Kubernetes/), Google TPU
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus), AWS Neuron.
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",
+                 "google.com/tpu", "aws.amazon.com/neuroncore", "aws.amazon.com/neuron")
+
+# Node labels that name a TPU slice type (GKE) -- an accelerator, not a GPU product.
+TPU_LABELS = ("cloud.google.com/gke-tpu-accelerator",)
+
+
+def accelerator_family(key: str, value: object = None) -> str | None:
+    """Accelerator family implied by a resource name / label key (and its value): ``google.com/tpu`` ->
+    ``tpu``, ``habana.ai/gaudi`` -> ``gaudi``, ``amd.com/gpu`` -> ``amd``; None for NVIDIA or unknown."""
+    k = key.lower()
+    v = str(value or "").lower()
+    if "google.com/tpu" in k or "gke-tpu" in k or v.startswith("tpu-v") or v.startswith("tpu v"):
+        return "tpu"
+    if "habana" in k or "gaudi" in k or "gaudi" in v or v.startswith("hl-"):
+        return "gaudi"
+    if "amd.com/gpu" in k:
+        return "amd"
+    if "gpu.intel.com" in k:
+        return "intel-gpu"
+    if "neuron" in k:
+        return "neuron"
+    return None
 
 
 def split_image(image: str) -> tuple[str, str | None]:
@@ -62,6 +88,9 @@ def vllm_version_from_image(image: str) -> str | None:
         return m.group(1)
     if embedded:
         return embedded.group(1)
+    m = _RELEASE_PREFIX.match(tag)
+    if m:  # a custom build named after its base release: v0.7.3.self.post1 -> 0.7.3+self.post1
+        return f"{m.group(1)}+{m.group(2)}"
     return tag
 
 
@@ -89,3 +118,25 @@ def docker_gpus(value: str) -> int | str:
     if m:
         return int(m.group(1))
     return v
+
+
+_DOWNLOAD = re.compile(
+    r"(?:huggingface-cli|\bhf)\s+download\s+([A-Za-z0-9][\w.-]*/[\w.-]+)((?:\s+(?!--local-dir)\S+)*?)\s+--local-dir[=\s]+"
+    r"['\"]?([^\s'\"]+)")
+_SNAPSHOT = re.compile(r"snapshot_download\(\s*(?:repo_id\s*=\s*)?['\"]([\w.-]+/[\w.-]+)['\"][^)]*?local_dir\s*=\s*"
+                       r"['\"]([^'\"]+)['\"]")
+
+
+def downloaded_model(path: str, scripts: list[str]) -> str | None:
+    """The Hugging Face id that a download step in ``scripts`` writes to the local ``path``
+    (``hf download ORG/NAME --local-dir PATH``, ``huggingface-cli download ...``, ``snapshot_download(
+    repo_id=..., local_dir=...)``), or None."""
+    want = path.rstrip("/")
+    for text in scripts:
+        for m in _DOWNLOAD.finditer(text):
+            if m.group(3).rstrip("/") == want:
+                return m.group(1)
+        for m in _SNAPSHOT.finditer(text):
+            if m.group(2).rstrip("/") == want:
+                return m.group(1)
+    return None

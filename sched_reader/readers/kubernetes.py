@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import re
 
-from sched_reader.readers.argv import find_invocation
+from sched_reader.readers.argv import find_invocation, vllm_signature
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
 from sched_reader.readers.images import (
-    GPU_PRODUCT_LABELS, GPU_RESOURCES, gpu_quantity, is_vllm_image, vllm_version_from_image)
-from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting
+    GPU_PRODUCT_LABELS, GPU_RESOURCES, accelerator_family, gpu_quantity, is_vllm_image, vllm_version_from_image)
+from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting, Unresolved
 from sched_reader.readers.shell import Tok, Var
 from sched_reader.readers.yaml_tree import YamlDoc, YList, YMap
+from sched_reader.errors import SchedReaderError
+from sched_reader.readers import k8s_crds
+from sched_reader.readers.images import downloaded_model
 
 _WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}
-_SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/sh", "dash", "zsh"}
+_SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/sh", "dash", "zsh", "/bin/zsh",
+           "/usr/bin/env bash", "/bin/dash"}
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _ROLE = re.compile(r"(?:^|[-_./])(prefill|decode)(?:$|[-_./])")
 # KServe huggingface server options (kserve/python/huggingfaceserver __main__.py), not vLLM engine args.
@@ -56,8 +60,23 @@ def read_manifests(docs: list[YamlDoc], file: str) -> list[RawEngine]:
             continue
         objs = [o for o in _l(root.get("items")) if isinstance(o, YMap)] if root.get("kind") == "List" else [root]
         for obj in objs:
-            engines.extend(read_object(obj, file))
+            engines.extend(_isolated(obj, file))
     return engines
+
+
+def _isolated(obj: YMap, file: str) -> list[RawEngine]:
+    """Engines of one object; an object sched-reader cannot read becomes a note on the others' engines
+    (or one engine that says so), never an error that hides the rest of the file."""
+
+    try:
+        return read_object(obj, file)
+    except (SchedReaderError, ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        kind = str(obj.get("kind", "object"))
+        name = str(_m(obj.get("metadata")).get("name", kind))
+        e = RawEngine(name=name, file=file, line=obj.line)
+        e.unresolved.append(Unresolved(text=f"{kind} {name}", reason=f"cannot read this object: {exc}",
+                                       origin=Origin(file=file, line=obj.line, source="kubernetes", key="kind")))
+        return [e]
 
 
 def read_object(obj: YMap, file: str) -> list[RawEngine]:
@@ -85,6 +104,10 @@ def read_object(obj: YMap, file: str) -> list[RawEngine]:
         return _kubeai(spec, file, name)
     if kind == "StormService":
         return _storm(spec, file, name)
+
+    reader = k8s_crds.READERS.get(kind)
+    if reader is not None:
+        return reader(obj, spec, file, name)
     return []
 
 
@@ -123,6 +146,7 @@ def _pod(podspec: YMap, file: str, name: str, role: str | None) -> list[RawEngin
         for e in engines:
             e.name = name
     gpu_type = gpu_type_hint(podspec, file)
+    _models_from_init_downloads(engines, podspec, file)
     for e in engines:
         e.role = e.role or role
         if e.gpu_type is None:
@@ -130,6 +154,28 @@ def _pod(podspec: YMap, file: str, name: str, role: str | None) -> list[RawEngin
         for s in skipped:
             e.notes.append(f"container {s!r} in the same pod starts no vLLM server (skipped)")
     return engines
+
+
+def _models_from_init_downloads(engines: list[RawEngine], podspec: YMap, file: str) -> None:
+    """A model given as a local path that an init container fills with ``hf download ORG/NAME --local-dir
+    PATH`` is analyzed as ORG/NAME (the download names what the path holds)."""
+
+    scripts = []
+    for c in _l(podspec.get("initContainers")):
+        c = _m(c)
+        for key in ("command", "args"):
+            v = c.get(key)
+            scripts.extend(str(x) for x in (v if isinstance(v, list) else [v]) if x)
+    if not scripts:
+        return
+    for e in engines:
+        if e.model is not None and str(e.model.value).startswith(("/", "./")):
+            hf_id = downloaded_model(str(e.model.value), [" ".join(scripts)] + scripts)
+            if hf_id is not None:
+                e.notes.append(f"model path {e.model.value} is filled by an init container's download of {hf_id}; "
+                               f"analyzed as {hf_id}")
+                e.model = Setting(flag="--model", value=hf_id, origin=Origin(
+                    file=file, line=e.model.origin.line, source="inferred", key=f"model path {e.model.value}"))
 
 
 def container_env(c: YMap, file: str) -> dict[str, Var]:
@@ -160,6 +206,13 @@ def _words(c: YMap, key: str, env: dict[str, Var]) -> list[Tok]:
         text = "" if item is None else str(item)
         text = _K8S_VAR.sub(lambda m: env[m.group(1)].value if m.group(1) in env and env[m.group(1)].value is not None
                             else m.group(0), text)
+        if "{{" in text:  # a Helm/Go template value: known only when the chart is rendered
+            out.append(Tok(text, seq.iline(i), (text,), (f"{text}: a template value, known only when rendered",)))
+            continue
+        unset = _K8S_VAR.findall(text)
+        if unset and text.startswith("$("):  # $(VAR) not in the container env: the kubelet leaves it as written
+            out.append(Tok(text, seq.iline(i), (text,), (f"{text}: not set in the container's env",)))
+            continue
         out.append(Tok(text, seq.iline(i)))
     return out
 
@@ -170,16 +223,24 @@ def _container(c: YMap, file: str, pod_name: str) -> list[RawEngine]:
     words = _words(c, "command", env) + _words(c, "args", env)
     image = str(c.get("image", "")) if c.get("image") is not None else ""
     engines: list[RawEngine] = []
-    if len(words) >= 3 and words[0].text in _SHELLS and words[1].text in ("-c", "-lc", "-ec", "-xc"):
-        script = words[2]
+    if len(words) >= 3 and words[0].text in _SHELLS and words[1].text in ("-c", "-lc", "-ec", "-xc", "-cx", "-ce"):
+        script = words[3] if words[2].text == "--" and len(words) > 3 else words[2]
         engines = read_script(script.text, file, name=cname, base_line=script.line or 1, env=env)
     else:
         default = "image" if "command" not in c and is_vllm_image(image) else None
         inv = find_invocation(words)
+        signal = None
+        if inv is None and default is None and "command" not in c and words and words[0].text.startswith("-"):
+            signal = vllm_signature([w.text for w in words])
+            default = "image" if signal else None
         if inv is not None or default is not None:
             e = engine_from_tokens(words, Context(file=file), name=cname, line=c.line, env=env,
                                    invocation=inv, default_kind=default)
             engines = [e] if e is not None else []
+            if signal and e is not None:
+                e.detected_by = signal
+                e.notes.append(f"image {image or '?'} is not named vllm; read as a vLLM server by its arguments: "
+                               f"{signal}")
     for e in engines:
         e.line = e.line or c.line
         _container_hints(e, c, file, image, env)
@@ -190,7 +251,9 @@ def _container_hints(e: RawEngine, c: YMap, file: str, image: str, env: dict[str
     for k, v in env.items():
         if v.value is not None and k not in e.env:
             e.env[k] = Hint(value=v.value, origin=Origin(file=file, line=v.line, source="kubernetes", key=f"env.{k}"))
-    if image and e.vllm_version is None:
+    if image and "{{" in image and e.vllm_version is None:
+        e.notes.append(f"image {image}: the tag is a template value; the vLLM release is unknown until rendered")
+    elif image and e.vllm_version is None:
         version = vllm_version_from_image(image)
         if version is not None:
             e.vllm_version = Hint(value=version, origin=Origin(file=file, line=c.kline("image"), source="kubernetes",
@@ -200,10 +263,14 @@ def _container_hints(e: RawEngine, c: YMap, file: str, image: str, env: dict[str
     gpus = gpu_count_hint(_m(c.get("resources")), file)
     if gpus is not None:
         e.gpu_count = gpus
+        family = accelerator_family(gpus.origin.key or "")
+        if family is not None and e.accelerator is None:
+            e.accelerator = Hint(value=family, origin=gpus.origin)
     elif "resources" in c and e.gpu_count is None:
         e.gpu_count = Hint(value=0, origin=Origin(file=file, line=c.kline("resources"), source="kubernetes",
                                                  key="resources"))
-        e.notes.append("no GPU resource (nvidia.com/gpu, amd.com/gpu) is requested: the pod gets no GPU")
+        e.notes.append("no accelerator resource (nvidia.com/gpu, amd.com/gpu, google.com/tpu, habana.ai/gaudi) is "
+                       "requested: the pod gets no GPU")
 
 
 def gpu_count_hint(resources: YMap, file: str, key_prefix: str = "resources") -> Hint | None:
@@ -361,7 +428,7 @@ def _kserve_model(model: YMap, pred: YMap, file: str, name: str, fmt: str, runti
         if (e.gpu_count is None or e.gpu_count.value == 0) and isinstance(tp, int) and isinstance(pp, int):
             e.gpu_count = Hint(value=tp * pp, origin=Origin(file=file, line=ws.line, source="kubernetes",
                                                             key="workerSpec (tensorParallelSize x pipelineParallelSize)"))
-            e.notes = [n for n in e.notes if not n.startswith("no GPU resource")]
+            e.notes = [n for n in e.notes if not n.startswith("no accelerator resource")]
             e.notes.append(f"KServe multi-node: total GPUs = tensorParallelSize x pipelineParallelSize = {tp * pp} "
                            "(kserve.github.io multi-node guide)")
     return e

@@ -63,3 +63,10 @@ class RawEngine(BaseModel):
     # ``VLLM_CPU_KVCACHE_SPACE`` and ``CUDA_VISIBLE_DEVICES`` change what vLLM does.
     env: dict[str, Hint] = Field(default_factory=dict)
     replicas: Hint | None = None          # independent copies of this engine (Deployment replicas, ...)
+    # Accelerator family when the file says so (``google.com/tpu`` -> "tpu", ``habana.ai/gaudi`` ->
+    # "gaudi", ``amd.com/gpu`` -> "amd", ``accelerator.type: intel-gaudi``); None = not stated (NVIDIA GPUs
+    # need no family: their product name is in ``gpu_type``).
+    accelerator: Hint | None = None
+    # How the engine was recognised as vLLM when the image is not a vLLM image: "vllm serve command",
+    # "vLLM flags", "FROM vllm/vllm-openai build context", ... (shown in notes too).
+    detected_by: str | None = None

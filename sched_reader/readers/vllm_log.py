@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sched_reader.errors import InputError
+from sched_reader.versions import parse_version
 
 MAX_LOG_BYTES = 64 * 1024 * 1024  # a start-up log is KBs to a few MB; refuse anything far larger
 
@@ -148,6 +149,14 @@ _MEM_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("non_torch", re.compile(r"\bnon_torch_memory\s+" + _NUM + r" ?GiB\s*$")),
     ("kv_cache", re.compile(r"\bavailable_kv_cache_memory\s+" + _NUM + r" ?GiB\s*$")),
     ("kv_cache", re.compile(r"larger than the available KV cache memory \(" + _NUM + r" ?GiB\)")),
+    # 0.11+: "Free memory on device (..) on startup. Desired GPU memory utilization is (0.95, 75.23 GiB). Actual
+    # usage is 27.39 GiB for weight, 1.52 GiB for peak activation, 0.25 GiB for non-torch memory, and 1.07 GiB for
+    # CUDAGraph memory. ... Current kv cache memory in use is 46.08 GiB."
+    ("weights", re.compile(r"Actual usage is " + _NUM + r" ?GiB for weight")),
+    ("activation_peak", re.compile(r"\b" + _NUM + r" ?GiB for peak activation")),
+    ("non_torch", re.compile(r"\b" + _NUM + r" ?GiB for non-torch memory")),
+    ("cuda_graph", re.compile(r"\b" + _NUM + r" ?GiB for CUDAGraph memory")),
+    ("kv_cache_in_use", re.compile(r"Current kv cache memory in use is " + _NUM + r" ?GiB")),
     ("activation_peak", re.compile(r"PyTorch activation peak memory takes " + _NUM + r" ?GiB")),
     ("activation_peak", re.compile(r"torch peak memory increase: " + _NUM + r" ?GiB")),
     ("peak_torch", re.compile(r"peak_torch_memory=" + _NUM + r" ?GiB")),
@@ -169,7 +178,8 @@ _TOTAL_PATTERNS = [
     re.compile(r"\btotal_gpu_memory\s+" + _NUM + r" ?GiB()\s*$"),
     re.compile(r"Free memory on device \(" + _NUM + r"/" + _NUM + r" ?GiB\)"),
 ]
-_REQUESTED_UTIL = re.compile(r"Requested memory: " + _NUM + r" \(util\)|\bgpu_memory_utilization\s+" + _NUM + r"\s*$")
+_REQUESTED_UTIL = re.compile(r"Requested memory: " + _NUM + r" \(util\)|\bgpu_memory_utilization\s+" + _NUM + r"\s*$"
+                             r"|Desired GPU memory utilization is \(" + _NUM)
 _KV_TOKENS = re.compile(r"GPU KV cache size: " + _NUM + r" tokens")
 _GPU_BLOCKS = re.compile(r"# (?:GPU|cuda|CUDA|npu|xpu|XPU) blocks: " + _NUM + r"(?:, # CPU blocks: " + _NUM + ")?")
 _GPU_BLOCKS_V0_644 = re.compile(r"(?<!# )\bGPU blocks: " + _NUM + r", # CPU blocks: " + _NUM)
@@ -391,7 +401,7 @@ def parse_log(text: str, file: str = "<log>") -> LogFacts:
                     break
         m = _REQUESTED_UTIL.search(line)
         if m:
-            facts.gpu_memory_utilization = _num(m.group(1) or m.group(2))
+            facts.gpu_memory_utilization = _num(m.group(1) or m.group(2) or m.group(3))
         m = _KV_TOKENS.search(line)
         if m and facts.kv_cache_tokens is None:
             facts.kv_cache_tokens = Value(value=_num(m.group(1)), line=no, proc=proc)
@@ -456,8 +466,6 @@ def parse_log(text: str, file: str = "<log>") -> LogFacts:
     if facts.release is None:
         facts.release_from_format = _release_from_format(text)
     if facts.engine_core is None and facts.release:
-        from sched_reader.models.memory_profile import parse_version
-
         facts.engine_core = "v1" if parse_version(facts.release) >= (0, 11, 0) else None
     if facts.engine_core is None and (facts.kv_cache_tokens is not None or "Available KV cache memory" in text):
         facts.engine_core = "v1"

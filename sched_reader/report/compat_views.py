@@ -10,6 +10,7 @@ import json
 import unicodedata
 from typing import Any
 
+from sched_reader.report.layout import output_width, wrap_text
 from sched_reader.compat import matrix
 from sched_reader.compat.defaults import release_facts
 from sched_reader.compat.matrix import SYMBOL
@@ -162,10 +163,44 @@ def matrix_json(m: Any, requested: str, warning: str | None) -> dict[str, Any]:
 
 def _text_matrix(head: list[str], labels: list[str], ff_rows: list[list[str]], hw_labels: list[str],
                  hw_rows: list[list[str]], legend: str, notes: list[str]) -> str:
-    """The matrix as aligned text tables (a light grid renderer: rich's costs ~0.1 s per call)."""
-    parts = [*head, "", "Feature x Feature", _grid(["Feature", *labels], ff_rows), "",
-             "Feature x Hardware", _grid(["Feature", *hw_labels], hw_rows), "", legend, *notes]
-    return "\n".join(parts)
+    """The matrix as aligned text tables (a light grid renderer: rich's costs ~0.1 s per call), or, when
+    the grid is wider than the output (``report.layout.output_width``), as one wrapped line per feature
+    listing its partners grouped by status."""
+    width = output_width()
+    ff_grid = _grid(["Feature", *labels], ff_rows)
+    hw_grid = _grid(["Feature", *hw_labels], hw_rows)
+    if max(_width(x) for x in (ff_grid + "\n" + hw_grid).split("\n")) <= width:
+        parts = [*head, "", "Feature x Feature", ff_grid, "", "Feature x Hardware", hw_grid, "", legend, *notes]
+        return "\n".join(parts)
+    n = len(labels)
+    full = [[(ff_rows[i][j + 1] if j <= i else ff_rows[j][i + 1]) for j in range(n)] for i in range(n)]
+    ff = _grouped([r[0] for r in ff_rows], labels, full, skip_self=True)
+    hw = _grouped([r[0] for r in hw_rows], hw_labels, [r[1:] for r in hw_rows])
+    parts = [*head, "", "Feature x Feature (each feature with the others)", *ff, "",
+             "Feature x Hardware", *hw, "", legend, *notes]
+    return wrap_text("\n".join(parts), width)
+
+
+_STATUS_ORDER = ("❌", "🟠", "❔", "✅")
+
+
+def _grouped(row_labels: list[str], col_labels: list[str], cells: list[list[str]],
+             skip_self: bool = False) -> list[str]:
+    """One line per row: ``LABEL  ❌ a, b; 🟠* c; ✅ d, e`` (columns grouped by symbol, worst first)."""
+    pad = max(_width(x) for x in row_labels) + 2
+    out = []
+    for i, (label, row) in enumerate(zip(row_labels, cells)):
+        groups: dict[str, list[str]] = {}
+        for j, sym in enumerate(row):
+            if not sym or (skip_self and j == i):
+                continue
+            base = sym.rstrip("*")
+            name = col_labels[j] + ("*" if sym.endswith("*") else "")
+            groups.setdefault(base, []).append(name)
+        order = sorted(groups, key=lambda b: _STATUS_ORDER.index(b) if b in _STATUS_ORDER else 9)
+        text = "; ".join(f"{b} {', '.join(groups[b])}" for b in order) or "(no entries)"
+        out.append(label + " " * (pad - _width(label)) + text)
+    return out
 
 
 def _width(text: str) -> int:

@@ -1,7 +1,7 @@
-"""The result of a lint run (files -> engines -> findings), shared by every lint formatter, and its text form.
+"""The text and JSON forms of a lint run, and the helpers the other lint formatters share.
 
-The model is plain frozen dataclasses; every formatter (text here, ``json_report``, ``sarif``, ``github``,
-``junit``) is a pure function of it, so the same run always renders the same bytes: findings are
+The run is ``analyzers.lint.LintReport`` (frozen dataclasses); every formatter (text and JSON here,
+``sarif``, ``github``, ``junit``) is a pure function of it, so the same run always renders the same bytes: findings are
 sorted and de-duplicated, and nothing depends on the clock or the machine.
 
 Text form (one finding per line, ``file:line:`` first so editors and terminals can jump to it)::
@@ -15,115 +15,19 @@ Text form (one finding per line, ``file:line:`` first so editors and terminals c
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
-from sched_reader.findings import SEVERITY_RANK, Finding
+from sched_reader.analyzers.lint import EngineResult, FileResult, LintReport
+from sched_reader.findings import Finding, finding_order, sort_unique
+from sched_reader.analyzers.rule_catalog import get_rule
+
+__all__ = ["EngineResult", "FileResult", "LintReport", "location", "render_json", "render_text", "rule_name",
+           "sort_unique", "summary_line"]
 
 LINT_SCHEMA_VERSION = 1
 
 
-def finding_order(f: Finding) -> tuple:
-    """Deterministic order: file, line, rule, key, message (findings with no line first)."""
-    return (f.file or "", f.line or 0, f.rule, f.key or "", f.message, f.severity, f.fix or "")
-
-
-def sort_unique(findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
-    """Sorted, without exact duplicates."""
-    return sorted(set(findings), key=finding_order)
-
-
-@dataclass(frozen=True)
-class EngineResult:
-    """One engine found in an input file, with the findings that survived selection and ignores."""
-
-    name: str
-    line: int | None
-    model: str
-    vllm_version: str
-    findings: tuple[Finding, ...]
-    suppressed: tuple[Finding, ...] = ()
-    capacity_checked: bool = False
-    capacity_scope: str = ""  # none | structural (no workload stated) | workload (as diagnose)
-
-
-@dataclass(frozen=True)
-class FileResult:
-    """One input: a deploy file (or ``<command line>``); ``skipped`` says why it was not analyzed."""
-
-    file: str
-    engines: tuple[EngineResult, ...] = ()
-    findings: tuple[Finding, ...] = ()  # about the file itself (SR001), not one engine
-    suppressed: tuple[Finding, ...] = ()
-    skipped: str | None = None
-
-
-@dataclass(frozen=True)
-class LintReport:
-    """A whole lint run."""
-
-    files: tuple[FileResult, ...]
-    fail_on: str  # error | warning | info | never
-    vllm: str | None = None
-    notes: tuple[str, ...] = field(default=())
-    # inputs that could not be read at all (missing path, unreadable, explicitly named file with no
-    # engine): (path, one-line message). The others are still reported; the run exits 2 at the end.
-    failures: tuple[tuple[str, str], ...] = field(default=())
-
-    # -- queries ------------------------------------------------------------------------------
-    def engine_count(self) -> int:
-        return sum(len(f.engines) for f in self.files)
-
-    def analyzed_files(self) -> list[FileResult]:
-        return [f for f in self.files if f.skipped is None]
-
-    def findings(self) -> list[Finding]:
-        """Every reported finding, sorted, duplicates (same finding from two engines) removed."""
-        out: list[Finding] = []
-        for fr in self.files:
-            out.extend(fr.findings)
-            for e in fr.engines:
-                out.extend(e.findings)
-        return sort_unique(out)
-
-    def suppressed(self) -> list[Finding]:
-        out: list[Finding] = []
-        for fr in self.files:
-            out.extend(fr.suppressed)
-            for e in fr.engines:
-                out.extend(e.suppressed)
-        return sort_unique(out)
-
-    def fails(self, f: Finding) -> bool:
-        """Whether ``f`` is at or above the ``--fail-on`` threshold."""
-        return is_failing(f, self.fail_on)
-
-    def failing(self) -> list[Finding]:
-        return [f for f in self.findings() if self.fails(f)]
-
-    def exit_code(self) -> int:
-        from sched_reader.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
-
-        if self.failures:
-            return EXIT_ERROR
-        return EXIT_FINDINGS if self.failing() else EXIT_OK
-
-    def counts(self) -> dict[str, int]:
-        c = {"error": 0, "warning": 0, "info": 0}
-        for f in self.findings():
-            c[f.severity] += 1
-        return c
-
-
-def is_failing(f: Finding, fail_on: str) -> bool:
-    if fail_on == "never":
-        return False
-    return SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on]
-
-
 def rule_name(rule_id: str) -> str:
-    from sched_reader.analyzers.rule_catalog import get_rule
-
     r = get_rule(rule_id)
     return r.name if r is not None else ""
 

@@ -78,9 +78,16 @@ def render_junit(report: LintReport) -> str:
         suite.set("errors", "0")
         suite.set("skipped", str(skipped))
         total, total_fail, total_skip = total + tests, total_fail + failures, total_skip + skipped
+    total_err = 0
+    for path, message in report.failures:  # an input that could not be read: a JUnit <error>
+        suite = ET.SubElement(root, "testsuite", {"name": _x(path), "tests": "1", "failures": "0", "errors": "1",
+                                                  "skipped": "0"})
+        case = ET.SubElement(suite, "testcase", {"name": "(file)", "classname": _x(path), "file": _x(path)})
+        ET.SubElement(case, "error", {"message": _x(message)})
+        total, total_err = total + 1, total_err + 1
     root.set("tests", str(total))
     root.set("failures", str(total_fail))
-    root.set("errors", "0")
+    root.set("errors", str(total_err))
     root.set("skipped", str(total_skip))
     ET.indent(root, space="  ")
     body = ET.tostring(root, encoding="unicode")

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sched_reader.analyzers.baseline import FINGERPRINT_KEY
-from sched_reader.analyzers.rule_docs import docs_url
+from sched_reader.analyzers.baseline import base_dir, FINGERPRINT_KEY, fingerprints, repo_path
+from sched_reader.analyzers.rule_docs import docs_url, help_uri, rules
 from sched_reader.findings import Finding
 from sched_reader.report.findings_text import LintReport
 
@@ -48,16 +48,12 @@ def _clip(text: str, limit: int = _MAX_TEXT) -> str:
 def artifact_uri(file: str, base: str | Path | None = None) -> str | None:
     """A repository-relative URI (``deploy/llama.yaml``) for ``file``; None for a pseudo-file like
     ``<command line>`` or a file outside ``base`` (default: the repository root of the working directory)."""
-    from sched_reader.analyzers.baseline import base_dir, repo_path
-
     rel = repo_path(file, base_dir() if base is None else Path(base))
     return None if rel is None else quote(os.fsencode(rel), safe="/")  # a non-UTF-8 name: its bytes as %XX
 
 
 def rule_descriptors() -> list[dict[str, Any]]:
     """``tool.driver.rules`` from the registry."""
-    from sched_reader.analyzers.rule_docs import help_uri, rules
-
     out = []
     for r in rules():
         help_md = f"**{r.name}**: {r.full}\n\n*Fix:* {r.fix}"
@@ -114,8 +110,6 @@ def _notification(f: Finding, index: dict[str, int]) -> dict[str, Any]:
 def sarif_log(report: LintReport, version: str, *, base: str | Path | None = None,
               category: str = "sched-reader/") -> dict[str, Any]:
     """The SARIF log object (a dict, keys in a fixed order)."""
-    from sched_reader.analyzers.baseline import base_dir, fingerprints
-
     root = base_dir() if base is None else Path(base)
     rules = rule_descriptors()
     index = {r["id"]: i for i, r in enumerate(rules)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+import json
 
 from sched_reader.findings import SEVERITY_RANK, Finding
 from sched_reader.models.engine_spec import EngineSpec
@@ -55,6 +56,8 @@ def spec_json(spec: EngineSpec) -> dict[str, Any]:
             "count_inferred": hw.count_inferred,
             "gpu_origin": origin_json(hw.gpu_origin),
             "count_origin": origin_json(hw.count_origin),
+            "accelerator": hw.accelerator,
+            "modelled": hw.modelled,
         },
         "args": {
             dest: {
@@ -91,6 +94,4 @@ def worst_severity(specs: list[EngineSpec]) -> int:
 
 def dumps(obj: Any) -> str:
     """Deterministic JSON text (sorted keys only where the data is a plain mapping we built)."""
-    import json
-
     return json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from typing import Any
+import json
+import os
 
 
 from sched_reader.models.engine_spec import EngineSpec
@@ -17,10 +19,13 @@ def render_findings(console: Any, spec: EngineSpec) -> None:
         console.print(f"  {f.severity.upper():7} {f.rule} {loc} {f.message}{fix}", markup=False)
 
 
-def render_engine_header(console: Any, spec: EngineSpec) -> None:
+def render_engine_header(console: Any, spec: EngineSpec, verdict_line: str | None = None) -> None:
+    """The engine's title line, then (``diagnose``) its one-line verdict, then model, release, hardware."""
     loc = f"{spec.file}:{spec.line}" if spec.line else spec.file
     role = f" [{spec.role}]" if spec.role else ""
     console.print(f"engine {spec.name}{role}  ({loc})", style="bold", markup=False)
+    if verdict_line:
+        console.print(f"  verdict      {verdict_line}", style="bold", markup=False)
     model = spec.model_name or "(none)"
     arch = f" -> {spec.arch.id}" if spec.arch and spec.arch.id.lower() != model.lower() else ""
     quant = f", checkpoint {spec.checkpoint_quantization}" if spec.checkpoint_quantization else ""
@@ -28,13 +33,17 @@ def render_engine_header(console: Any, spec: EngineSpec) -> None:
     ver = spec.vllm_version
     if spec.vllm_version_requested and spec.vllm_version_requested != ver:
         ver += f" (from {spec.vllm_version_requested!r})"
-    vo = short_where(spec.vllm_version_origin, spec.file) if spec.vllm_version_origin else "not stated: newest known"
+    vo = short_where(spec.vllm_version_origin, spec.file) if spec.vllm_version_origin else "not stated: sched-reader's default release"
     console.print(f"  vLLM         {ver}  [{vo}]", markup=False)
     hw = spec.hardware
     gpu_src = "assumed (nothing names a GPU)" if hw.gpu_inferred else short_where(hw.gpu_origin, spec.file)
     cnt_src = "= TP x PP x DP" if hw.count_inferred else short_where(hw.count_origin, spec.file)
     if hw.count == 0:
         console.print(f"  hardware     CPU only: no GPU requested  [{cnt_src}]", markup=False)
+        return
+    if not hw.modelled:
+        console.print(f"  hardware     {hw.count} x {hw.accelerator} (not in the GPU catalog: no figures)  "
+                      f"[accelerator: {gpu_src}; count: {cnt_src}]", markup=False)
         return
     console.print(f"  hardware     {hw.count} x {hw.gpu.name}  [gpu: {gpu_src}; count: {cnt_src}]", markup=False)
 
@@ -53,8 +62,6 @@ def short_where(origin: Origin | None, engine_file: str) -> str:
 
 def display_path(path: str) -> str:
     """``path`` relative to the working directory when it lies below it (shorter, stable output)."""
-    import os
-
     if not os.path.isabs(path):
         return path
     try:
@@ -98,7 +105,5 @@ def _show(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
-        import json
-
         return json.dumps(value, sort_keys=True)
     return str(value)

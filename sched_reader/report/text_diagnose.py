@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 
+from sched_reader.report.layout import table_lines
 from sched_reader.report.text_config import render_engine_header, render_findings
 from sched_reader.report.units import fmt_duration_ms, fmt_int, fmt_rate
+from sched_reader.analyzers.whatif import effect_line
 
 BAR_WIDTH = 60
 _SEGMENTS = (
@@ -79,16 +81,130 @@ def speculative_line(sp: Any, max_num_seqs: int | None = None) -> str | None:
     return ", ".join(parts)
 
 
+_BINDS = {  # (verdict line, summary table cell)
+    "does_not_start": ("vLLM will not start", "does not start"),
+    "kv_cache_blocks": ("KV cache binds", "KV cache"),
+    "max_num_seqs": ("--max-num-seqs binds", "max-num-seqs"),
+    "token_budget": ("chunked prefill's token budget binds", "token budget"),
+    "prefill_stall": ("prefill stalls decodes (chunked prefill off)", "prefill stalls"),
+    "workload_concurrency": ("no default binds", "none"),
+}
+
+
+def binds_label(v: Any, short: bool = False) -> str:
+    """What binds, with its figure (sequences, in-flight requests); ``short`` for the summary table."""
+    if v is None:
+        return "not computed"
+    label = _BINDS.get(v.bottleneck, (v.bottleneck, v.bottleneck))[1 if short else 0]
+    lim = v.limits or {}
+    if v.bottleneck == "kv_cache_blocks":
+        return f"{label} ({fmt_int(lim.get('kv_cache_blocks'))} seqs)"
+    if v.bottleneck == "max_num_seqs":
+        return f"{label} (KV holds {fmt_int(lim.get('kv_cache_blocks'))})"
+    if v.bottleneck == "workload_concurrency":
+        return f"{label} ({fmt_int(lim.get('workload_concurrency'))} in flight)"
+    return label
+
+
+def first_change(v: Any) -> str:
+    """The first recommended change and its predicted effect (or why), in one phrase."""
+    if v is None or not v.recommendations:
+        return "none needed"
+    r = v.recommendations[0]
+    eff = getattr(r, "effect", None)
+    if isinstance(eff, dict) and eff.get("before") is not None:
+        effect = f"predicted {short_effect(eff)}"
+    else:
+        effect = eff or r.why
+    return f"{r.flag} {r.current} -> {r.suggested}: {effect}"
+
+
+def short_effect(eff: dict[str, Any]) -> str:
+    """The effect in a few words: the target metric, then output throughput and mean TTFT when they move
+    (the full list is on the recommendation's own ``predicted effect`` line)."""
+    target = eff.get("target")
+    keep = [k for k in (target, "output_throughput", "mean_ttft_ms") if k]
+    trim = {**eff, "before": {k: eff["before"].get(k) for k in keep},
+            "after": {k: eff["after"].get(k) for k in keep}}
+    return effect_line(trim)
+
+
+def verdict_line(d: Any) -> str | None:
+    """``diagnose``'s answer first: what binds, then the first change and its predicted effect."""
+    v = d.verdict
+    if v is None:
+        return None
+    if v.bottleneck == "does_not_start":
+        head = f"vLLM will not start: {v.summary}"
+        return head + (f"; first change {first_change(v)}" if v.recommendations else "")
+    if not v.recommendations:
+        if getattr(d, "recommendations_dropped", 0):
+            return f"{binds_label(v)}; no flag change predicted to improve it"
+        return f"{binds_label(v)}; no flag change needed for this workload"
+    return f"{binds_label(v)}; first change {first_change(v)}"
+
+
 def render_diagnoses(console: Any, results: list[Any], explain: bool = False) -> None:
     for i, d in enumerate(results):
         if i:
             console.print()
         render_one(console, d, explain)
+    if len(results) > 1:
+        console.print()
+        for line in summary_lines(results, getattr(console, "width", 100)):
+            console.print(line, markup=False)
+
+
+def summary_lines(results: list[Any], width: int) -> list[str]:
+    """The multi-engine summary: one row per engine (what binds, output tok/s, TTFT, ITL p99, change)."""
+    rows = []
+    for d in results:
+        p = d.performance or {}
+        rows.append([
+            d.spec.name, binds_label(d.verdict, short=True),
+            fmt_rate(p.get("output_throughput"), "tok/s", 0) if p else "n/a",
+            fmt_duration_ms(p.get("mean_ttft_ms")) if p else "n/a",
+            fmt_duration_ms(p.get("p99_itl_ms"), ms_digits=1) if p.get("p99_itl_ms") is not None else "n/a",
+            first_change(d.verdict) if d.verdict is not None else "n/a",
+        ])
+    head = ["engine", "binds", "output", "TTFT mean", "ITL p99", "first change"]
+    table = table_lines(head, rows, width, align_right_from=2, min_flex=24)
+    if table is None:  # too narrow for six columns: one wrapped entry per engine
+        table = [f"{r[0]}: {r[1]}; output {r[2]}, TTFT mean {r[3]}, ITL p99 {r[4]}; first change {r[5]}"
+                 for r in rows]
+    return [f"summary of {len(results)} engines", *table]
+
+
+def roofline_line(r: dict[str, Any]) -> str:
+    """One phase's roofline in words whose numbers agree with the bound.
+
+    The bound is the kind of term that takes most of the step's GPU time; the figures quoted are that
+    kind's largest term (its intensity is below its own ridge when it is memory-bound, above when
+    compute-bound) and the share of the time it accounts for. The whole step's average intensity is
+    quoted apart, since it can sit on the other side of a ridge (decode: the weight GEMMs run above it
+    at a large batch while attention reads the KV cache far below it)."""
+    bound = r.get("bound") or "?"
+    terms = [t for t in (r.get("terms") or []) if isinstance(t, dict)]
+    total = sum(float(t.get("time_s") or 0.0) for t in terms)
+    same = [t for t in terms if t.get("bound") == bound]
+    if not terms or total <= 0 or not same:
+        return (f"{bound}-bound: intensity {_fmt(r.get('intensity_flop_per_byte'), 'FLOP/B')}"
+                f" (ridge {_fmt(r.get('ridge_flop_per_byte'), 'FLOP/B')})")
+    share = sum(float(t.get("time_s") or 0.0) for t in same) / total
+    top = max(same, key=lambda t: float(t.get("time_s") or 0.0))
+    ti, tr = top.get("intensity_flop_per_byte"), top.get("ridge_flop_per_byte")
+    detail = f"{top.get('name')} at {_fmt(ti, 'FLOP/B')}"
+    if isinstance(ti, (int, float)) and isinstance(tr, (int, float)):
+        side = "below" if ti < tr else "above"
+        detail += f", {side} its ridge {_fmt(tr, 'FLOP/B')}"
+    avg = r.get("intensity_flop_per_byte")
+    return (f"{bound}-bound: {share:.0%} of the step time in {bound}-bound terms, the largest {detail}"
+            + (f"; whole step {_fmt(avg, 'FLOP/B')}" if isinstance(avg, (int, float)) else ""))
 
 
 def render_one(console: Any, d: Any, explain: bool) -> None:
     spec = d.spec
-    render_engine_header(console, spec)
+    render_engine_header(console, spec, verdict_line(d))
     eff = spec.effective
     console.print(
         f"  serving      TP {eff.tensor_parallel_size} x PP {eff.pipeline_parallel_size}, max-model-len "
@@ -137,8 +253,6 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     if perf:
         w = d.workload
         desc = describe_workload(w)
-        if getattr(d, "workload_from_file_mix", False):
-            desc = f"the file's workload section, simulated request by request (means: {desc.removeprefix('random ')})"
         console.print(f"  workload     {desc}", markup=False)
         p99_itl = perf.get("p99_itl_ms")
         console.print(
@@ -156,23 +270,15 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         for phase in ("prefill", "decode"):
             r = roof.get(phase)
             if isinstance(r, dict) and r.get("bound"):
-                console.print(
-                    f"  {phase:12} {r.get('bound')}-bound: intensity {_fmt(r.get('intensity_flop_per_byte'), 'FLOP/B')}"
-                    f" vs ridge {_fmt(r.get('ridge_flop_per_byte'), 'FLOP/B')}",
-                    markup=False,
-                )
+                console.print(f"  {phase:12} {roofline_line(r)}", markup=False)
     v = d.verdict
     if v is not None:
         console.print(f"  bottleneck   {v.bottleneck}: {v.summary}", markup=False)
         for r in v.recommendations:
             console.print(f"    change {r.flag} {r.current} -> {r.suggested}: {r.why}", markup=False)
             if getattr(r, "effect", None):
-                from sched_reader.analyzers.whatif import effect_line
-
                 console.print(f"      predicted effect: {effect_line(r.effect)}", markup=False)
     if getattr(d, "what_if", None):
-        from sched_reader.analyzers.whatif import effect_line
-
         w = d.what_if
         console.print(f"  what-if      {' '.join(w['set'])}: {effect_line(w)}", markup=False)
         if explain:
@@ -213,16 +319,30 @@ def _num(v: Any) -> str:
 
 
 def describe_workload(w: Any) -> str:
-    """One line: dataset, lengths, prompts, arrival."""
+    """One line: where the requests come from, their lengths, count and arrival.
+
+    A trace or workload file is described as it is replayed (request count, measured arrival rate, mean
+    and 99th-percentile prompt), never as the bench-style means it is summarized by."""
     import math
 
+    rate = "all at once" if math.isinf(w.request_rate) else f"{w.request_rate:.3g} req/s"
+    conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
+    if getattr(w, "source", None):
+        st = w.length_stats or {}
+        over = f" over {st['arrival_span_s']:,.0f} s" if st.get("arrival_span_s") else ""
+        arrival = "all at once" if math.isinf(w.request_rate) else f"{rate}{over}"
+        return (f"{w.source}, replayed request by request: {w.num_prompts:,} requests, {arrival}{conc}; "
+                f"prompts mean {w.random_input_len:,} / p99 {st.get('prompt_p99', 0):,} / max "
+                f"{st.get('prompt_max', 0):,} tokens, outputs mean {w.random_output_len:,} tokens")
     if w.dataset_name == "sharegpt":
         lengths = f"sharegpt (mean {w.mean_input_len():.0f} in / {w.mean_output_len():.0f} out tokens)"
+    elif w.random_range_ratio:
+        lengths = (f"random {w.random_input_len} in / {w.random_output_len} out tokens "
+                   f"(range ratio {w.random_range_ratio:g})")
     else:
         lengths = f"random {w.random_input_len} in / {w.random_output_len} out tokens"
-    rate = "all at once" if math.isinf(w.request_rate) else f"{w.request_rate:g} req/s"
-    conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
-    return f"{lengths}, {w.num_prompts} prompts, {rate}{conc}"
+    burst = f" (burstiness {w.burstiness:g})" if getattr(w, "burstiness", 1.0) != 1.0 and not math.isinf(w.request_rate) else ""
+    return f"{lengths}, {w.num_prompts} prompts, {rate}{burst}{conc}"
 
 
 def _likely(perf: dict, key: str) -> str:

@@ -74,6 +74,10 @@ def test_fit_reduces_the_error_and_stays_in_bounds(spec):
         assert abs(r["calibrated_error"][k]) < abs(r["uncalibrated_error"][k])
         assert abs(r["calibrated_error"][k]) < 0.10
     assert any("one result" in n for n in prof.fit["notes"])
+    # TTFT the bounded prefill term cannot reach is attributed to API intake, and then fits
+    if prof.terms["prefill_time_scale"].at_bound:
+        assert prof.terms["api_ms"].fitted and prof.terms["api_ms"].value > 0
+        assert abs(r["calibrated_error"]["mean_ttft_ms"]) < abs(r["uncalibrated_error"]["mean_ttft_ms"])
 
 
 def test_bench_of_another_model_is_refused(spec, tmp_path):

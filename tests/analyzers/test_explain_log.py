@@ -358,6 +358,20 @@ def test_failed_start_up_is_explained_not_fitted():
     assert ex.differs is None
 
 
+def test_the_one_line_memory_summary_of_recent_releases():
+    """0.11+ prints the whole budget in one line (INFO from 0.20 on); line 696 of the phi-4 log, verbatim."""
+    line = read_log_text(LOGS / "llmd-microsoft-phi-4--h100-80gb--tp1pp1dp1--8192.log.gz").split("\n")[695]
+    assert "Actual usage is" in line
+    f = parse_log(line, "x")
+    assert (f.term("weights"), f.term("activation_peak"), f.term("non_torch"), f.term("cuda_graph"),
+            f.term("kv_cache_in_use")) == (27.39, 1.52, 0.25, 1.07, 46.08)
+    f.model, f.release = "microsoft/phi-4", "0.19.0"
+    ex = explain(f)
+    assert {r.name: r.logged for r in ex.memory}["kv_cache"] == 46.08
+    assert "matches" in ex.verdict
+    assert f.gpu_memory_utilization == 0.95 and f.gpu_total_gib == 79.19
+
+
 def test_namespace_args_of_old_releases():
     line = ("INFO 10-02 12:00:00 api_server.py:526] args: Namespace(host=None, port=8000, model='meta-llama/"
             "Llama-3.1-8B-Instruct', tensor_parallel_size=2, max_model_len=4096, gpu_memory_utilization=0.85, "

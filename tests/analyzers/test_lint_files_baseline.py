@@ -77,3 +77,15 @@ def test_fingerprints_ignore_line_numbers_but_count_repeats(tmp_path):
     f.write_text("# new first line\nvllm serve m --x\n\nvllm serve m --x\n")
     moved = fingerprints([a.model_copy(update={"line": 2}), b.model_copy(update={"line": 4})])
     assert sorted(moved.values()) == sorted(fa.values())
+
+
+def test_parallel_map_falls_back_to_one_process_when_workers_cannot_start(monkeypatch):
+    import concurrent.futures
+
+    class NoPool:
+        def __init__(self, *a, **k):
+            raise OSError("no /dev/shm")
+
+    monkeypatch.setattr(lint_parallel, "available_cpus", lambda: 2)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    assert lint_parallel.map_ordered(_square, list(range(40)), 2) == [x * x for x in range(40)]

@@ -12,6 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from sched_reader.analyzers import lint as lint_pipeline
 from sched_reader.cli import cmd_lint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,8 +160,9 @@ def test_bad_flag_value_is_sr001_with_its_line(tmp_path):
     p.write_text("#!/bin/sh\nvllm serve Qwen/Qwen2.5-7B-Instruct \\\n  --max-model-len abc\n")
     code, doc = lint_json(str(p), "--vllm", "0.19.0")
     assert code == 1
-    [f] = [f for f in doc["findings"] if f["rule"] == "SR001"]
-    assert f["line"] == 3 and f["key"] == "--max-model-len"
+    # issue 10: a value vLLM refuses is a finding on the engine (SR103), not an unreadable file
+    [f] = [f for f in doc["findings"] if f["rule"] in ("SR001", "SR103")]
+    assert f["line"] == 3 and f["key"] == "--max-model-len" and f["severity"] == "error"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -200,7 +202,7 @@ def test_fixture_tree_runs_whole_and_is_deterministic():
     assert first == second
     code, out, _ = first
     doc = json.loads(out)
-    n_files = len([p for p in DEPLOY.rglob("*") if p.suffix in (".yaml", ".yml", ".sh")])
+    n_files = len([p for p in DEPLOY.rglob("*") if p.suffix in (".yaml", ".yml", ".sh", ".mk") or p.name == "Makefile"])
     assert doc["summary"]["files"] == n_files and doc["summary"]["skipped_files"] == 0
     assert doc["summary"]["engines"] >= n_files
     assert code == 1  # --disable-log-requests / --cuda-graph-sizes are unknown in 0.19.0
@@ -306,7 +308,7 @@ def test_directives_in_shell_scripts(tmp_path):
 
 
 def test_parse_directives_unit():
-    d = cmd_lint.parse_directives(
+    d = lint_pipeline.parse_directives(
         "a: 1  # sched-reader: ignore[SR101, sr104]\n"
         "# sched-reader: ignore\n"
         "b: 2\n"

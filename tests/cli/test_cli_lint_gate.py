@@ -388,7 +388,9 @@ def test_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.setattr("sys.stderr", io.StringIO())
-    assert cmd_lint._Progress.wanted() is False  # not a terminal
+    from sched_reader.cli.runners import lint as lint_runner
+
+    assert lint_runner._Progress.wanted() is False  # not a terminal
 
 
 def test_parallel_workers_give_the_same_report_as_one_process(repo):
@@ -401,3 +403,50 @@ def test_parallel_workers_give_the_same_report_as_one_process(repo):
     two = lint("d", "--format", "json", "--jobs", "2", "--vllm", "0.19.0")
     assert one[0] == two[0] and one[1] == two[1]
     assert json.loads(one[1])["summary"]["files"] >= 25
+
+
+def test_unreadable_input_in_junit_and_github_formats(repo):
+    import xml.etree.ElementTree as ET
+
+    write(repo / "a.sh", SERVE_SR101)
+    code, out, _ = lint("a.sh", "gone.yaml", "--vllm", "0.19.0", "--format", "junit")
+    root = ET.fromstring(out)
+    assert code == 2 and root.get("errors") == "1"
+    [err] = root.iter("error")
+    assert "gone.yaml: file not found" in err.get("message")
+    code, out, _ = lint("a.sh", "gone.yaml", "--vllm", "0.19.0", "--format", "github")
+    assert code == 2 and "::error title=sched-reader could not read an input::gone.yaml: file not found" in out
+    assert "::error file=a.sh,line=2" in out
+
+
+HELM_TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "vllm.fullname" . }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: "vllm/vllm-openai:{{ .Values.image.tag }}"
+          args:
+            - --model={{ .Values.model }}
+            {{- if .Values.maxModelLen }}
+            - --max-model-len={{ .Values.maxModelLen }}
+            {{- end }}
+"""
+
+
+def test_helm_templates_are_skipped_in_walks_not_failed(repo):
+    # a chart's templates/ are Go templates, not YAML until rendered: failing on them would fail every
+    # repository with a Helm chart; named explicitly they are SR001 with the way out
+    write(repo / "chart/Chart.yaml", "apiVersion: v2\nname: vllm\nversion: 0.1.0\n")
+    write(repo / "chart/templates/deployment.yaml", HELM_TEMPLATE)
+    code, doc, _ = lint_json("chart")
+    assert code == 0 and doc["findings"] == []
+    [tmpl] = [f for f in doc["files"] if f["file"].endswith("deployment.yaml")]
+    assert "Helm/Go template" in tmpl["skipped"] and "helm template" in tmpl["skipped"]
+    code, doc, _ = lint_json("chart/templates/deployment.yaml")
+    assert code == 1 and doc["findings"][0]["rule"] == "SR001" and "helm template" in doc["findings"][0]["fix"]
+    code, _, _ = lint("chart/templates/deployment.yaml", "--skip-unrecognized")  # pre-commit
+    assert code == 0

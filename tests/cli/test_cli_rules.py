@@ -56,3 +56,9 @@ def test_documented_example_triggers_its_rule_and_the_fix_does_not(run_cli, rule
     assert rule_id in {f["rule"] for f in json.loads(out)["findings"]}
     _, out, _ = run_cli("lint", "--format", "json", "--vllm", ex.vllm, "--", *ex.fixed)
     assert rule_id not in {f["rule"] for f in json.loads(out)["findings"]}
+
+
+def test_since_release_first_release_rules_and_later_ones():
+    assert rule_docs.since("SR201") == "0.1.0" and rule_docs.since("SR116") == "0.1.0"
+    assert rule_docs.since("SR002") == "0.2.0"  # added with the lint gate
+    assert rule_docs.since("SR117") == "0.2.0"  # any id the first release did not have

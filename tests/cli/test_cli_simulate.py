@@ -105,7 +105,8 @@ def test_unknown_policy_did_you_mean(capsys, typo, suggestion):
 def test_enum_options_reject_other_values(capsys, bad):
     code, out, err = _run(capsys, ["simulate", *bad, *CMD])
     assert code == 2 and out == ""
-    assert "Invalid value" in err and bad[0] in err and "Traceback" not in err
+    assert "is not one of" in err and bad[0] in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("sched-reader: error: ")
 
 
 def test_dataset_name_enum_and_short_format(capsys):

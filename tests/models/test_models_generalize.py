@@ -192,3 +192,29 @@ def test_memory_in_a_name_is_not_read_from_a_model_number():
 def test_nominal_memory_takes_the_same_class_gpus_exact_totals():
     r = resolve_gpu("Tesla V100-SXM3-32GB")     # 32 GB marketing = 32510 MiB on the V100 32GB boards
     assert r.gpu.memory_bytes == 32510 * 2**20 and round(r.gpu.cuda_total_gib, 2) == 31.75
+
+
+def test_hf_cache_snapshot_path_as_model_name():
+    r = resolve_model("/root/.cache/huggingface/hub/models--meta-llama--Meta-Llama-3.1-8B-Instruct/snapshots/0e9e39f2")
+    assert r.arch.id == "meta-llama/Llama-3.1-8B" and r.guessed
+
+
+def test_fine_tune_lines_keep_their_base_shapes():
+    # Vicuna v1.5 / CodeLlama / DeepSeek-Coder v1 7B checkpoints are LlamaForCausalLM with Llama-2-7B's
+    # 32 x 4096 multi-head layout; Zephyr-7B is a Mistral-7B fine-tune
+    for name in ("lmsys/vicuna-7b-v1.5", "meta-llama/CodeLlama-7b-hf", "deepseek-ai/deepseek-coder-6.7b-instruct"):
+        assert resolve_model(name).arch.id == "meta-llama/Llama-2-7b-hf", name
+    assert resolve_model("HuggingFaceH4/zephyr-7b-beta").arch.id.startswith("mistralai/Mistral-7B")
+
+
+def test_glm45_air_is_the_published_106b():
+    from sched_reader.models.engine_spec import EffectiveConfig
+    from sched_reader.models.weights import weight_breakdown
+
+    r = resolve_model("zai-org/GLM-4.5-Air-FP8")
+    assert r.arch.id == "zai-org/GLM-4.5-Air" and r.checkpoint_quantization == "fp8"
+    e = EffectiveConfig(vllm_version="0.19.0", max_model_len=8192, gpu_memory_utilization=0.9, dtype="bfloat16",
+                        max_num_seqs=256, max_num_batched_tokens=8192, enable_chunked_prefill=True,
+                        enable_prefix_caching=True)
+    total = weight_breakdown(r.arch, e).params_total
+    assert 106.0e9 < total < 107.5e9          # model card: 106B total parameters (12B active)

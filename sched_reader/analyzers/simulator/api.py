@@ -6,18 +6,26 @@ from typing import Any, Callable, Iterable
 
 from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
 from sched_reader.analyzers.simulator.engine import run_engine
-from sched_reader.analyzers.simulator.metrics import summarize
+from sched_reader.analyzers.simulator.metrics import add_client_latency, summarize
 from sched_reader.analyzers.simulator.policies import POLICIES, SchedParams, params_for
 from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.static import run_static
-from sched_reader.analyzers.simulator.workloads import Requests
+from sched_reader.analyzers.simulator.workloads import Requests, drop_overlong
 from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.limits import MAX_SIM_TOKENS
+from sched_reader.models.calibration_profile import active_profile, api_seconds
+from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.cost import IterationCostModel
+from sched_reader.models.cost.steady_state import frontend_ttft_s
+from sched_reader.models.calibration_profile import calibrated
+from sched_reader.models.cost.frontend import ApiServerModel
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
              slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
              progress: Callable[[int, int], None] | None = None, reference: bool = False,
-             frontend: Any | None = None) -> dict[str, Any]:
+             frontend: Any | None = None, slo_e2el_ms: float | None = None,
+             percentiles: tuple[float, ...] = ()) -> dict[str, Any]:
     """Simulate ``requests`` on one engine with scheduler ``params`` and step ``cost``.
 
     Returns the metric dict of :func:`~.metrics.summarize` (bench-serve metrics in ms and tokens/s,
@@ -27,15 +35,19 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     ``frontend``: an API-server model (``sched_reader.models.cost.frontend.ApiServerModel``): open-loop
     requests enter the engine through its serial intake, and the times the client sees first and last
     tokens include its delivery backlog. ``None`` simulates the engine alone.
+
+    A request whose prompt is ``max_model_len`` tokens or longer is rejected by vLLM's API server;
+    ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).
     """
-    check_size(requests, params)
+    requests, failed = drop_overlong(requests, params.max_model_len)
+    check_size(requests, params)  # before the run: limits.MAX_SIM_TOKENS
     sent_s = requests.arrival_s
     if frontend is not None and requests.max_concurrency is None and len(requests):
         from dataclasses import replace as _replace
 
         requests0 = requests
         requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
-        if params.policy != "static" and not reference:
+        if params.policy != "static" and not reference and _may_saturate(frontend, params, cost, requests0):
             # one engine run with plain intake measures how busy streaming keeps the API server
             probe = run_engine(requests, params, cost)
             span = max(1e-9, (max(probe.rec.finish_ns) - min(probe.send_ns)) / 1e9)
@@ -59,7 +71,13 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
         if backlog_s > 0.05:
             notes.append(f"API server: streaming backlog up to {backlog_s:.1f} s (one server process delivers at most "
                          f"{1.0 / frontend.output_token_s:,.0f} tokens/s; models/cost/frontend.py)")
-    res = summarize(run.rec, send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
+    res = summarize(run.rec, send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+                    slo_e2el_ms=slo_e2el_ms, percentiles=tuple(percentiles))
+    res["failed"] = failed
+    if failed:
+        notes.insert(0, f"{failed:,} request(s) failed: prompt of max-model-len {params.max_model_len:,} tokens or "
+                        "more, rejected by vLLM's API server (vllm bench serve counts them as failed); "
+                        "the metrics cover the other requests")
     if params.spec_tokens:
         if params.engine == "v0" and not params.enable_chunked_prefill:
             notes.append(f"speculative decoding ({params.spec_tokens} draft tokens) is not simulated on the "
@@ -84,8 +102,6 @@ def check_size(requests: Requests, params: SchedParams) -> int:
     The estimate is the tokens to decode plus the prefill chunks (prompt tokens over the step token
     budget): every decode token is one request-step, every chunk one step.
     """
-    from sched_reader.limits import MAX_SIM_TOKENS
-
     budget = max(1, min(int(params.max_num_batched_tokens), 1 << 20))
     work = int(requests.output_len.sum()) + -(-int(requests.prompt_len.sum()) // budget)
     if work > MAX_SIM_TOKENS:
@@ -95,6 +111,18 @@ def check_size(requests: Requests, params: SchedParams) -> int:
             key="workload", hint="lower --num-prompts or the output length; the metrics of a bench run "
                                  "settle within a few thousand requests")
     return work
+
+
+def _may_saturate(frontend: Any, params: SchedParams, cost: StepCost, requests: Requests) -> bool:
+    """Whether the engine's fastest token rate (a full decode batch at the mean context) could keep the
+    API server busy (rate x seconds per streamed token >= 1); when not, the probe run is skipped."""
+    batch = max(1, min(int(params.max_num_seqs), len(requests)))
+    ctx = float(requests.prompt_len.mean()) + float(requests.output_len.mean()) / 2.0
+    try:
+        step = float(cost.step_time(batch, int(batch * ctx), 0, 0.0, 0))
+    except Exception:  # a toy cost without the full interface: always probe
+        return True
+    return step <= 0 or batch / step * frontend.output_token_s / frontend.servers >= 1.0
 
 
 def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> tuple[list[int], float]:
@@ -125,14 +153,10 @@ def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]
     if spec.arch is None or spec.effective is None:
         raise SchedReaderError(f"engine {spec.name}: model or configuration unresolved; cannot simulate",
                                file=spec.file, line=spec.line)
-    from sched_reader.models.capacity import estimate_capacity
-    from sched_reader.models.cost import IterationCostModel
-
     gpu = spec.hardware.gpu
     cfg = spec.effective
     cost = IterationCostModel(spec.arch, gpu, cfg, spec.checkpoint_quantization)
     if apply_profile:
-        from sched_reader.models.calibration_profile import calibrated
 
         cost = calibrated(cost)
     if cfg.num_gpu_blocks_override:
@@ -147,7 +171,8 @@ def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]
 
 def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vllm",), *,
                   chunk_size: int = 512, slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
-                  progress: Callable[[str, int, int], None] | None = None) -> dict[str, dict[str, Any]]:
+                  progress: Callable[[str, int, int], None] | None = None,
+                  slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = ()) -> dict[str, dict[str, Any]]:
     """Simulate one EngineSpec under each policy; returns {policy: metrics}."""
     cost, blocks = engine_inputs(spec)
     out: dict[str, dict[str, Any]] = {}
@@ -157,18 +182,14 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         params = params_for(pol, spec.effective, blocks, chunk_size=chunk_size)
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
-                                                  slo_tpot_ms=slo_tpot_ms, progress=cb))
+                                                  slo_tpot_ms=slo_tpot_ms, progress=cb, slo_e2el_ms=slo_e2el_ms,
+                                                  percentiles=percentiles, frontend=ApiServerModel()))
     return out
 
 
 def with_frontend_latency(res: dict[str, Any], endpoint: str = "completions") -> dict[str, Any]:
     """What a ``vllm bench serve`` client measures: the engine's times plus the API server's fixed
     per-request latency for ``endpoint`` (the steady-state formula adds the same constant)."""
-    from sched_reader.analyzers.simulator.metrics import add_client_latency
-    from sched_reader.models.cost.steady_state import frontend_ttft_s
-
-    from sched_reader.models.calibration_profile import active_profile, api_seconds
-
     add_client_latency(res, frontend_ttft_s(endpoint),
                        f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
     if active_profile() is not None and api_seconds():

@@ -16,6 +16,8 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from sched_reader.models.cost.speculative import SpeculativeModel
+
 NS_PER_S = 1_000_000_000
 
 
@@ -220,7 +222,6 @@ def make_timer(cost: StepCost, p) -> StepTimer:
         if callable(own):
             draft = own
         elif hasattr(cost, "arch") and hasattr(cost, "cfg"):
-            from sched_reader.models.cost.speculative import SpeculativeModel
             sm = SpeculativeModel(cost, {"method": p.spec_method, "num_speculative_tokens": p.spec_tokens},
                                   acceptance=p.spec_acceptance)
             draft = sm.draft_time

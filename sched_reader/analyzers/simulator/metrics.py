@@ -143,8 +143,14 @@ def _stats(values_ns: np.ndarray, counts: np.ndarray | None = None) -> dict[str,
 
 def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list[int], *,
               slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
+              slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = (),
               max_points: int = 2000) -> dict[str, Any]:
-    """The bench-serve metric set plus KV and scheduler statistics (ms, tokens/s, fractions)."""
+    """The bench-serve metric set plus KV and scheduler statistics (ms, tokens/s, fractions).
+
+    ``percentiles`` (``vllm bench serve --metric-percentiles``) adds ``p{P}_{metric}_ms`` for TTFT, TPOT,
+    ITL and E2EL, named as vLLM names them (``p99.9_itl_ms``; an integer P without a decimal point).
+    A request is good (``--goodput ttft:MS tpot:MS e2el:MS``) when every given target is met; its TPOT is 0
+    when it has one output token, as in vLLM's ``calculate_metrics``."""
     send = np.asarray(send_ns, dtype=np.int64)
     first = np.asarray(rec.first_ns, dtype=np.int64)
     fin = np.asarray(rec.finish_ns, dtype=np.int64)
@@ -176,6 +182,15 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
             float(x) for x in np.percentile(tpot_ms, PCTS))
     else:
         res.update({"mean_tpot_ms": 0.0, "median_tpot_ms": 0.0, "p90_tpot_ms": 0.0, "p99_tpot_ms": 0.0})
+    if percentiles:
+        tp_all = np.zeros(0) if not tpot_ms.size else tpot_ms
+        for q in percentiles:
+            word = str(int(q)) if float(q) == int(q) else str(q)
+            res[f"p{word}_ttft_ms"] = float(np.percentile(ttft, q)) / 1e6 if ttft.size else 0.0
+            res[f"p{word}_e2el_ms"] = float(np.percentile(e2el, q)) / 1e6 if e2el.size else 0.0
+            res[f"p{word}_tpot_ms"] = float(np.percentile(tp_all, q)) if tp_all.size else 0.0
+            res[f"p{word}_itl_ms"] = (weighted_percentiles(itl_v, itl_w, (q,))[0] / 1e6) if len(itl_v) else 0.0
+        res["metric_percentiles"] = [float(q) for q in percentiles]
     good = np.ones(fin.size, dtype=bool)
     if slo_ttft_ms is not None:
         good &= ttft / 1e6 <= slo_ttft_ms
@@ -183,7 +198,9 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
         tp = np.zeros(fin.size)
         tp[multi] = tpot_ms
         good &= tp <= slo_tpot_ms
-    res["goodput_slo"] = {"ttft_ms": slo_ttft_ms, "tpot_ms": slo_tpot_ms}
+    if slo_e2el_ms is not None:
+        good &= e2el / 1e6 <= slo_e2el_ms
+    res["goodput_slo"] = {"ttft_ms": slo_ttft_ms, "tpot_ms": slo_tpot_ms, "e2el_ms": slo_e2el_ms}
     res["request_goodput"] = int(good.sum()) / dur_s
     res["good_requests"] = int(good.sum())
     busy = rec.busy_ns or 1
@@ -199,6 +216,7 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
         "preemptions": int(sum(rec.preemptions)),
         "preempted_requests": int(sum(1 for x in rec.preemptions if x)),
     })
+    res["histograms"] = {"ttft_ms": _log_histogram(ttft / 1e6), "itl_ms": _log_histogram(itl_v / 1e6, itl_w)}
     idx = np.linspace(0, len(rec.ts_t) - 1, num=min(max_points, len(rec.ts_t))).astype(int) if rec.ts_t else []
     res["timeseries"] = {
         "t_s": [rec.ts_t[i] / 1e9 for i in idx],
@@ -209,16 +227,33 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
     return res
 
 
+def _log_histogram(values_ms: np.ndarray, counts: np.ndarray | None = None, bins: int = 40) -> dict[str, Any]:
+    """Counts of ``values_ms`` (ms, weighted by ``counts``) in ``bins`` log-spaced bins: edges (ms) and counts
+    (requests for TTFT, token gaps for ITL), for plots; exact, unlike a sample."""
+    v = np.asarray(values_ms, dtype=np.float64)
+    w = np.ones_like(v) if counts is None else np.asarray(counts, dtype=np.float64)
+    keep = (v > 0) & (w > 0)
+    v, w = v[keep], w[keep]
+    if v.size == 0:
+        return {"edges_ms": [], "counts": []}
+    lo, hi = float(v.min()), float(v.max())
+    if hi <= lo:
+        hi = lo * 1.01 + 1e-9
+    edges = np.geomspace(lo, hi, bins + 1)
+    c, _ = np.histogram(v, bins=edges, weights=w)
+    return {"edges_ms": [float(x) for x in edges], "counts": [int(x) for x in c]}
+
+
 def add_client_latency(res: dict[str, Any], seconds: float, why: str) -> dict[str, Any]:
     """Add a fixed per-request latency that the engine never sees (API server, HTTP) to what a
     ``vllm bench serve`` client measures: every TTFT and end-to-end latency grows by ``seconds``; token
     spacing (TPOT/ITL) is unchanged. Throughputs are left as simulated (the shift is per request and
     overlaps across requests). Returns ``res`` updated in place."""
     ms = seconds * 1e3
-    for name in ("ttft", "e2el"):
-        for stat in ("mean", "median", "p90", "p99"):
-            key = f"{stat}_{name}_ms"
-            if key in res and res[key] is not None:
-                res[key] += ms
+    for key in list(res):
+        stat, _, rest = key.partition("_")
+        if rest in ("ttft_ms", "e2el_ms") and (stat in ("mean", "median") or stat.startswith("p")) \
+                and isinstance(res[key], (int, float)):
+            res[key] += ms
     res.setdefault("notes", []).append(f"TTFT and E2EL include {ms:.0f} ms of {why}")
     return res

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sched_reader.models.cost.speculative import DEFAULT_ACCEPTANCE
+
 POLICIES = ("naive", "static", "continuous", "chunked", "vllm")
 LESSON_CHUNK_TOKENS = 512      # the lesson's prefill chunk size
 STATIC_WINDOW_S = 0.010        # the lesson's batching window (10 ms)
@@ -92,7 +94,6 @@ def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESS
     method = str(spec.get("method") or "draft_model").lower() if k else ""
     acc = 0.0
     if k:
-        from sched_reader.models.cost.speculative import DEFAULT_ACCEPTANCE
         acc = float(spec_acceptance) if spec_acceptance is not None else \
             DEFAULT_ACCEPTANCE.get(method, DEFAULT_ACCEPTANCE["draft_model"])[0]
     # vllm/config/scheduler.py: with concurrent partial prefills the long-prefill threshold defaults

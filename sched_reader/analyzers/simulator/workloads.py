@@ -19,6 +19,7 @@ the sources: 215-219k input and 194-202k output tokens; see models.workload.SHAR
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,15 +30,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from sched_reader.errors import InputError, combine
 from sched_reader.limits import (
+    MAX_NESTING,
     MAX_PROMPTS,
     MAX_SEED,
     MAX_TOKENS,
     MIN_REQUEST_RATE,
     bounded_int,
     finite_float,
+    json_depth,
     loads_json,
+    read_regular_file,
     read_text_file,
 )
+from sched_reader.readers.yaml_tree import load_documents
 
 
 # --------------------------------------------------------------------------------------------------
@@ -205,6 +210,10 @@ class Arrival(BaseModel):
     process: Literal["poisson", "gamma", "all_at_once", "closed_loop"] = "poisson"
     rate: float | None = Field(default=None, ge=MIN_REQUEST_RATE)  # req/s; inf: all at once
     burstiness: float = Field(default=1.0, gt=0, le=1e6)
+    # vllm bench serve (get_request in vllm/benchmarks/serve.py): every request, the first included, waits
+    # a gamma-distributed delay, and the cumulative delays are rescaled so the last one is exactly
+    # num_prompts / rate. Off for YAML workloads (first request at t=0, no rescaling) unless asked.
+    bench_normalize: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> "Arrival":
@@ -218,6 +227,9 @@ class Arrival(BaseModel):
             return np.zeros(n)
         shape = 1.0 if self.process == "poisson" else self.burstiness
         gaps = rng.gamma(shape, 1.0 / (self.rate * shape), n)
+        if self.bench_normalize:
+            t = np.cumsum(gaps)
+            return t * ((n / self.rate) / t[-1]) if t[-1] > 0 else t
         gaps[0] = 0.0
         return np.cumsum(gaps)
 
@@ -383,6 +395,7 @@ def load_trace(path: Path, *, arrival: Arrival | None = None, seed: int = 0,
         raise
 
 
+_SNIFF_CHARS = 1 << 20       # characters read to tell a JSONL trace from a YAML workload
 _MAX_REPORTED = 20            # problems listed in one error (the count of the rest is not computed)
 _MAX_ARRIVAL_S = 10.0 * 365 * 86400  # ten years of arrivals, in seconds
 _MAX_PREFIX_ID = 2**62        # fits numpy int64 with room
@@ -399,8 +412,6 @@ def load_workload_yaml(path: Path, overrides: dict[str, Any] | None = None) -> R
     Read like a deploy file (regular file, size and nesting bounds, safe YAML, alias bombs refused); a
     field that fails validation is reported with its line, every such field in one error.
     """
-    from sched_reader.readers.yaml_tree import load_documents
-
     name = str(path)
     text = read_text_file(path, display=name, key="--workload", what="workload file")
     docs = load_documents(text, name) if text.strip() else []
@@ -440,25 +451,105 @@ def _validation_error(err: ValidationError, root: Any, file: str) -> InputError:
     return _all_errors(list(dict.fromkeys(problems)), file)
 
 
+def bench_length_bounds(length: int, range_ratio: float) -> tuple[int, int]:
+    """``[low, high]`` of ``vllm bench serve --random-range-ratio`` (vllm/benchmarks/datasets.py
+    ``RandomDataset.get_sampling_params``): floor(L (1 - r)) .. ceil(L (1 + r)), at least 1, drawn uniformly
+    (integers, both ends included). The tokenizer's special tokens, which vLLM subtracts from the input
+    length first, are not modelled (0-2 tokens)."""
+    if not 0.0 <= range_ratio < 1.0:
+        raise InputError("must be in [0, 1)", key="--random-range-ratio")
+    return max(1, math.floor(length * (1 - range_ratio))), max(1, math.ceil(length * (1 + range_ratio)))
+
+
 def from_bench_flags(*, dataset_name: str = "random", random_input_len: int = 1024,
                      random_output_len: int = 128, num_prompts: int = 1000,
                      request_rate: float = math.inf, max_concurrency: int | None = None,
-                     seed: int = 0, burstiness: float = 1.0) -> Requests:
-    """The ``vllm bench serve`` flags: ``random`` gives fixed lengths (range ratio 0), ``sharegpt`` the
-    built-in profile; ``request_rate`` inf sends everything at t=0 (Poisson otherwise)."""
+                     seed: int = 0, burstiness: float = 1.0, random_range_ratio: float = 0.0) -> Requests:
+    """The ``vllm bench serve`` flags with vLLM's semantics: ``random`` lengths fixed, or uniform in
+    :func:`bench_length_bounds` with ``random_range_ratio`` > 0; ``sharegpt`` the built-in profile;
+    ``request_rate`` inf sends everything at t=0, else gamma gaps of shape ``burstiness`` (1 = Poisson)
+    rescaled so the last request is sent at ``num_prompts / request_rate`` seconds, as vLLM does."""
     try:
         if dataset_name == "sharegpt":
             cls: dict[str, Any] = {"dataset": "sharegpt"}
         elif dataset_name == "random":
-            cls = {"classes": [RequestClass(name="random", input=LengthDist(value=random_input_len),
-                                            output=LengthDist(value=random_output_len))]}
+            if random_range_ratio:
+                lo_i, hi_i = bench_length_bounds(random_input_len, random_range_ratio)
+                lo_o, hi_o = bench_length_bounds(random_output_len, random_range_ratio)
+                dist_in = LengthDist(dist="uniform", low=lo_i, high=hi_i)
+                dist_out = LengthDist(dist="uniform", low=lo_o, high=hi_o)
+            else:
+                dist_in, dist_out = LengthDist(value=random_input_len), LengthDist(value=random_output_len)
+            cls = {"classes": [RequestClass(name="random", input=dist_in, output=dist_out)]}
         else:
             raise InputError(f"unknown dataset {dataset_name!r} (random or sharegpt)", key="--dataset-name")
+        if burstiness <= 0:
+            raise InputError("must be > 0", key="--burstiness")
         arrival = (Arrival(process="all_at_once") if request_rate is None or math.isinf(request_rate)
                    else Arrival(process="poisson" if burstiness == 1.0 else "gamma",
-                                rate=request_rate, burstiness=burstiness))
+                                rate=request_rate, burstiness=burstiness, bench_normalize=True))
         spec = WorkloadSpec(num_prompts=num_prompts, seed=seed, arrival=arrival,
                             max_concurrency=max_concurrency, **cls)
     except ValidationError as e:
         raise InputError(_pydantic_msg(e)) from None
     return generate(spec)
+
+
+def is_jsonl(path: Path) -> bool:
+    """A JSONL trace (``.jsonl``/``.ndjson``, or a first non-blank line that is a JSON object)."""
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return True
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return False
+    try:
+        with open(path, encoding="utf-8") as fh:
+            # bounded: a one-line file of many GiB is never read whole here (load_trace then refuses it)
+            head = fh.read(_SNIFF_CHARS)
+    except (OSError, UnicodeDecodeError):
+        return False
+    first = next((ln.strip() for ln in head.splitlines() if ln.strip()), "")
+    if not first:
+        return False
+    if not first.startswith("{"):
+        return False
+    try:  # depth first: json.loads recurses per level (a RecursionError past ~1,000)
+        return json_depth(first) <= MAX_NESTING and isinstance(json.loads(first), dict)
+    except ValueError:
+        return False
+
+
+def load_workload_file(path: Path, *, seed: int | None = None, max_concurrency: int | None = None) -> Requests:
+    """``--workload FILE``: a JSONL trace (replayed as written: its arrival times, lengths and prefixes)
+    or a workload YAML (:class:`WorkloadSpec`). ``seed`` and ``max_concurrency`` override the file's."""
+    path = Path(path)
+    if not path.is_file():  # the one message of every command: not found, a directory, a FIFO or device
+        read_regular_file(path, key="--workload", what="workload file")
+        raise InputError("not a file", file=str(path), key="--workload")
+    if is_jsonl(path):
+        req = load_trace(path, seed=seed or 0, max_concurrency=max_concurrency)
+    else:
+        over: dict[str, Any] = {}
+        if seed:
+            over["seed"] = seed
+        if max_concurrency is not None:
+            over["max_concurrency"] = max_concurrency
+        req = load_workload_yaml(path, over or None)
+    return req
+
+
+def drop_overlong(req: Requests, max_model_len: int) -> tuple[Requests, int]:
+    """Requests vLLM's API server rejects (prompt of ``max_model_len`` tokens or more: "This model's
+    maximum context length is ..."), removed; ``vllm bench serve`` counts them as failed and carries on.
+    Returns (the requests that run, how many failed)."""
+    ok = req.prompt_len < max_model_len
+    failed = int((~ok).sum())
+    if not failed:
+        return req, 0
+    if not ok.any():
+        raise InputError(f"every request's prompt is at least max-model-len {max_model_len:,} tokens: "
+                         "vLLM would reject all of them", key="--max-model-len")
+    kept = Requests(req.prompt_len[ok], req.output_len[ok], req.arrival_s[ok], req.prefix_id[ok],
+                    req.prefix_len[ok], req.max_concurrency,
+                    [c for c, k in zip(req.class_name, ok.tolist()) if k] if req.class_name else [],
+                    list(req.notes))
+    return kept, failed

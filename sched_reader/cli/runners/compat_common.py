@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
+from sched_reader.report.layout import wrap_text
 from sched_reader.errors import EXIT_ERROR, SchedReaderError
 
 FORMATS = ("text", "json", "markdown")
@@ -15,7 +16,11 @@ def err(message: str) -> int:
     return EXIT_ERROR
 
 
-def out(text: str) -> None:
+def out(text: str, fmt: str = "text") -> None:
+    """Write ``text``; text output is wrapped to the output width with hanging indents (JSON and
+    markdown are written as they are)."""
+    if fmt == "text":
+        text = wrap_text(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 

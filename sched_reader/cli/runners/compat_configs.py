@@ -11,7 +11,7 @@ from sched_reader.report.compat_findings import render_engines
 def run(files: list[str], command_line: list[str] | None, *, vllm: str | None, fmt: str, gpu: str | None) -> int:
     def body() -> int:
         engines = check_configs(files, command_line, vllm=vllm, gpu=gpu)
-        out(render_engines(engines, fmt))
+        out(render_engines(engines, fmt), fmt)
         failed = any(f.severity == "error" for e in engines for f in e["findings"])
         return EXIT_FINDINGS if failed else EXIT_OK
 

@@ -10,9 +10,9 @@ from sched_reader.report.compat_changes import render_flag, render_release_diff
 def run(*, fmt: str, diff: tuple[str, str] | None, flag: str | None, gpu: str | None) -> int:
     def body() -> int:
         if diff:
-            out(render_release_diff(diff[0], diff[1], fmt, gpu=gpu))
+            out(render_release_diff(diff[0], diff[1], fmt, gpu=gpu), fmt)
         else:
-            out(render_flag(flag or "", fmt, gpu=gpu))
+            out(render_flag(flag or "", fmt, gpu=gpu), fmt)
         return EXIT_OK
 
     return guarded(body)

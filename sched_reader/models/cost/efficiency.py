@@ -33,7 +33,9 @@ class Efficiency:
       layer_overhead_eager_s: the same with ``enforce_eager`` (each op pays a host launch).
       step_cpu_s: host time per engine step (scheduler, input preparation, sampler bookkeeping,
         output processing) independent of batch size.
-      step_cpu_per_seq_s: host time per scheduled sequence per step.
+      step_cpu_per_seq_s: host time per scheduled sequence per step (V1 engine).
+      step_cpu_per_seq_v0_s: the same for the V0 engine (Python sequence groups, block manager,
+        sampler output and detokenization on the engine's own thread).
     """
 
     gemm_compute: float = 0.60
@@ -47,6 +49,7 @@ class Efficiency:
     layer_overhead_eager_s: float = 60e-6
     step_cpu_s: float = 0.5e-3
     step_cpu_per_seq_s: float = 20e-6
+    step_cpu_per_seq_v0_s: float = 70e-6
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def with_overrides(self, **kw: float) -> "Efficiency":
@@ -108,6 +111,14 @@ SOURCES: dict[str, str] = {
         "Raised from an initial 4 us after comparing with the 1000-prompt ShareGPT rows of "
         "tests/data/throughput.yaml, which the model still underestimates at ~1000 running requests "
         "(benchmarks/throughput_accuracy.py); not fitted row by row."
+    ),
+    "step_cpu_per_seq_v0_s": (
+        "70 us per scheduled sequence per step on the V0 engine. vLLM's v0.6.0 performance blog "
+        "(blog.vllm.ai/2024/09/05/perf-update.html) profiled Llama-3-8B on one H100 (v0.5.3, ShareGPT at "
+        "32 QPS): 29% of the time in scheduling and output processing against 38% on the GPU, i.e. host "
+        "time ~0.76 x GPU time; at the ~100 running requests of that load the GPU step is ~9 ms (this "
+        "cost model), so ~7 ms of host time per step, ~70 us per sequence. v0.6.0 moved the API server "
+        "to its own process (its 33% share is not in this constant)."
     ),
 }
 

@@ -38,6 +38,7 @@ import numpy as np
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost.collectives import allgather_time, allreduce_time, p2p_time
 from sched_reader.models.cost.efficiency import Efficiency, efficiency_for
+from sched_reader.models.cost.kernels import efficiency_at, moe_efficiency_curve, moe_format
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
@@ -191,6 +192,8 @@ class IterationCostModel:
         # attention kernels compute in the activation dtype (16-bit) whatever the weight format
         self.attn_rate = peak_flops(gpu, self.precision.act_key) * self.eff.attention_compute
         self.async_overlap = bool(cfg.async_scheduling)
+        self._cpu_per_seq = (self.eff.step_cpu_per_seq_v0_s if str(getattr(cfg, "engine", "v1")) == "v0"
+                             else self.eff.step_cpu_per_seq_s)
         self.eager = bool(cfg.enforce_eager)
         # batches above the largest captured CUDA graph run without graphs (host launches per op)
         self._graph_max_tokens = min(2 * int(cfg.max_num_seqs), CUDAGRAPH_MAX_TOKENS)
@@ -246,6 +249,18 @@ class IterationCostModel:
                 + a.kv_elems_per_token * kvb)                  # KV-cache write
         self._expert_rate = self._rate("experts")
         self._expert_wb = p.weight_bytes["experts"]
+        # measured fused-MoE efficiency by tokens per step (models/cost/kernels.py), when the GPU and
+        # expert format were measured; else the named constants apply
+        self._moe_curve = None
+        moe_groups = [g.moe for g in s.groups if g.moe]
+        if moe_groups:
+            m0 = moe_groups[0]
+            lin = m0.expert_linears
+            inter_local = min(min(x.k, x.n) for x in lin) if lin else 0
+            self._moe_curve = moe_efficiency_curve(self.gpu.name, moe_format(p.fmt, p.weight_bytes["experts"]),
+                                                   s.hidden, inter_local, m0.local_experts, m0.top_k)
+        self._expert_peak = peak_flops(self.gpu, p.compute["experts"])
+        self._peak_bw = self.gpu.hbm_bandwidth_tb_s * 1e12
         lm = s.lm_head
         self._lm = (2.0 * lm.params, lm.params * p.weight_bytes["lm_head"], lm.n * LOGIT_BYTES + ab * lm.k,
                     self._rate("lm_head"))
@@ -298,7 +313,10 @@ class IterationCostModel:
             distinct = local * (1.0 - (1.0 - k / E) ** Tr)    # expected experts touched
             fl = count * 2.0 * routed * eparams
             by = count * (distinct * eparams * self._expert_wb + ab * routed * io)
-            t = _roof(fl, by, self._expert_rate, bw, mx)
+            if self._moe_curve is not None:
+                t = _roof(fl, by, self._expert_peak, self._peak_bw, mx) / efficiency_at(self._moe_curve, Tr)
+            else:
+                t = _roof(fl, by, self._expert_rate, bw, mx)
             layers = layers + t
             add("moe_experts", fl, by, self._expert_rate, t)
         for count, fdec, bdec, fpre, bpre, window in self._attn:
@@ -359,7 +377,7 @@ class IterationCostModel:
         # computed for all layers on a TP rank, so the latency through the pipeline is the same sum.
         gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp
         interval = (layers + t_comm) / self.pp + t_lm + t_smp + (t_emb if self.pp == 1 else 0.0)
-        cpu = eff.step_cpu_s + eff.step_cpu_per_seq_s * (nd + nps)
+        cpu = eff.step_cpu_s + self._cpu_per_seq * (nd + nps)
         if terms is not None:
             add("cpu", 0.0, 0.0, 0.0, (max(0.0, float(cpu - gpu)) if self.async_overlap else float(cpu)),
                 "latency")
@@ -385,6 +403,8 @@ class IterationCostModel:
                                                    prefill_attn_pairs, num_prefill_seqs, max, min, True)
         step = self._combine(gpu, cpu, max) if num_decode + prefill_tokens > 0 else 0.0
         notes = list(self.precision.notes)
+        if self._moe_curve is not None:
+            notes.append(f"experts: measured fused-MoE efficiency by tokens per step, {self._moe_curve[2]}")
         return IterationCost(terms=terms or {}, gpu_time_s=float(gpu), cpu_time_s=float(cpu), step_time_s=float(step),
                              pipeline_interval_s=float(self._combine(interval, cpu, max)),
                              tokens=int(num_decode + prefill_tokens), async_overlap=self.async_overlap, notes=notes)

@@ -24,15 +24,13 @@ from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.workload import Workload
+from sched_reader.models.capacity import estimate_capacity
+from sched_reader.models.cost.frontend import ApiServerModel
 
 
 def _kv_tokens_from_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                              checkpoint_quantization: str | None) -> tuple[int | None, str]:
-    """KV-cache token capacity from engineer C2's capacity model, when it is available."""
-    try:
-        from sched_reader.models.capacity import estimate_capacity  # type: ignore[import-not-found]
-    except ImportError:
-        return None, "capacity model not available: KV capacity not bounding concurrency"
+    """KV-cache token capacity from the capacity model (models.capacity)."""
     try:
         rep = estimate_capacity(arch, gpu, cfg, checkpoint_quantization)
         return int(rep.kv_cache.tokens), "KV capacity from models.capacity.estimate_capacity"
@@ -127,6 +125,7 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
         out[f"median_{metric}_ms"] = _ms(mean)
         out[f"std_{metric}_ms"] = None
         out[f"p99_{metric}_ms"] = None
+    _api_server_cap(out, I, O, endpoint, explain)
     out["roofline"] = {"decode": _phase(dec) | {"batch": per_replica_decode, "mean_context": ctx},
                        "prefill": _phase(pre) | {"chunk_tokens": int(op.chunk_tokens)}}
     out["steady_state"] = {
@@ -146,3 +145,31 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
     out["efficiency_sources"] = dict(SOURCES)
     out["explain"] = explain
     return out
+
+
+def _api_server_cap(out: dict, I: float, O: float, endpoint: str | None, explain: list[str]) -> None:
+    """Cap the closed-form throughput at what one API-server process can stream (models/cost/frontend.py):
+    1 / (c_out + c_req / O) output tokens/s. When the engine alone would exceed it, every stream slows by
+    the same factor (TPOT, ITL and end-to-end latency stretch; request throughput falls)."""
+    api = ApiServerModel(endpoint or "completions")
+    per_token = api.output_token_s + float(api.request_cost_s([I])[0]) / max(O, 1.0)
+    cap = 1.0 / per_token
+    thr = out.get("output_throughput") or 0.0
+    if thr <= cap:
+        return
+    k = thr / cap
+    out["output_throughput"] = cap
+    for key in ("request_throughput", "total_token_throughput"):
+        if out.get(key):
+            out[key] = out[key] / k
+    if out.get("duration"):
+        out["duration"] = out["duration"] * k
+    for metric in ("tpot", "itl"):
+        for stat in ("mean", "median"):
+            if out.get(f"{stat}_{metric}_ms") is not None:
+                out[f"{stat}_{metric}_ms"] *= k
+    if out.get("mean_ttft_ms") is not None and out.get("mean_tpot_ms") is not None:
+        e2el = out["mean_ttft_ms"] + max(O - 1.0, 0.0) * out["mean_tpot_ms"]
+        out["mean_e2el_ms"] = out["median_e2el_ms"] = e2el
+    explain.append(f"API server: one process streams at most {cap:,.0f} output tokens/s ({api.output_token_s * 1e6:.0f} us "
+                   f"per token + intake); the engine alone would reach {thr:,.0f} tokens/s, so streams run {k:.2f}x slower")

@@ -101,3 +101,17 @@ def test_shipped_bands_give_ordered_ranges_in_the_json():
         lo, hi = perf[f"{key}_range"]
         assert 0 < lo < hi
     assert perf["error_bands"]["regime"] == "burst"
+
+
+def test_closed_form_throughput_is_capped_by_one_api_server():
+    # engine alone 30,000 tok/s for 100-token prompts and 200-token outputs; one API server streams at most
+    # 1 / (72 us + (1 ms + 100 x 1 us) / 200) = 1 / 77.5 us = 12,903 tok/s, so streams run 2.325x slower
+    from sched_reader.models.cost.performance import _api_server_cap
+
+    out = {"output_throughput": 30000.0, "request_throughput": 150.0, "mean_tpot_ms": 10.0,
+           "median_tpot_ms": 10.0, "mean_ttft_ms": 50.0}
+    _api_server_cap(out, 100.0, 200.0, "completions", [])
+    assert out["output_throughput"] == pytest.approx(1 / 77.5e-6)
+    k = 30000.0 * 77.5e-6
+    assert out["mean_tpot_ms"] == pytest.approx(10.0 * k)
+    assert out["request_throughput"] == pytest.approx(150.0 / k)

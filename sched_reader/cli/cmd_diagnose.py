@@ -89,12 +89,9 @@ def diagnose(
             random_range_ratio=random_range_ratio, num_prompts=num_prompts, request_rate=request_rate,
             burstiness=burstiness, max_concurrency=max_concurrency, seed=seed,
             metric_percentiles=metric_percentiles, goodput=goodput)
-        if plot is not None:
-            from sched_reader.report.plots import check_plot_target
-
-            check_plot_target(plot)
-        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value, explain=explain,
-                          overrides=overrides, plot=plot, sets=sets, effects=effects, fail_on=fail_on, echo=lambda text: typer.echo(text, nl=False))
+        return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value,
+                          explain=explain, overrides=overrides, plot=plot, sets=sets, effects=effects, fail_on=fail_on,
+                          echo=lambda text: typer.echo(text, nl=False))
 
     raise typer.Exit(run_guarded(body))
 

@@ -1,14 +1,15 @@
-"""``sched-reader simulate`` as text: per engine, one column per policy -- the scheduler limits that make
-the policies differ, then throughput, latency, KV use and preemptions."""
+"""Text of ``sched-reader simulate``: one table per engine (a column per policy) that fits the width.
+
+Durations in ms or s, rates in req/s and tok/s, KV use as a fraction of the engine's blocks.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from rich.table import Table
-
-from sched_reader.analyzers.simulator.policies import UNLIMITED
-from sched_reader.report.console import PlainConsole, make_console
+from sched_reader.analyzers.simulator.policies import UNLIMITED as _UNLIMITED
+from sched_reader.report.console import make_console
+from sched_reader.report.layout import cell_width, column_groups, table_lines
 from sched_reader.report.units import fmt_duration_ms, fmt_int, fmt_rate
 
 
@@ -22,7 +23,7 @@ def _token_budget(r: dict[str, Any]) -> str:
     budget = p.get("max_num_batched_tokens")
     if budget is None:
         return "n/a"
-    text = "unlimited" if budget >= UNLIMITED else fmt_int(budget)
+    text = "unlimited" if budget >= _UNLIMITED else fmt_int(budget)
     return f"{text} (chunked)" if p.get("enable_chunked_prefill") else text
 
 
@@ -46,6 +47,7 @@ def _row_formatters() -> tuple[list[tuple[str, Callable[[dict[str, Any]], str]]]
         ("KV blocks", lambda r: fmt_int(_params(r).get("num_blocks"))),
     ]
     metrics = [
+        ("failed requests", count("failed")),
         ("request throughput", rate("request_throughput", "req/s")),
         ("output throughput", rate("output_throughput", "tok/s")),
         ("total throughput", rate("total_token_throughput", "tok/s")),
@@ -66,8 +68,20 @@ def _row_formatters() -> tuple[list[tuple[str, Callable[[dict[str, Any]], str]]]
 
 
 def table_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
-    """(header, parameter rows, metric rows) of one engine's table: one column per policy."""
+    """(header, parameter rows, metric rows) of one engine's table: one column per policy.
+
+    ``failed requests`` shows only when a request failed; ``--metric-percentiles`` adds a row per
+    percentile and metric (``p99.9 ITL``)."""
     params, metrics = _row_formatters()
+    if not any(r.get("failed") for r in results.values()):
+        metrics = [m for m in metrics if m[0] != "failed requests"]
+    pcts = next((r.get("metric_percentiles") for r in results.values() if r.get("metric_percentiles")), None)
+    for q in pcts or ():
+        word = str(int(q)) if float(q) == int(q) else str(q)
+        for name in ("ttft", "tpot", "itl", "e2el"):
+            key = f"p{word}_{name}_ms"
+            metrics.append((f"p{word} {name.upper()}",
+                            lambda r, _k=key: fmt_duration_ms(r.get(_k), ms_digits=2)))
     header = ["metric", *(pol.upper() for pol in results)]
     sizes = {_params(r).get("block_size") for r in results.values()} - {None}
     rows_p = []
@@ -97,29 +111,35 @@ def plain_table(header: list[str], *sections: list[list[str]]) -> list[str]:
 
 
 def render_simulation(engines: list[dict[str, Any]]) -> None:
+    """One table per engine (a column per policy), split into column groups that fit the width, each
+    repeating the metric labels; then the notes, wrapped with a hanging indent."""
     con = make_console()
+    width = getattr(con, "width", 100)
     for i, e in enumerate(engines):
         if i:
             con.print()
         con.print(f"engine    {e['name']} ({e['file']})", markup=False)
         con.print(f"workload  {e['workload']}", markup=False)
         header, rows_p, rows_m = table_rows(e["results"])
-        if isinstance(con, PlainConsole):
-            for line in plain_table(header, rows_p, rows_m):
-                con.print(line)
-        else:
-            table = Table()
-            table.add_column(header[0])
-            for name in header[1:]:
-                table.add_column(name, justify="right")
-            for row in rows_p:
-                table.add_row(*row)
-            table.add_section()
-            for row in rows_m:
-                table.add_row(*row)
-            con.print(table)
+        rows = rows_p + rows_m
+        label_w = max(cell_width(r[0]) for r in [header, *rows])
+        col_w = [max(cell_width(r[j]) for r in [header, *rows]) for j in range(1, len(header))]
+        for g, group in enumerate(column_groups(label_w, col_w, width)):
+            if g:
+                con.print()
+            cols = [0] + [j + 1 for j in group]
+            sub = [[r[c] for c in cols] for r in rows]
+            lines = table_lines([header[c] for c in cols], sub, width, sections=[len(rows_p)]) or \
+                [f"{r[0]}: " + ", ".join(f"{header[c]} {r[k + 1]}" for k, c in enumerate(cols[1:])) for r in sub]
+            for line in lines:
+                con.print(line, markup=False)
         con.print("token budget: tokens one step may schedule; (chunked): longer prompts are prefilled in "
                   "chunks of that size", markup=False)
-        for pol, r in e["results"].items():
-            for note in r.get("notes", []):
-                con.print(f"note ({pol}): {note}", markup=False)
+        per_policy = {pol: r.get("notes", []) for pol, r in e["results"].items()}
+        shared = [n for n in next(iter(per_policy.values()), []) if all(n in ns for ns in per_policy.values())]
+        for note in shared:
+            con.print(f"note: {note}", markup=False)
+        for pol, notes in per_policy.items():
+            for note in notes:
+                if note not in shared:
+                    con.print(f"note ({pol}): {note}", markup=False)

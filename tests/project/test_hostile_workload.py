@@ -101,7 +101,7 @@ def test_trace_dev_zero(run_cli, tmp_path):
 
 
 def test_simulate_writes_no_cursor_escapes_under_no_color(monkeypatch):
-    from sched_reader.cli import cmd_simulate
+    from sched_reader.cli.runners import simulate as cmd_simulate
 
     class Tty:
         def isatty(self):

@@ -11,7 +11,7 @@ from sched_reader.cli.fail_on import FailOn, exit_for
 from sched_reader.limits import MIN_REQUEST_RATE, finite_float
 from sched_reader.report.console import make_console
 from sched_reader.report.diagnosis_json import diagnosis_json
-from sched_reader.report.plots import plot_diagnoses
+from sched_reader.report.plots import check_plot_target, plot_diagnoses
 from sched_reader.report.spec_json import dumps, envelope
 from sched_reader.report.text_diagnose import render_diagnoses
 
@@ -30,7 +30,10 @@ def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_con
         explain: bool, overrides: dict[str, Any], sets: list[str] | None, effects: bool, fail_on: FailOn,
         echo: Callable[[str], None], model: str | None = None, plot: Any = None) -> int:
     """``overrides``: the bench flags (``request_rate`` still as text); ``sets``: --set FLAG=VALUE (what-if);
-    ``effects``: evaluate each recommendation's predicted effect."""
+    ``effects``: evaluate each recommendation's predicted effect; ``plot``: an image file to draw (checked
+    before any work)."""
+    if plot is not None:
+        check_plot_target(plot)
     overrides = {**overrides, "request_rate": parse_rate(overrides.get("request_rate"))}
     paths, command_line = split_inputs(files)
     flag_sets = whatif.parse_sets(sets)

@@ -1,10 +1,12 @@
-"""``sched-reader simulate``: check the options, build the engines, make each one's workload, replay it
-under each policy, print the table (or JSON)."""
+"""``sched-reader simulate``: build the engines, resolve each one's workload, run the policies (a progress bar
+on a terminal), then write the time series, the plot and the text or JSON."""
 
 from __future__ import annotations
 
+import csv
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -16,58 +18,59 @@ from sched_reader.analyzers.diagnosis import resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
 from sched_reader.analyzers.simulator import simulate_spec
 from sched_reader.analyzers.simulator.policies import POLICIES
-from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_yaml
+from sched_reader.analyzers.simulator.workloads import from_bench_flags
 from sched_reader.cli.common import split_inputs
 from sched_reader.errors import InputError
-from sched_reader.limits import MIN_REQUEST_RATE, finite_float
+from sched_reader.report.plots import check_plot_target, plot_simulation
 from sched_reader.report.text_diagnose import describe_workload
 from sched_reader.report.text_simulate import render_simulation
 
 
-def run(config: list[str] | None, *, policy: str, compare: str | None, workload: Path | None,
-        overrides: dict[str, Any], seed: int, chunk_size: int, slo_ttft_ms: float | None,
-        slo_tpot_ms: float | None, fmt: str, gpu: str | None, vllm: str | None, model_config: str | None,
+def run(files: list[str] | None, *, policy: str, compare: str | None, overrides: dict[str, Any],
+        slo_ttft_ms: float | None, slo_tpot_ms: float | None, chunk_size: int, plot: Path | None,
+        timeseries: Path | None, fmt: str, gpu: str | None, vllm: str | None, model_config: str | None,
         echo: Callable[[str], None]) -> int:
-    """``overrides``: the bench flags (``request_rate`` still as text). Returns the exit code."""
+    """Simulate every engine under each policy and print; 0 when done."""
     pols = _policies(policy, compare)
-    request_rate = overrides.get("request_rate")
-    rate = _rate(request_rate) if request_rate is not None else None
-    if workload is not None and not workload.is_file():
-        raise InputError("no such file" if not workload.exists() else "not a file", file=str(workload),
-                         key="--workload")
-    paths, cmdline = _inputs(config)
+    slo = dict(overrides.get("goodput") or {})
+    if slo_ttft_ms is not None:
+        slo["ttft"] = slo_ttft_ms
+    if slo_tpot_ms is not None:
+        slo["tpot"] = slo_tpot_ms
+    if plot is not None:
+        check_plot_target(plot)
+    paths, cmdline = _inputs(files)
     specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
     if not specs:
         raise InputError("no vLLM engine found in the input")
-    overrides = {**overrides, "request_rate": rate}
-    per_engine = [_workload(workload, spec, overrides, seed) for spec in specs]
+    per_engine = [_workload(spec, overrides) for spec in specs]
     prog, cb = _progress_factory()
     engines = []
     try:
         if prog is not None:
             prog.start()
         for spec, (requests, desc) in zip(specs, per_engine):
-            res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo_ttft_ms,
-                                slo_tpot_ms=slo_tpot_ms,
+            res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo.get("ttft"),
+                                slo_tpot_ms=slo.get("tpot"), slo_e2el_ms=slo.get("e2el"),
+                                percentiles=tuple(overrides.get("metric_percentiles") or ()),
                                 progress=(lambda p, d, t, _n=spec.name: cb(f"{_n}:{p}", d, t)) if cb else None)
             engines.append({"name": spec.name, "file": spec.file, "workload": desc, "results": res})
     finally:
         if prog is not None:
             prog.stop()
+    if timeseries is not None:
+        _write_timeseries(timeseries, engines)
+    if plot is not None:
+        plot_simulation(engines, plot)
     if fmt == "json":
         echo(json.dumps({"schema_version": 1, "engines": engines}, indent=1))
     else:
         for e in engines:
             for r in e["results"].values():
                 r.pop("timeseries", None)
+                r.pop("histograms", None)
         render_simulation(engines)
     return 0
-
-
-def _rate(text: str) -> float:
-    """``--request-rate`` in requests/s: at least ``limits.MIN_REQUEST_RATE``, or inf (all at once)."""
-    return finite_float(text, key="--request-rate", lo=MIN_REQUEST_RATE, unit="req/s", allow_inf=True,
-                        hint="a rate in requests/s, or inf to send every request at once")
 
 
 def _policies(policy: str, compare: str | None) -> list[str]:
@@ -86,8 +89,9 @@ def _policies(policy: str, compare: str | None) -> list[str]:
 
 def _progress_factory():
     """A rich progress bar on stderr when it is a TTY; otherwise None."""
-    if not sys.stderr.isatty():
-        return None, None
+    if not sys.stderr.isatty() or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return None, None  # no cursor escapes where colour and terminal control are unwanted
+
     prog = Progress(console=Console(stderr=True), transient=True)
     tasks: dict[str, Any] = {}
 
@@ -97,6 +101,23 @@ def _progress_factory():
         prog.update(tasks[label], completed=done)
 
     return prog, cb
+
+
+def _write_timeseries(path: Path, engines: list[dict[str, Any]]) -> None:
+    """CSV: one row per sampled step of each engine and policy (seconds, sequences, blocks, ms)."""
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["engine", "policy", "t_s", "batch_size", "kv_blocks", "kv_blocks_total", "step_ms"])
+            for e in engines:
+                for pol, r in e["results"].items():
+                    ts = r.get("timeseries") or {}
+                    total = r.get("kv_blocks_total")
+                    for t, b, k, st in zip(ts.get("t_s", []), ts.get("batch_size", []), ts.get("kv_blocks", []),
+                                           ts.get("step_ms", [])):
+                        w.writerow([e["name"], pol, f"{t:.6f}", b, k, total, f"{st:.4f}"])
+    except OSError as err:
+        raise InputError(f"cannot write: {err.strerror or err}", file=str(path), key="--timeseries") from None
 
 
 def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
@@ -110,17 +131,14 @@ def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
     return paths, cmdline
 
 
-def _workload(path, spec, overrides: dict[str, Any], seed: int):
-    """(requests, description) for one engine: --workload FILE, else the bench flags over the file's section."""
-    if path is not None:
-        req = load_workload_yaml(path, {"seed": seed} if seed else None)
-        if overrides.get("max_concurrency") is not None:
-            req.max_concurrency = overrides["max_concurrency"]
-        return req, f"workload {path} ({len(req):,} requests)"
+def _workload(spec, overrides: dict[str, Any]):
+    """(requests, description) for one engine: --workload FILE, else the bench flags, else the file's
+    workload section (a trace or classes, replayed request by request), else vllm bench serve's defaults."""
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = from_bench_flags(dataset_name=bench.dataset_name, random_input_len=bench.random_input_len,
                                random_output_len=bench.random_output_len, num_prompts=bench.num_prompts,
-                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency, seed=seed)
-        return req, describe_workload(bench)
-    return req, f"{describe_workload(bench)} (from the file's workload section: means of {len(req):,} requests)"
+                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency,
+                               seed=int(overrides.get("seed") or 0), burstiness=bench.burstiness,
+                               random_range_ratio=bench.random_range_ratio)
+    return req, describe_workload(bench)

@@ -17,6 +17,7 @@ import difflib
 import json
 from typing import Any, Iterable, Mapping
 
+from sched_reader.analyzers.rule_catalog import severity_of
 from sched_reader.compat import argtable as at
 from sched_reader.compat import matrix, rules
 from sched_reader.compat.argtable import ArgTable, coerce, effective_default, is_deprecated
@@ -218,8 +219,9 @@ def check_values(
     # SR106: vLLM start-up rules
     for hit in rules.check(values, version):
         where = _locate(hit.variables, origins, fallback)
+        rule_id = f"SR106.{hit.rule_id}"
         out.append(finding(
-            "SR106", "error",
+            rule_id, severity_of(rule_id),
             f"vLLM {version} refuses to start ({hit.exception or 'error'} in {hit.where}): {hit.message}",
             where, hit.fix,
         ))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from sched_reader.analyzers.checks import run_checks
 from sched_reader.analyzers.compat_checks import check_raw, check_spec
 from sched_reader.findings import Finding
 from sched_reader.models import spec_builder
@@ -50,7 +51,7 @@ def release_findings(raw: RawEngine, spec: EngineSpec) -> list[Finding]:
     spec.findings = [f for f in spec.findings if f.rule != "SR103" or (f.line, f.key) not in values]
     existing = {(f.rule, f.line, f.key) for f in [*flag_level, *spec.findings]}
     engine_level = [f for f in check_spec(spec) if (f.rule, f.line, f.key) not in existing]
-    return flag_level + engine_level
+    return flag_level + engine_level + run_checks(spec)
 
 
 def build_spec(

@@ -1,5 +1,20 @@
 """The one registry of every rule id sched-reader emits: id, name, default severity, descriptions, fix.
 
+API (what ``lint --select``, the formatters, ``sched-reader rules`` and ``docs/rules.md`` use)::
+
+    all_rules() -> list[Rule]            # every rule family, sorted by id (SARIF tool.driver.rules order)
+    get_rule("SR101" | "unknown-flag" | "SR106.batched-tokens-below-max-num-seqs") -> Rule | None
+    severity_of(rule_id) -> Severity     # the registry's default severity: where checks take theirs
+    family(rule_id) -> str               # "SR106.x" -> "SR106"
+    startup_rules() -> list[Rule]        # the addressable vLLM start-up rules, SR106.<id>, one per data entry
+    normalize_selector(text) -> str      # ALL, SR1, SR106, SR106.<id>, or a rule name -> a selector
+    matches(rule_id, selector) -> bool   # SR106 selects the whole family; SR106.<id> exactly that one
+
+Adding a rule: one module in ``analyzers/checks/`` (registered below from its ``ID``/``NAME``/
+``SEVERITY``/docstring), or one entry in ``compat/data/rules/startup_rules.json`` for a vLLM start-up
+check (it becomes ``SR106.<id>``); plus its positive and negative cases in
+``tests/analyzers/rule_cases.yaml``; then ``python tools/gen_rules_doc.py``.
+
 Formatters read it (SARIF ``tool.driver.rules``, GitHub annotation titles, JUnit), ``lint --select`` /
 ``--ignore`` resolve selectors against it, and ``docs/rules.md`` is generated from it by
 ``tools/gen_rules_doc.py`` (a test keeps the page up to date). Ids are stable: a rule never changes
@@ -20,10 +35,13 @@ severity, which some rules vary (``severities`` lists every one a rule can emit)
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from sched_reader.analyzers.checks import CHECKS
+from sched_reader.compat import rules as startup_data
 from sched_reader.findings import Severity
 
 
@@ -210,15 +228,60 @@ RULES: tuple[Rule, ...] = (
        ("scheduler", "latency"), _DIAG),
 )
 
+
+def _from_module(mod) -> Rule:
+    """The registry entry of a check module (``analyzers/checks``): id, name, severity, docstring."""
+    short, _, full = (mod.__doc__ or "").strip().partition("\n")
+    return _r(mod.ID, mod.NAME, mod.SEVERITY, short.strip(), full, mod.FIX[:1].upper() + mod.FIX[1:] + ".",
+              mod.TAGS, mod.__name__)
+
+
+RULES = RULES + tuple(_from_module(m) for m in CHECKS)
+
+STARTUP_FAMILY = "SR106"
+
 _BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 _BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
 _SELECTOR_RE = re.compile(r"^SR\d{0,3}$")
 
 
+def _startup_rule(entry: dict) -> Rule:
+    v = entry["variants"][0]
+    versions = ", ".join(r for var in entry["variants"] for r in var["versions"])
+    full = (f"vLLM raises {v.get('exception') or 'an error'} in {v['where']} at start-up: \"{v['message']}\" "
+            f"(releases {versions}; {v.get('source_url') or 'vLLM source'}).")
+    fam = _BY_ID[STARTUP_FAMILY]
+    return Rule(id=f"{STARTUP_FAMILY}.{entry['id']}", name=entry["id"], default_severity=fam.default_severity,
+                short=f"vLLM refuses to start: {entry['id'].replace('-', ' ')}", full=" ".join(full.split()),
+                fix=entry["fix"][:1].upper() + entry["fix"][1:] + ".", tags=fam.tags, source=fam.source)
+
+
+@functools.lru_cache(maxsize=1)
+def _startup() -> dict[str, Rule]:
+    """``sr106.<id>`` -> Rule, built on first use (the start-up rule data is read once)."""
+    return {r.id.lower(): r for r in (_startup_rule(e) for e in startup_data.rules())}
+
+
+def startup_rules() -> list[Rule]:
+    """The vLLM start-up rules, each addressable as ``SR106.<id>`` (``SR106`` selects them all)."""
+    return sorted(_startup().values(), key=lambda r: r.id)
+
+
+def family(rule_id: str) -> str:
+    """The family id of a rule id: ``SR106.batched-tokens-below-max-num-seqs`` -> ``SR106``."""
+    return rule_id.split(".", 1)[0].upper()
+
+
 def get_rule(rule_id: str) -> Rule | None:
-    """The rule with this id (``SR101``) or name (``unknown-flag``), or None."""
-    return _BY_ID.get(rule_id.upper()) or _BY_NAME.get(rule_id.lower())
+    """The rule with this id (``SR101``, ``SR106.<id>``) or name (``unknown-flag``), or None."""
+    return _BY_ID.get(rule_id.upper()) or _startup().get(rule_id.lower()) or _BY_NAME.get(rule_id.lower())
+
+
+def severity_of(rule_id: str) -> Severity:
+    """The default severity the registry gives ``rule_id`` (a finding may state another one its rule lists)."""
+    rule = get_rule(rule_id) or _BY_ID[family(rule_id)]
+    return rule.default_severity
 
 
 def all_rules() -> list[Rule]:
@@ -243,6 +306,8 @@ def normalize_selector(selector: str) -> str:
     s = selector.strip()
     if s.upper() == "ALL":
         return "ALL"
+    if s.lower() in _startup():
+        return _startup()[s.lower()].id
     if _SELECTOR_RE.match(s.upper()):
         return s.upper()
     rule = _BY_NAME.get(s.lower())
@@ -252,8 +317,13 @@ def normalize_selector(selector: str) -> str:
 
 
 def matches(rule_id: str, selector: str) -> bool:
-    """Whether ``rule_id`` is selected by an already normalized ``selector`` (id prefix match)."""
-    return selector == "ALL" or rule_id.upper().startswith(selector)
+    """Whether ``rule_id`` is selected by an already normalized ``selector``: an id prefix (``SR1``,
+    ``SR106`` selects every ``SR106.<id>``) or one addressable start-up rule (``SR106.<id>``) exactly."""
+    if selector == "ALL":
+        return True
+    if "." in selector:
+        return rule_id.lower() == selector.lower()
+    return rule_id.upper().startswith(selector)
 
 
 def render_markdown() -> str:
@@ -288,4 +358,9 @@ def render_markdown() -> str:
             "",
             f"*Tags:* {', '.join(r.tags)}. *Emitted by:* `{r.source}`.",
         ]
+        if r.id == STARTUP_FAMILY:
+            lines += ["", "Each start-up rule has its own id (select or ignore one, or `SR106` for all):", "",
+                      "| id | vLLM raises | fix |", "|---|---|---|"]
+            lines += [f"| `{s.id}` | {s.full.split(' at start-up: ')[0].removeprefix('vLLM raises ')} | {s.fix} |"
+                      for s in startup_rules()]
     return "\n".join(lines) + "\n"

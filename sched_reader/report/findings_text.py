@@ -19,6 +19,7 @@ from typing import Any
 
 from sched_reader.analyzers.lint import EngineResult, FileResult, LintReport
 from sched_reader.findings import Finding, finding_order, sort_unique
+from sched_reader.report.spec_json import finding_json
 from sched_reader.analyzers.rule_catalog import get_rule
 
 __all__ = ["EngineResult", "FileResult", "LintReport", "location", "render_json", "render_text", "rule_name",
@@ -71,7 +72,7 @@ def render_text(report: LintReport) -> str:
     out: list[str] = []
     for f in report.findings():
         name = rule_name(f.rule)
-        label = f"{f.rule} {name}" if name else f.rule
+        label = f"{f.rule} {name}" if name and not f.rule.endswith("." + name) else f.rule
         out.append(f"{location(f)}: {f.severity} {label}: {f.message}")
         if f.fix:
             out.append(f"    fix: {f.fix}")
@@ -90,18 +91,7 @@ def render_text(report: LintReport) -> str:
 
 
 def _finding_json(f: Finding, engine: str | None, report: LintReport) -> dict[str, Any]:
-    return {
-        "rule": f.rule,
-        "name": rule_name(f.rule) or None,
-        "severity": f.severity,
-        "message": f.message,
-        "file": f.file,
-        "line": f.line,
-        "key": f.key,
-        "fix": f.fix,
-        "engine": engine,
-        "fails": report.fails(f),
-    }
+    return finding_json(f, name=rule_name(f.rule) or None, engine=engine, fails=report.fails(f))
 
 
 def render_json(report: LintReport, version: str) -> str:

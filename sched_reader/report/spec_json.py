@@ -18,16 +18,17 @@ def origin_json(o: Origin | None) -> dict[str, Any] | None:
     return {"file": o.file, "line": o.line, "source": o.source, "key": o.key}
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
-    return {
-        "rule": f.rule,
-        "severity": f.severity,
-        "message": f.message,
-        "file": f.file,
-        "line": f.line,
-        "key": f.key,
-        "fix": f.fix,
-    }
+_NO_NAME = object()
+
+
+def finding_json(f: Finding, *, name: Any = _NO_NAME, **extra: Any) -> dict[str, Any]:
+    """A finding as JSON: rule, (name,) severity, message, file, line, key, fix, then ``extra`` fields."""
+    out: dict[str, Any] = {"rule": f.rule}
+    if name is not _NO_NAME:
+        out["name"] = name
+    out.update(severity=f.severity, message=f.message, file=f.file, line=f.line, key=f.key, fix=f.fix)
+    out.update(extra)
+    return out
 
 
 def spec_json(spec: EngineSpec) -> dict[str, Any]:

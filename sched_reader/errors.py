@@ -36,6 +36,7 @@ class SchedReaderError(Exception):
         self.line = line
         self.key = key
         self.hint = hint
+        self.others: list[SchedReaderError] = []  # further errors of the same input (see ``combine``)
 
     def location(self) -> str:
         """``file:line`` (or just ``file``), empty when unknown."""
@@ -54,7 +55,25 @@ class SchedReaderError(Exception):
         text = " ".join(parts)
         if self.hint:
             text += f" ({self.hint})"
+        if self.others:
+            listed = "; ".join(str(e) for e in self.others[:MAX_LISTED])
+            more = f" and {len(self.others) - MAX_LISTED} more" if len(self.others) > MAX_LISTED else ""
+            text += f" (and {len(self.others)} more: {listed}{more})"
         return text
+
+
+MAX_LISTED = 20  # errors named in one message; a count stands for the rest
+
+
+def combine(errors: list[SchedReaderError]) -> SchedReaderError:
+    """One error for all the errors of an input, like a linter: the first (by file, line) carries the
+    others in ``others`` and names them in its message, in file and line order, on one line."""
+    if not errors:
+        raise ValueError("no errors to combine")
+    ordered = sorted(errors, key=lambda e: (e.file or "", e.line or 0))
+    first, rest = ordered[0], ordered[1:]
+    first.others = rest
+    return first
 
 
 class InputError(SchedReaderError):

@@ -24,6 +24,7 @@ from sched_reader.compat.argtable import ArgTable, coerce, effective_default, is
 from sched_reader.compat.defaults import scheduler_defaults
 from sched_reader.compat.releases import version_key
 from sched_reader.findings import Finding, sort_unique as sort_findings
+from sched_reader.limits import MAX_NESTING, MAX_SUGGESTIONS, json_depth
 from sched_reader.origin import Origin
 from sched_reader.readers.raw import RawEngine, Setting
 
@@ -71,7 +72,7 @@ def _spec_dict(value: Any) -> dict[str, Any] | None:
         return value
     if isinstance(value, str) and value.strip().startswith("{"):
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value) if json_depth(value) <= MAX_NESTING else None
         except ValueError:
             return None
         return parsed if isinstance(parsed, dict) else None
@@ -365,11 +366,13 @@ def _deprecated_finding(rec: Any, written: str, version: str, origin: Origin) ->
 # check_raw
 # --------------------------------------------------------------------------------------------------
 
-def _unknown(table: Any, s: Setting, version: str) -> Finding:
+def _unknown(table: Any, s: Setting, version: str, suggest: bool = True) -> Finding:
+    """SR101; ``suggest`` False skips the did-you-mean search (~1-2 ms a flag, see ``MAX_SUGGESTIONS``)."""
     name = s.flag.split("=", 1)[0]
     canonical = "--" + name.lstrip("-").split(".", 1)[0].replace("_", "-")
     first, last = at.first_seen(canonical), at.last_seen(canonical)
-    suggestions = [x for x in table.did_you_mean(name) if x.startswith("--") or not name.startswith("--")]
+    suggestions = [x for x in table.did_you_mean(name) if x.startswith("--") or not name.startswith("--")
+                   ] if suggest else []
     hist, fix = "", (f"did you mean {suggestions[0]}?" if suggestions else "remove it")
     if last is not None and version_key(last) < version_key(version):
         renamed = at.renamed_to(canonical)
@@ -432,13 +435,15 @@ def check_raw(raw: RawEngine, version: str) -> list[Finding]:
     """
     table = ArgTable.for_release(version)
     out: list[Finding] = []
+    unknown = 0
     for s in raw.settings:
         name = s.flag.split("=", 1)[0]
         match = table.lookup(s.flag)
         if match is None:
             if name.replace("_", "-") in FRONTEND_FLAGS:
                 continue
-            out.append(_unknown(table, s, version))
+            out.append(_unknown(table, s, version, suggest=unknown < MAX_SUGGESTIONS))
+            unknown += 1
             continue
         if match.record is None:
             out.append(Finding(

@@ -46,10 +46,12 @@ from sched_reader.analyzers.rule_docs import rule_ids, suggest
 from sched_reader.compat.argtable import first_seen
 from sched_reader.compat.releases import resolve_version
 from sched_reader.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, InputError, SchedReaderError
+from sched_reader.limits import display_name, os_error, read_regular_file, read_text_file
 from sched_reader.models.gpu_catalog import resolve_gpu
 from sched_reader.models.spec_builder import note_shared_gpus
 from sched_reader.readers import read_path
 from sched_reader.readers.detect import kind_of
+from sched_reader.readers.source import read_text
 from sched_reader.readers.yaml_tree import load_documents
 
 
@@ -61,7 +63,9 @@ _NO_ENGINE_PREFIXES = (
     "file is empty",
 )
 # Reader errors about the path itself, not its content: always exit 2.
-_PATH_ERROR_PREFIXES = ("file not found", "cannot read the file", "is not a regular file", "is a directory")
+_PATH_ERROR_PREFIXES = ("file not found", "cannot read the file", "is not a regular file", "is a directory",
+                        "symbolic link loop", "file name too long", "permission denied",
+                        "a part of the path is not a directory", "invalid file name")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -274,10 +278,10 @@ class _DirectiveCache:
         if not file or (file.startswith("<") and file.endswith(">")):
             return Directives()
         if file not in self._by_file:
-            try:
-                text = Path(file).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
+            try:  # a regular file under the size bound only: never a device, FIFO or huge file
+                text = read_regular_file(file).decode("utf-8", errors="replace")
+            except InputError:
+                text = ""  # reading the file itself reports why
             self._by_file[file] = parse_directives(text)
         return self._by_file[file]
 
@@ -321,9 +325,12 @@ def expand_inputs(paths: list[str], config: Any = None, force_exclude: bool = Fa
         if p == "-":
             out.append((p, True))
             continue
-        if not os.path.exists(p):
-            failures.append((p, str(InputError("file not found", file=p,
-                                               hint="check the path and the current directory"))))
+        try:
+            os.stat(p)  # the same message as every other command: not found, link loop, name too long
+        except (OSError, ValueError) as exc:
+            err = (os_error(exc, display_name(p)) if isinstance(exc, OSError)
+                   else InputError(f"invalid file name: {exc}", file=display_name(p)))
+            failures.append((p, str(err)))
             continue
         if os.path.isdir(p):
             items = [(f, False) for f in walk(p, flt)]
@@ -502,7 +509,8 @@ def _lint_specs(display: str, build: Callable[[], list[Any]], opts: LintOptions,
     except SchedReaderError as err:
         if _is_option_error(err, opts):
             raise
-        kept, sup = _split_kept([_invalid_file_finding(err, display)], opts, directives)
+        errs = [err, *getattr(err, "others", [])]  # every error of the input, one SR001 each
+        kept, sup = _split_kept([_invalid_file_finding(e, display) for e in errs], opts, directives)
         return FileResult(file=display, findings=kept, suppressed=sup)
     engines = []
     for spec in specs:
@@ -547,12 +555,13 @@ def _lint_file(path: str, explicit: bool, opts: LintOptions, directives: _Direct
             raise
         if not explicit and (no_engine or not _mentions_vllm(path)):
             return FileResult(file=path, skipped=f"not a vLLM deploy file ({msg})")
-        finding = _invalid_file_finding(err, path)
+        errs = [err, *getattr(err, "others", [])]  # every error of the file, one SR001 each
+        found = [_invalid_file_finding(e, path) for e in errs]
         if _is_template(path):
             if not explicit:
                 return FileResult(file=path, skipped=_TEMPLATE_NOTE)
-            finding = finding.model_copy(update={"fix": _TEMPLATE_NOTE[0].upper() + _TEMPLATE_NOTE[1:]})
-        kept, sup = _split_kept([finding], opts, directives)
+            found = [f.model_copy(update={"fix": _TEMPLATE_NOTE[0].upper() + _TEMPLATE_NOTE[1:]}) for f in found]
+        kept, sup = _split_kept(found, opts, directives)
         return FileResult(file=path, findings=kept, suppressed=sup)
     if not explicit and not _plausible_vllm_config(path):
         return FileResult(file=path, skipped="not a vLLM deploy file (a YAML mapping whose keys are mostly not vLLM flags)")
@@ -618,7 +627,7 @@ def _plausible_vllm_config(path: str) -> bool:
     if not path.lower().endswith((".yaml", ".yml")):
         return True
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)  # bounded: a regular file under limits.MAX_FILE_BYTES
         docs = load_documents(text, path)
         if kind_of(docs) != "vllm-config":
             return True
@@ -636,19 +645,17 @@ _TEMPLATE_NOTE = ("a Helm/Go template, not YAML until rendered: lint the chart's
 
 def _is_template(path: str) -> bool:
     """A file that is not YAML because it holds Go template actions (a Helm chart's ``templates/``)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 20)
-    except OSError:
+    try:  # a regular file only: never blocks on a FIFO or reads a device
+        head = read_regular_file(path)[: 1 << 20]
+    except InputError:
         return False
     return b"{{" in head and b"}}" in head
 
 
 def _mentions_vllm(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return b"vllm" in fh.read(1 << 20).lower()
-    except OSError:
+    try:  # a regular file under the size bound only
+        return b"vllm" in read_regular_file(path).lower()
+    except InputError:
         return False
 
 
@@ -788,12 +795,10 @@ def load_workload(path: str | None) -> dict[str, Any] | None:
         raise InputError("workload file not found", file=path)
     if p.suffix.lower() == ".jsonl":
         return {"trace": str(p.resolve())}
-    import yaml
-
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read the workload: {str(exc).splitlines()[0]}", file=path) from None
+    # read like a deploy file: a regular file under limits.MAX_FILE_BYTES, UTF-8, safe YAML, no alias bombs
+    text = read_text_file(path, key="--workload", what="workload file")
+    docs = load_documents(text, path) if text.strip() else []
+    data = docs[0].root if docs else None
     if isinstance(data, dict) and isinstance(data.get("workload"), dict):
         data = data["workload"]
     return check_workload(data, path)

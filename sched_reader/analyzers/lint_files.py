@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from sched_reader.limits import display_name, os_error
+
 WALK_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".mk", ".sbatch", ".slurm")
 WALK_NAMES = ("makefile", "gnumakefile")  # read by name, as `lint FILE` reads them (issue 10)
 
@@ -191,9 +193,12 @@ class FileFilter:
 def walk(directory: str, flt: FileFilter | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """``*.yaml``/``*.yml``/``*.sh`` under ``directory`` (sorted), and ``(path, reason)`` for what was
     excluded (directories count once). Hidden files and directories are skipped silently."""
+    def unreadable(exc: OSError) -> None:  # a directory that cannot be listed is an error, not "0 files"
+        raise os_error(exc, display_name(exc.filename or directory))
+
     out: list[str] = []
     skipped: list[tuple[str, str]] = []
-    for root, dirs, names in os.walk(directory):
+    for root, dirs, names in os.walk(directory, onerror=unreadable):
         keep = []
         for d in sorted(dirs):
             if d.startswith("."):

@@ -18,6 +18,7 @@ import os
 import typer
 
 from sched_reader.errors import EXIT_ERROR, InputError, SchedReaderError
+from sched_reader.limits import MAX_PROMPTS, MAX_SEED, MAX_TOKENS, MIN_REQUEST_RATE, finite_float
 
 COMMAND_LINE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("command_line", default=None)
 
@@ -125,19 +126,19 @@ DatasetNameOption = typer.Option(
     None, "--dataset-name", case_sensitive=False,
     help="Workload shape, as `vllm bench serve`: random or sharegpt (default random).")
 InputLenOption = typer.Option(
-    None, "--input-len", min=1, metavar="N", help="Prompt tokens; as vLLM, sets --random-input-len.")
+    None, "--input-len", min=1, max=MAX_TOKENS, metavar="N", help="Prompt tokens; as vLLM, sets --random-input-len.")
 OutputLenOption = typer.Option(
-    None, "--output-len", min=1, metavar="N",
+    None, "--output-len", min=1, max=MAX_TOKENS, metavar="N",
     help="Output tokens; as vLLM, sets --random-output-len (and the sharegpt output length).")
 RandomInputLenOption = typer.Option(
-    None, "--random-input-len", min=1, metavar="N", help="Prompt tokens (random dataset; default 1024).")
+    None, "--random-input-len", min=1, max=MAX_TOKENS, metavar="N", help="Prompt tokens (random dataset; default 1024).")
 RandomOutputLenOption = typer.Option(
-    None, "--random-output-len", min=1, metavar="N", help="Output tokens (random dataset; default 128).")
+    None, "--random-output-len", min=1, max=MAX_TOKENS, metavar="N", help="Output tokens (random dataset; default 128).")
 RangeRatioOption = typer.Option(
     None, "--random-range-ratio", metavar="R",
     help="Lengths drawn uniformly from [L(1-R), L(1+R)], as vLLM (0 <= R < 1; default 0: fixed).")
 NumPromptsOption = typer.Option(
-    None, "--num-prompts", min=1, max=10_000_000, metavar="N", help="Requests in the run (default 1000).")
+    None, "--num-prompts", min=1, max=MAX_PROMPTS, metavar="N", help="Requests in the run (default 1000).")
 RequestRateOption = typer.Option(
     None, "--request-rate", metavar="RPS", help="Requests/s, or inf for all at once (default inf).")
 BurstinessOption = typer.Option(
@@ -145,8 +146,9 @@ BurstinessOption = typer.Option(
     help="Gamma shape of the gaps between requests at a finite --request-rate: 1 Poisson (default), "
          "< 1 burstier, > 1 more uniform.")
 MaxConcurrencyOption = typer.Option(
-    None, "--max-concurrency", min=1, metavar="N", help="Cap on requests in flight.")
-SeedOption = typer.Option(0, "--seed", metavar="N", help="Random seed of the generated workload.")
+    None, "--max-concurrency", min=1, max=MAX_PROMPTS, metavar="N", help="Cap on requests in flight.")
+# bounds (limits.py): lengths <= MAX_TOKENS, counts <= MAX_PROMPTS, seed in [0, MAX_SEED] (numpy's range)
+SeedOption = typer.Option(0, "--seed", min=0, max=MAX_SEED, metavar="N", help="Random seed of the generated workload.")
 MetricPercentilesOption = typer.Option(
     None, "--metric-percentiles", metavar="LIST",
     help="Comma list of percentiles to report for TTFT, TPOT, ITL, E2EL, as vLLM (e.g. 50,90,99.9).")
@@ -157,18 +159,13 @@ GoodputOption = typer.Option(
 
 
 def parse_rate(text: str | None, key: str = "--request-rate") -> float | None:
-    """A request rate (requests/s) or inf; an input error otherwise."""
-    import math
+    """A request rate (requests/s), at least ``limits.MIN_REQUEST_RATE``, or inf; an input error otherwise.
 
+    Below one request per ~11.6 days the simulated duration overflows the time arithmetic (limits.py)."""
     if text is None:
         return None
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"not a number: {text!r}", key=key, hint="a rate in requests/s, or inf") from None
-    if math.isnan(v) or v <= 0:
-        raise InputError(f"must be > 0 or inf, got {text!r}", key=key)
-    return v
+    return finite_float(text, key=key, lo=MIN_REQUEST_RATE, unit="req/s", allow_inf=True,
+                        hint="a rate in requests/s, or inf to send every request at once")
 
 
 def parse_percentiles(text: str | None) -> tuple[float, ...]:
@@ -218,6 +215,9 @@ def parse_goodput(values: list[str] | None) -> dict[str, float]:
     return out
 
 
+_MAX_BURSTINESS = 1e6  # gamma shape; the workload model's bound (Arrival.burstiness)
+
+
 def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len: int | None = None,
                     output_len: int | None = None, random_input_len: int | None = None,
                     random_output_len: int | None = None, random_range_ratio: float | None = None,
@@ -230,8 +230,8 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
     ``--input-len``/``--output-len`` map to the dataset-specific flags as in vLLM's ``main_async`` (an
     explicit ``--random-input-len`` loses to ``--input-len`` there too). ``--burstiness`` must be > 0.
     """
-    if burstiness is not None and not burstiness > 0:
-        raise InputError(f"must be > 0, got {burstiness}", key="--burstiness")
+    if burstiness is not None and not 0 < burstiness <= _MAX_BURSTINESS:  # nan and inf refused too
+        raise InputError(f"must be > 0 and at most {_MAX_BURSTINESS:g}, got {burstiness}", key="--burstiness")
     if random_range_ratio is not None and not 0.0 <= random_range_ratio < 1.0:
         raise InputError(f"must be in [0, 1), got {random_range_ratio}", key="--random-range-ratio")
     if input_len is not None:

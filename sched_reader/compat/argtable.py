@@ -23,6 +23,7 @@ How vLLM matches a flag as written (encoded in :meth:`ArgTable.lookup`):
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import json
@@ -32,7 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sched_reader.compat.releases import DATA_DIR, known_releases, resolve_version, version_key
-from sched_reader.errors import UnknownVersionError
+from sched_reader.errors import InputError, UnknownVersionError
+from sched_reader.limits import FLAG_BOUNDS, MAX_INT_DIGITS, clip, loads_json
+
+_INT64_MAX = 2**63 - 1
 
 Via = Literal["exact", "underscore", "alias", "prefix", "negative"]
 
@@ -301,8 +305,14 @@ class ArgTable:
 
         if not normalized.startswith("--"):
             return self._lookup_single_dash(normalized, written)
-        # argparse allow_abbrev: unambiguous prefix of any option string.
-        cands = [o for o in self._by_option if o.startswith("--") and o.startswith(normalized)]
+        # argparse allow_abbrev: unambiguous prefix of any option string (a bisect over the sorted
+        # long options: a file of 40k unknown keys costs O(log n) each, not a scan of every option).
+        longs = self._long_options()
+        i = bisect.bisect_left(longs, normalized)
+        cands = []
+        while i < len(longs) and longs[i].startswith(normalized):
+            cands.append(longs[i])
+            i += 1
         if len(cands) == 1:
             opt = cands[0]
             rec = self._by_option[opt]
@@ -312,6 +322,13 @@ class ArgTable:
             return ArgMatch(None, False, "prefix", ambiguous=sorted(cands), canonical=None,
                             written=written, subkey=subkey)
         return None
+
+    def _long_options(self) -> list[str]:
+        """The ``--`` option strings, sorted (built once per table)."""
+        longs = self.__dict__.get("_longs")
+        if longs is None:
+            longs = self.__dict__["_longs"] = sorted(o for o in self._by_option if o.startswith("--"))
+        return longs
 
     def _lookup_single_dash(self, opt: str, written: str) -> ArgMatch | None:
         """``-tp``, ``-O3``, ``-t`` (prefix of ``-tp``), ``-cc.mode`` as vLLM reads them."""
@@ -436,6 +453,8 @@ def _coerce_number(rec: FlagRecord, value: Any, kind: str) -> int | float:
         readable = _human_readable(rec, text)
         if readable is not None:
             return readable
+    if isinstance(text, str) and len(text.lstrip("+-").replace("_", "")) > MAX_INT_DIGITS:
+        raise ValueError(f"{rec.flag} expects {label} of at most {MAX_INT_DIGITS} digits; got {clip(text)}")
     try:
         if kind == "int":
             if isinstance(text, float):
@@ -451,6 +470,12 @@ def _coerce_number(rec: FlagRecord, value: Any, kind: str) -> int | float:
         raise ValueError(f"{rec.flag} must be a positive token count (or -1/auto); got {value!r}")
     if number < 0 and rec.dest in NON_NEGATIVE_DESTS:
         raise ValueError(f"{rec.flag} cannot be negative; got {value!r}")
+    bound = FLAG_BOUNDS.get(rec.dest)
+    shown = clip(str(number), 24) if len(str(number)) > 24 else f"{number:,}"
+    if bound is not None and number > bound[1]:  # the low end: vLLM's own checks, with its words
+        raise ValueError(f"{rec.flag} {shown} is over the bound of {bound[1]:,} {bound[2]} (sched_reader.limits)")
+    if kind == "int" and abs(number) > _INT64_MAX:
+        raise ValueError(f"{rec.flag} {shown} is over the 64-bit range vLLM parses")
     return number
 
 
@@ -497,7 +522,9 @@ def _coerce_json(rec: FlagRecord, value: Any) -> Any:
         raise ValueError(f"{rec.flag} expects JSON (an object such as '{{\"key\": 1}}'); "
                          f"got {value!r}")
     try:
-        return json.loads(value)
+        return loads_json(value, key=rec.flag)
+    except InputError as exc:  # over a bound (nesting, NaN, a huge integer)
+        raise ValueError(f"{rec.flag}: {exc.message}") from None
     except json.JSONDecodeError as exc:
         if rec.type == "dict|str":
             return value
@@ -546,11 +573,26 @@ def flag_history(flag: str) -> list[tuple[str, FlagRecord | None]]:
     Matching is exact after ``_``->``-`` normalisation; aliases and ``--no-x``
     count as the flag (no prefix matching: history asks about a named flag).
     """
-    name = _normalize_plain(flag)
-    out: list[tuple[str, FlagRecord | None]] = []
-    for release in known_releases():
-        out.append((release, ArgTable.for_release(release).record_for_flag(name)))
-    return out
+    return list(_flag_history(_normalize_plain(flag)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _flag_history(name: str) -> tuple[tuple[str, FlagRecord | None], ...]:
+    if name not in _every_option():  # an option no release registers (typos, hostile keys): one set probe
+        return _no_history()
+    releases = known_releases()
+    return tuple((release, ArgTable.for_release(release).record_for_flag(name)) for release in releases)
+
+
+@functools.lru_cache(maxsize=1)
+def _no_history() -> tuple[tuple[str, None], ...]:
+    return tuple((release, None) for release in known_releases())
+
+
+@functools.lru_cache(maxsize=1)
+def _every_option() -> frozenset[str]:
+    """Every option string of every known release."""
+    return frozenset(o for rel in known_releases() for o in ArgTable.for_release(rel)._by_option)
 
 
 def first_seen(flag: str) -> str | None:

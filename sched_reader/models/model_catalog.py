@@ -29,6 +29,9 @@ from sched_reader.models.data_files import load
 from sched_reader.models.hf_cache import find_cached_config
 from sched_reader.models.hybrid import is_hybrid
 from sched_reader.models.name_match import best_match, name_key
+from sched_reader.limits import clip, loads_json, read_text_file
+
+MAX_MODEL_NAME = 512  # characters: a Hugging Face id is <= 96, a local path a few hundred
 
 _URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az://", "abfs://", "http://", "https://")
 _HF_SCHEMES = ("hf://", "huggingface://", "hf.co/", "huggingface.co/")
@@ -267,6 +270,10 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
         return _from_config_path(model_config_path, name)
     if not isinstance(name, str) or not name.strip():
         raise UnknownModelError(f"model name is empty or not a string: {name!r}", key="model", hint=_hint(""))
+    if len(name) > MAX_MODEL_NAME:  # the nearest-name search is quadratic in the length (100k chars: 44 s)
+        raise UnknownModelError(f"a model name of {len(name):,} characters is over the {MAX_MODEL_NAME}-character "
+                                f"limit: {clip(name)}", key="model",
+                                hint="a Hugging Face model id is at most 96 characters (org/name)")
     local = Path(os.path.expanduser(name.strip()))
     if name.strip().startswith(("/", ".", "~")) and (local / "config.json").is_file():
         return _from_config_path(str(local), name)
@@ -386,13 +393,10 @@ _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_s
 
 def _from_config_path(path: str, name: str | None) -> ModelResolution:
     p = Path(os.path.expanduser(path))
-    cfg_file = p / "config.json" if p.is_dir() else p
+    cfg_file = p / "config.json" if os.path.isdir(p) else p
     try:
-        raw = json.loads(cfg_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("model config not found", file=str(cfg_file), key="--model-config") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read model config: {exc}", file=str(cfg_file), key="--model-config") from None
+        raw = loads_json(read_text_file(cfg_file, key="--model-config", what="model config"),
+                         file=str(cfg_file), key="--model-config")
     except json.JSONDecodeError as exc:
         raise InputError(f"model config is not valid JSON: {exc.msg}", file=str(cfg_file), line=exc.lineno,
                          key="--model-config") from None

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, Iterable
 import json
 
-from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.errors import InputError, SchedReaderError, combine
 from sched_reader.findings import Finding
+from sched_reader.limits import MAX_GPUS, MAX_NESTING, bounded_int, json_depth
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 from sched_reader.compat.argtable import ArgTable
@@ -202,6 +203,7 @@ def _normalize_settings(
     args: dict[str, FlagValue] = {}
     findings: list[Finding] = []
     false_rule = _config_file_value_rule(release)
+    errors: list[InputError] = []  # every bad value of the engine, reported together
 
     for s in raw.settings:
         match = table.lookup(s.flag)
@@ -238,8 +240,9 @@ def _normalize_settings(
         try:
             typed = _coerce(table, rec, value, match.negated)
         except ValueError as err:
-            if strict:
-                raise InputError(str(err), file=s.origin.file, line=s.origin.line, key=s.flag) from None
+            if strict:  # every bad value of the command line, reported together
+                errors.append(InputError(str(err), file=s.origin.file, line=s.origin.line, key=s.flag))
+                continue
             # A value vLLM's parser rejects stops vLLM at start-up: an error finding on this engine (check_raw
             # reports the same one as SR102/SR103), never an input error that would hide the other engines.
             findings.append(Finding(rule="SR103", severity="error", message=f"{err} (vLLM {release}); the "
@@ -248,7 +251,8 @@ def _normalize_settings(
             continue
         problem = _check_range(dest, typed)
         if problem and strict:
-            raise InputError(problem, file=s.origin.file, line=s.origin.line, key=s.flag)
+            errors.append(InputError(problem, file=s.origin.file, line=s.origin.line, key=s.flag))
+            continue
         if problem:
             findings.append(Finding(rule="SR103", severity="error", message=f"{flag} {problem}",
                                     file=s.origin.file, line=s.origin.line, key=s.origin.key or s.flag,
@@ -259,6 +263,8 @@ def _normalize_settings(
         if previous is not None:
             overridden = [*previous.overridden, previous.origin]
         args[dest] = FlagValue(dest=dest, flag=flag, value=typed, origin=s.origin, overridden=overridden)
+    if errors:
+        raise combine(errors)
     return args, findings
 
 
@@ -304,13 +310,17 @@ def _resolve_gpu_count(raw: RawEngine, gpu: str | None, world_size: int,
         return world_size, None, True
     try:
         count = int(hint.value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: `requestGPU: -.inf` (found by fuzz.py)
         notes.append(f"GPU count {hint.value!r} ({hint.origin.where()}) is not a whole number (unresolved); "
                      f"assuming TP x PP x DP = {world_size}")
         return world_size, None, True
     if count < 0:
         notes.append(f"GPU count {count} ({hint.origin.where()}) is negative; assuming TP x PP x DP = {world_size}")
         return world_size, None, True
+    # bounded above: a count of 2**63 GPUs is a typo, never a deployment (limits.MAX_GPUS)
+    count = bounded_int(count, key=hint.origin.key or "GPU count", lo=0, hi=MAX_GPUS, unit="GPUs",
+                        file=hint.origin.file, line=hint.origin.line,
+                        hint="give the number of GPUs one replica uses")
     if count == 0 and gpu:
         notes.append(f"the file requests no GPU; --gpu given, so analyzed on TP x PP x DP = {world_size} GPU(s)")
         return world_size, None, True
@@ -578,7 +588,7 @@ def _normalize_speculative(spec: EngineSpec, value: Any) -> dict[str, Any] | Non
         out.update(value)
     elif isinstance(value, str) and value.strip():
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value) if json_depth(value) <= MAX_NESTING else None
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict):
@@ -704,6 +714,7 @@ def build_spec(
         workload=raw.workload,
         shared_gpu_group=raw.shared_gpu_group,
     )
+    _check_stages(spec, pp)
     spec.effective = build_effective(spec)
     fi = raw.env.get("VLLM_USE_FLASHINFER_SAMPLER") if getattr(raw, "env", None) else None
     if fi is not None and spec.effective is not None and fi.value is not None:
@@ -776,6 +787,19 @@ def _unresolved_findings(raw: RawEngine) -> list[Finding]:
                 )
             )
     return out
+
+
+def _check_stages(spec: EngineSpec, pp: int) -> None:
+    """Every pipeline stage needs at least one layer (vLLM's ``get_pp_indices`` splits the layers)."""
+    layers = spec.arch.num_layers if spec.arch is not None else 0
+    if layers and pp > layers:
+        fv = spec.args.get("pipeline_parallel_size")
+        o = fv.origin if fv is not None else None
+        raise InputError(
+            f"--pipeline-parallel-size {pp:,} is more than the {layers} layers of {spec.model_name or 'the model'}",
+            file=o.file if o else spec.file, line=o.line if o else spec.line,
+            key=(o.key if o else None) or "--pipeline-parallel-size",
+            hint=f"use at most {layers} stages; each stage holds at least one layer")
 
 
 def _check_world_size(spec: EngineSpec) -> None:

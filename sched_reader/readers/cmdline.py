@@ -8,6 +8,8 @@ command-line settings (vLLM: command line > config file). A missing config file 
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,7 +95,7 @@ def _apply_config(engine: RawEngine, tok: Tok, flag: str, ctx: Context) -> None:
         candidate = Path(path)
         if not candidate.is_absolute() and ctx.base_dir is not None:
             candidate = ctx.base_dir / candidate
-        if not candidate.is_file():
+        if not os.path.isfile(candidate):  # False (not OSError) for a too-long name or a link loop
             engine.unresolved.append(Unresolved(text=f"{flag} {path}", reason=f"config file not found at "
                                                 f"{candidate} (its settings are unknown)", origin=where))
             return

@@ -15,6 +15,8 @@ import re
 import shlex
 from pathlib import Path
 
+from sched_reader.errors import InputError
+from sched_reader.limits import MAX_GPUS
 from sched_reader.readers.argv import find_invocation, vllm_signature
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
 from sched_reader.readers.images import gpu_quantity, is_vllm_image, vllm_version_from_image
@@ -284,6 +286,10 @@ def _gpus(e: RawEngine, svc: YMap, file: str, dotenv: dict | None = None) -> Non
             if not isinstance(dev, YMap):
                 continue
             caps = dev.get("capabilities") or []
+            if not isinstance(caps, list):  # compose: a list of strings, e.g. [gpu]
+                raise InputError(f"capabilities must be a list such as [gpu], got {caps!r}"[:120], file=file,
+                                 line=dev.kline("capabilities"), key="capabilities",
+                                 hint="write capabilities: [gpu]")
             if "gpu" not in [str(c) for c in caps] and dev.get("driver") != "nvidia":
                 continue
             if "device_ids" in dev and isinstance(dev["device_ids"], list):
@@ -313,6 +319,11 @@ def _gpus(e: RawEngine, svc: YMap, file: str, dotenv: dict | None = None) -> Non
                 count = gpu_quantity(raw_count)
                 e.gpu_count = Hint(value=count, origin=Origin(file=file, line=dev.kline("count"),
                                                               source="compose", key="count"))
+                if isinstance(count, int) and not 0 <= count <= MAX_GPUS:
+                    raise InputError(f"{count:,} GPUs is outside [0, {MAX_GPUS:,}] for one service"
+                                     if count < 10**24 else f"a GPU count of {len(str(count)):,} digits",
+                                     file=file, line=dev.kline("count"), key="count",
+                                     hint="give the number of GPUs the service uses, or 'all'")
                 if isinstance(count, int):
                     e.shared_gpu_group = "compose:devices=" + ",".join(str(d) for d in range(count))
                 elif count == "all":

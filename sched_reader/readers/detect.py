@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.limits import MAX_ENGINES
 from sched_reader.readers.argv import find_invocation
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
 from sched_reader.readers.compose import read_compose
@@ -81,8 +82,15 @@ def read_file(path: str | Path) -> list[RawEngine]:
 def guard(fn, file: str) -> list[RawEngine]:
     """Run a reader; an unexpected Python error on hostile input becomes an ``InputError``, never a traceback."""
     try:
-        return fn()
-    except SchedReaderError:
+        engines = fn()
+        if len(engines) > MAX_ENGINES:
+            raise InputError(f"{len(engines):,} vLLM engines in one file, over the {MAX_ENGINES:,}-engine limit",
+                             file=file, line=engines[MAX_ENGINES].line,
+                             hint="each engine is analyzed on its own; split the file")
+        return engines
+    except SchedReaderError as err:
+        if err.file is None:  # raised below the reader that knows the file (e.g. the shell tokenizer)
+            err.file = file
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError) as exc:
         raise InputError(f"cannot read this file: {type(exc).__name__}: {exc}", file=file,

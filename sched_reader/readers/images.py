@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from sched_reader.limits import MAX_INT_DIGITS
+
 # Image repositories (last path component) that ship vLLM with the release in the tag:
 # vllm/vllm-openai (https://hub.docker.com/r/vllm/vllm-openai/tags), vllm-openai-rocm, vllm-cpu, mirrors
 # such as aibrix/vllm-openai.
@@ -101,7 +103,7 @@ def gpu_quantity(value: object) -> int | str | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     text = str(value).strip()
-    return int(text) if text.isdigit() else text
+    return int(text) if text.isdigit() and len(text) <= MAX_INT_DIGITS else text
 
 
 def docker_gpus(value: str) -> int | str:

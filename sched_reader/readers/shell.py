@@ -13,6 +13,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from sched_reader.errors import InputError
+
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _ASSIGN = re.compile(rf"^({_NAME})=(.*)$", re.S)
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
@@ -227,6 +229,12 @@ class _Expander:
 
 
 # --------------------------------------------------------------------------------------------- tokenizing
+# shlex grows each word one character at a time (quadratic in the word's length: a 1 MB word took
+# 18-39 s), and an open quote re-lexes the growing text once per line it spans: both are bounded.
+MAX_SHELL_LINE = 64 * 1024  # characters in one physical line of a script (real ones are < 4 KiB)
+_MAX_QUOTED_LINES = 200     # lines one quoted string may span before it is split on spaces instead
+
+
 def _words(segments: list[tuple[int, str]], originals: list[str], notes: list[str]) -> list[Tok]:
     """shlex-split each physical segment; segments with an open quote are merged with the next ones."""
     toks: list[Tok] = []
@@ -242,7 +250,7 @@ def _words(segments: list[tuple[int, str]], originals: list[str], notes: list[st
                 words = list(lex)
                 break
             except ValueError:
-                if j + 1 >= len(segments):
+                if j + 1 >= len(segments) or j - i >= _MAX_QUOTED_LINES:
                     words = text.split()  # unbalanced quote at the end: fall back to plain splitting
                     break
                 j += 1
@@ -295,6 +303,10 @@ def parse_script(text: str, *, base_line: int = 1, env: dict[str, Var] | None = 
     """
     variables: dict[str, Var] = dict(env or {})
     lines = text.split("\n")
+    for n, physical in enumerate(lines):
+        if len(physical) > MAX_SHELL_LINE:
+            raise InputError(f"a shell line of {len(physical):,} characters is over the {MAX_SHELL_LINE:,}-character "
+                             "limit", line=base_line + n, hint="a vLLM command line is a few KiB; is this a data file?")
     commands: list[Command] = []
     heredoc_files: dict[str, tuple[str, int]] = {}
 

@@ -8,40 +8,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from sched_reader.errors import InputError
+from sched_reader.limits import MAX_FILE_BYTES, read_regular_file
 
-MAX_BYTES = 10 * 1024 * 1024  # 10 MiB: deploy files are a few KiB; anything larger is not one
+MAX_BYTES = MAX_FILE_BYTES  # 10 MiB: deploy files are a few KiB; anything larger is not one
 _BINARY_PROBE = 8192          # bytes inspected for NUL characters
 
 
 def read_text(path: str | Path, *, display: str | None = None) -> str:
     """Return the UTF-8 text of ``path`` (BOM removed, CRLF normalised to LF).
 
-    ``display`` is the file name used in messages (defaults to ``str(path)``). The size is checked with
-    ``stat`` before reading so a huge file is never loaded.
+    ``display`` is the file name used in messages (defaults to ``str(path)``). Only a regular file of at
+    most ``MAX_BYTES`` is read (``sched_reader.limits.read_regular_file``): a device, FIFO or symlink
+    loop is refused before a byte is read.
     """
     name = display if display is not None else str(path)
-    p = Path(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise InputError("file not found", file=name, hint="check the path and the current directory") from None
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", file=name,
-                         hint="check the path and its permissions") from None
-    if p.is_dir():
-        raise InputError("is a directory, not a deploy file", file=name,
-                         hint="pass one file, e.g. values.yaml, serve.sh or docker-compose.yml")
-    if not p.is_file():
-        raise InputError("is not a regular file", file=name, hint="pass a deploy file saved on disk")
-    if st.st_size > MAX_BYTES:
-        raise InputError(f"file is {st.st_size} bytes, over the {MAX_BYTES} byte limit for a deploy file",
-                         file=name, hint="pass the vLLM deploy file itself, not a log or an archive")
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", file=name,
-                         hint="check the file's permissions") from None
-    return decode(data, name)
+    return decode(read_regular_file(path, display=name, max_bytes=MAX_BYTES, what="deploy file"), name)
 
 
 def decode(data: bytes, name: str) -> str:

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -48,7 +49,7 @@ def artifact_uri(file: str, base: str | Path | None = None) -> str | None:
     """A repository-relative URI (``deploy/llama.yaml``) for ``file``; None for a pseudo-file like
     ``<command line>`` or a file outside ``base`` (default: the repository root of the working directory)."""
     rel = repo_path(file, base_dir() if base is None else Path(base))
-    return None if rel is None else quote(rel, safe="/")
+    return None if rel is None else quote(os.fsencode(rel), safe="/")  # a non-UTF-8 name: its bytes as %XX
 
 
 def rule_descriptors() -> list[dict[str, Any]]:
@@ -141,4 +142,6 @@ def sarif_log(report: LintReport, version: str, *, base: str | Path | None = Non
 
 
 def render_sarif(report: LintReport, version: str, *, base: str | Path | None = None) -> str:
-    return json.dumps(sarif_log(report, version, base=base), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(sarif_log(report, version, base=base), indent=2, ensure_ascii=False) + "\n"
+    # a non-UTF-8 file name inside a message: its undecodable bytes as \xNN, never an encoding error
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

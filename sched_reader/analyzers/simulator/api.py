@@ -12,6 +12,7 @@ from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.static import run_static
 from sched_reader.analyzers.simulator.workloads import Requests, drop_overlong
 from sched_reader.errors import InputError, SchedReaderError
+from sched_reader.limits import MAX_SIM_TOKENS
 from sched_reader.models.calibration_profile import active_profile, api_seconds
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
@@ -39,6 +40,7 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).
     """
     requests, failed = drop_overlong(requests, params.max_model_len)
+    check_size(requests, params)  # before the run: limits.MAX_SIM_TOKENS
     sent_s = requests.arrival_s
     if frontend is not None and requests.max_concurrency is None and len(requests):
         from dataclasses import replace as _replace
@@ -92,6 +94,23 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     res.update({"policy": params.policy, "engine_counters": counters, "notes": notes,
                 "params": {k: v for k, v in params.__dict__.items()}})
     return res
+
+
+def check_size(requests: Requests, params: SchedParams) -> int:
+    """Refuse a run over ``limits.MAX_SIM_TOKENS`` before it starts; returns the estimate.
+
+    The estimate is the tokens to decode plus the prefill chunks (prompt tokens over the step token
+    budget): every decode token is one request-step, every chunk one step.
+    """
+    budget = max(1, min(int(params.max_num_batched_tokens), 1 << 20))
+    work = int(requests.output_len.sum()) + -(-int(requests.prompt_len.sum()) // budget)
+    if work > MAX_SIM_TOKENS:
+        raise InputError(
+            f"the simulation would run {work:,} request-steps ({len(requests):,} requests, "
+            f"{int(requests.output_len.sum()):,} output tokens), over the {MAX_SIM_TOKENS:,} bound",
+            key="workload", hint="lower --num-prompts or the output length; the metrics of a bench run "
+                                 "settle within a few thousand requests")
+    return work
 
 
 def _may_saturate(frontend: Any, params: SchedParams, cost: StepCost, requests: Requests) -> bool:

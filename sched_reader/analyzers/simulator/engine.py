@@ -30,6 +30,8 @@ from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer,
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
+from sched_reader.errors import InputError
+from sched_reader.limits import MAX_SIM_STEPS
 
 SMALL_STRETCH = 24   # stretches this short are stepped in Python
 STRETCH_CAP = 4096   # iterations taken at once, at most (bounds memory and int64 products)
@@ -314,6 +316,16 @@ class Engine(SimCore):
         return t
 
 
+def _too_many_steps(eng: "Engine", loops: int) -> InputError:
+    done = eng.finished
+    est = f"~{loops * eng.n // max(1, done):,}" if done else "an unknown number of"
+    return InputError(
+        f"the simulation passed {MAX_SIM_STEPS:,} scheduler steps with {done:,} of {eng.n:,} requests finished "
+        f"({est} steps in all, {eng.rec.npreempt:,} preemptions so far)",
+        key="workload", hint="the KV cache is too small for these lengths (requests are evicted and recomputed); "
+                             "lower --num-prompts, the lengths or --max-concurrency")
+
+
 def run_engine(req: Requests, p: SchedParams, cost: StepCost,
                progress: Callable[[int, int], None] | None = None) -> Engine:
     """Simulate ``req`` under ``p`` event by event; ``progress(done, total)`` is called now and then."""
@@ -341,5 +353,7 @@ def run_engine(req: Requests, p: SchedParams, cost: StepCost,
         loops += 1
         if progress is not None and loops % 4096 == 0:
             progress(eng.finished, eng.n)
+        if loops > MAX_SIM_STEPS:
+            raise _too_many_steps(eng, loops)
     eng.materialize_all()
     return eng

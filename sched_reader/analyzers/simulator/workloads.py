@@ -26,10 +26,23 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sched_reader.errors import InputError
+from sched_reader.errors import InputError, combine
+from sched_reader.limits import (
+    MAX_NESTING,
+    MAX_PROMPTS,
+    MAX_SEED,
+    MAX_TOKENS,
+    MIN_REQUEST_RATE,
+    bounded_int,
+    finite_float,
+    json_depth,
+    loads_json,
+    read_regular_file,
+    read_text_file,
+)
+from sched_reader.readers.yaml_tree import load_documents
 
 
 # --------------------------------------------------------------------------------------------------
@@ -93,15 +106,15 @@ class LengthDist(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     dist: Literal["fixed", "normal", "lognormal", "uniform", "exponential"] = "fixed"
-    value: int | None = None
-    mean: float | None = None
-    std: float | None = None
-    median: float | None = None
-    sigma: float | None = None
-    low: int | None = None
-    high: int | None = None
-    min: int = 1
-    max: int | None = None
+    value: int | None = Field(default=None, le=MAX_TOKENS)
+    mean: float | None = Field(default=None, le=MAX_TOKENS)
+    std: float | None = Field(default=None, le=MAX_TOKENS)
+    median: float | None = Field(default=None, le=MAX_TOKENS)
+    sigma: float | None = Field(default=None, le=10.0)  # log-space: e**10 spans 4 orders of magnitude
+    low: int | None = Field(default=None, le=MAX_TOKENS)
+    high: int | None = Field(default=None, le=MAX_TOKENS)
+    min: int = Field(default=1, le=MAX_TOKENS)
+    max: int | None = Field(default=None, le=MAX_TOKENS)
 
     @model_validator(mode="after")
     def _check(self) -> "LengthDist":
@@ -146,20 +159,22 @@ class LengthDist(BaseModel):
             x = rng.integers(self.low, self.high + 1, n).astype(np.float64)
         else:
             x = rng.exponential(self.mean, n)
-        hi = self.max if self.max is not None else np.iinfo(np.int64).max // 4
+        hi = self.max if self.max is not None else MAX_TOKENS
         return np.clip(np.rint(x), self.min, hi).astype(np.int64)
 
 
 def _as_dist(v: Any) -> LengthDist:
-    return LengthDist(dist="fixed", value=int(v)) if isinstance(v, (int, float)) else LengthDist.model_validate(v)
+    if isinstance(v, (int, float)):
+        return LengthDist(dist="fixed", value=int(v) if math.isfinite(v) else v)
+    return LengthDist.model_validate(v)
 
 
 class PrefixSpec(BaseModel):
     """A shared prompt prefix (system prompt, RAG header): requests of the class share ``len`` tokens."""
 
     model_config = ConfigDict(extra="forbid")
-    id: int = Field(ge=0)
-    len: int = Field(ge=1)
+    id: int = Field(ge=0, le=2**62)
+    len: int = Field(ge=1, le=MAX_TOKENS)
 
 
 class RequestClass(BaseModel):
@@ -168,7 +183,7 @@ class RequestClass(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "default"
-    weight: float = Field(default=1.0, gt=0)
+    weight: float = Field(default=1.0, gt=0, le=1e9)
     input: LengthDist
     output: LengthDist
     prefix: PrefixSpec | None = None
@@ -180,7 +195,8 @@ class RequestClass(BaseModel):
             data = dict(data)
             for k in ("input", "output"):
                 if isinstance(data.get(k), (int, float)):
-                    data[k] = {"dist": "fixed", "value": int(data[k])}
+                    v = data[k]
+                    data[k] = {"dist": "fixed", "value": int(v) if math.isfinite(v) else v}
         return data
 
 
@@ -192,8 +208,8 @@ class Arrival(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     process: Literal["poisson", "gamma", "all_at_once", "closed_loop"] = "poisson"
-    rate: float | None = Field(default=None, gt=0)
-    burstiness: float = Field(default=1.0, gt=0)
+    rate: float | None = Field(default=None, ge=MIN_REQUEST_RATE)  # req/s; inf: all at once
+    burstiness: float = Field(default=1.0, gt=0, le=1e6)
     # vllm bench serve (get_request in vllm/benchmarks/serve.py): every request, the first included, waits
     # a gamma-distributed delay, and the cumulative delays are rescaled so the last one is exactly
     # num_prompts / rate. Off for YAML workloads (first request at t=0, no rescaling) unless asked.
@@ -266,10 +282,10 @@ class WorkloadSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    num_prompts: int = Field(default=1000, ge=1, le=10_000_000)
-    seed: int = 0
+    num_prompts: int = Field(default=1000, ge=1, le=MAX_PROMPTS)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     arrival: Arrival = Field(default_factory=lambda: Arrival(process="all_at_once"))
-    max_concurrency: int | None = Field(default=None, ge=1)
+    max_concurrency: int | None = Field(default=None, ge=1, le=MAX_PROMPTS)
     classes: list[RequestClass] = Field(default_factory=list)
     dataset: Literal["sharegpt"] | None = None
     trace: str | None = None
@@ -325,29 +341,48 @@ def generate(spec: WorkloadSpec, base_dir: Path | None = None) -> Requests:
 def load_trace(path: Path, *, arrival: Arrival | None = None, seed: int = 0,
                max_concurrency: int | None = None) -> Requests:
     """Read a JSONL trace. Lines: ``prompt_len``, ``output_len``, optional ``arrival_s``, ``prefix_id``,
-    ``prefix_len``. Without ``arrival_s`` on every line, arrivals come from ``arrival`` (default: all at 0)."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise InputError(f"cannot read trace: {e.strerror or e}", file=str(path)) from None
+    ``prefix_len``. Without ``arrival_s`` on every line, arrivals come from ``arrival`` (default: all at 0).
+
+    Only a regular file under ``limits.MAX_FILE_BYTES`` is read; each field is checked against its bound
+    (lengths in [1, ``MAX_TOKENS``] tokens, finite arrival seconds, at most ``MAX_PROMPTS`` lines), and
+    every bad line is reported, in line order, in one error.
+    """
+    name = str(path)
+    text = read_text_file(path, display=name, key="trace", what="trace")
+    lines = text.splitlines()
     rows: list[dict] = []
+    problems: list[tuple[int, str]] = []
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if len(rows) >= MAX_PROMPTS:
+            raise InputError(f"trace has more than {MAX_PROMPTS:,} requests", file=name, line=i,
+                             hint="cut the trace; the simulator replays at most that many")
         try:
-            row = json.loads(line)
+            row = loads_json(line, file=name, line=i)
             if not isinstance(row, dict):
                 raise ValueError("not an object")
             rows.append({
-                "p": int(row["prompt_len"]), "o": int(row["output_len"]),
-                "a": None if row.get("arrival_s") is None else float(row["arrival_s"]),
-                "pid": -1 if row.get("prefix_id") is None else int(row["prefix_id"]),
-                "plen": int(row.get("prefix_len", 0) or 0),
+                "p": bounded_int(row["prompt_len"], key="prompt_len", lo=1, hi=MAX_TOKENS, unit="tokens"),
+                "o": bounded_int(row["output_len"], key="output_len", lo=1, hi=MAX_TOKENS, unit="tokens"),
+                "a": None if row.get("arrival_s") is None else finite_float(
+                    row["arrival_s"], key="arrival_s", lo=0.0, hi=_MAX_ARRIVAL_S, unit="s"),
+                "pid": -1 if row.get("prefix_id") is None else bounded_int(
+                    row["prefix_id"], key="prefix_id", lo=0, hi=_MAX_PREFIX_ID),
+                "plen": bounded_int(row.get("prefix_len", 0) or 0, key="prefix_len", lo=0, hi=MAX_TOKENS,
+                                    unit="tokens"),
             })
+        except InputError as e:
+            problems.append((i, f"{e.key}: {e.message}" if e.key and not e.message.startswith(e.key)
+                             else e.message))
         except (ValueError, KeyError, TypeError) as e:
-            raise InputError(f"bad trace line ({e.__class__.__name__}: {e})", file=str(path), line=i) from None
+            problems.append((i, f"bad trace line ({e.__class__.__name__}: {e})"))
+        if len(problems) >= _MAX_REPORTED:
+            break
+    if problems:
+        raise _all_errors(problems, name)
     if not rows:
-        raise InputError("trace has no requests", file=str(path))
+        raise InputError("trace has no requests", file=name)
     if all(r["a"] is not None for r in rows):
         arr = np.array([r["a"] for r in rows])
     else:
@@ -356,27 +391,64 @@ def load_trace(path: Path, *, arrival: Arrival | None = None, seed: int = 0,
         return Requests.build([r["p"] for r in rows], [r["o"] for r in rows], arr,
                               [r["pid"] for r in rows], [r["plen"] for r in rows], max_concurrency)
     except InputError as e:
-        e.file = str(path)
+        e.file = name
         raise
 
 
+_SNIFF_CHARS = 1 << 20       # characters read to tell a JSONL trace from a YAML workload
+_MAX_REPORTED = 20            # problems listed in one error (the count of the rest is not computed)
+_MAX_ARRIVAL_S = 10.0 * 365 * 86400  # ten years of arrivals, in seconds
+_MAX_PREFIX_ID = 2**62        # fits numpy int64 with room
+
+
+def _all_errors(problems: list[tuple[int, str]], file: str) -> InputError:
+    """One ``InputError`` listing every problem of a file (line order), located at the first one."""
+    return combine([InputError(msg, file=file, line=line) for line, msg in problems])
+
+
 def load_workload_yaml(path: Path, overrides: dict[str, Any] | None = None) -> Requests:
-    """Read a workload YAML (see :class:`WorkloadSpec`); ``overrides`` (num_prompts, seed, ...) win."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(f"cannot read workload: {e.strerror or e}", file=str(path)) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError("invalid YAML", file=str(path), line=(mark.line + 1) if mark else None) from None
+    """Read a workload YAML (see :class:`WorkloadSpec`); ``overrides`` (num_prompts, seed, ...) win.
+
+    Read like a deploy file (regular file, size and nesting bounds, safe YAML, alias bombs refused); a
+    field that fails validation is reported with its line, every such field in one error.
+    """
+    name = str(path)
+    text = read_text_file(path, display=name, key="--workload", what="workload file")
+    docs = load_documents(text, name) if text.strip() else []
+    data = docs[0].root if docs else None
     if not isinstance(data, dict):
-        raise InputError("workload must be a mapping", file=str(path))
+        raise InputError("workload must be a mapping", file=name, key="--workload",
+                         hint="e.g. 'num_prompts: 100' and 'classes: [{input: 512, output: 128}]'")
+    lines = data
+    data = dict(data)
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
         spec = WorkloadSpec.model_validate(data)
     except ValidationError as e:
-        raise InputError(_pydantic_msg(e), file=str(path)) from None
+        raise _validation_error(e, lines, name) from None
     return generate(spec, base_dir=Path(path).parent)
+
+
+def _validation_error(err: ValidationError, root: Any, file: str) -> InputError:
+    """Every pydantic error of a workload file, each at the line of its key, in line order."""
+    problems: list[tuple[int, str]] = []
+    for e in err.errors():
+        loc = [x for x in e.get("loc", ())]
+        line = getattr(root, "line", None) or 1
+        node = root
+        for part in loc:
+            if isinstance(node, dict) and part in node:
+                line = node.kline(part) if hasattr(node, "kline") else line
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                line = node.iline(part) if hasattr(node, "iline") else line
+                node = node[part]
+            else:
+                break
+        where = ".".join(str(x) for x in loc)
+        msg = str(e.get("msg"))
+        problems.append((line or 1, f"{where}: {msg}" if where else msg))
+    return _all_errors(list(dict.fromkeys(problems)), file)
 
 
 def bench_length_bounds(length: int, range_ratio: float) -> tuple[int, int]:
@@ -431,18 +503,17 @@ def is_jsonl(path: Path) -> bool:
         return False
     try:
         with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    first = line.strip()
-                    break
-            else:
-                return False
+            # bounded: a one-line file of many GiB is never read whole here (load_trace then refuses it)
+            head = fh.read(_SNIFF_CHARS)
     except (OSError, UnicodeDecodeError):
+        return False
+    first = next((ln.strip() for ln in head.splitlines() if ln.strip()), "")
+    if not first:
         return False
     if not first.startswith("{"):
         return False
-    try:
-        return isinstance(json.loads(first), dict)
+    try:  # depth first: json.loads recurses per level (a RecursionError past ~1,000)
+        return json_depth(first) <= MAX_NESTING and isinstance(json.loads(first), dict)
     except ValueError:
         return False
 
@@ -451,8 +522,9 @@ def load_workload_file(path: Path, *, seed: int | None = None, max_concurrency: 
     """``--workload FILE``: a JSONL trace (replayed as written: its arrival times, lengths and prefixes)
     or a workload YAML (:class:`WorkloadSpec`). ``seed`` and ``max_concurrency`` override the file's."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", file=str(path), key="--workload")
+    if not path.is_file():  # the one message of every command: not found, a directory, a FIFO or device
+        read_regular_file(path, key="--workload", what="workload file")
+        raise InputError("not a file", file=str(path), key="--workload")
     if is_jsonl(path):
         req = load_trace(path, seed=seed or 0, max_concurrency=max_concurrency)
     else:

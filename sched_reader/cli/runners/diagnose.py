@@ -6,9 +6,9 @@ from typing import Any, Callable
 
 from sched_reader.analyzers import whatif
 from sched_reader.analyzers.diagnosis import diagnose
-from sched_reader.cli.common import split_inputs
+from sched_reader.cli.common import parse_rate as parse_common_rate, split_inputs
 from sched_reader.cli.fail_on import FailOn, exit_for
-from sched_reader.errors import InputError
+from sched_reader.limits import MIN_REQUEST_RATE, finite_float
 from sched_reader.report.console import make_console
 from sched_reader.report.diagnosis_json import diagnosis_json
 from sched_reader.report.plots import check_plot_target, plot_diagnoses
@@ -17,16 +17,13 @@ from sched_reader.report.text_diagnose import render_diagnoses
 
 
 def parse_rate(text: str | None) -> float | None:
-    """``--request-rate``: requests/s, or inf; None when not given."""
-    if text is None:
-        return None
-    try:
-        rate = float(text)
-    except ValueError:
-        raise InputError(f"--request-rate must be a number or inf, got {text!r}") from None
-    if rate != rate or rate <= 0:
-        raise InputError(f"--request-rate must be > 0 (or inf), got {text!r}")
-    return rate
+    """``--request-rate``: requests/s (at least ``limits.MIN_REQUEST_RATE``), or inf; None when not given.
+
+    The option arrives already parsed (``cli.common.bench_overrides``) or as text (library callers)."""
+    if text is None or isinstance(text, float):
+        return text if text is None else finite_float(text, key="--request-rate", lo=MIN_REQUEST_RATE,
+                                                      unit="req/s", allow_inf=True)
+    return parse_common_rate(text)
 
 
 def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -88,8 +89,8 @@ def _policies(policy: str, compare: str | None) -> list[str]:
 
 def _progress_factory():
     """A rich progress bar on stderr when it is a TTY; otherwise None."""
-    if not sys.stderr.isatty():
-        return None, None
+    if not sys.stderr.isatty() or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return None, None  # no cursor escapes where colour and terminal control are unwanted
 
     prog = Progress(console=Console(stderr=True), transient=True)
     tasks: dict[str, Any] = {}

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sched_reader.analyzers.calibrate import fit, predict, requests_for  # noqa: E402
-from sched_reader.models.spec_builder import build_specs  # noqa: E402
+from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 from sched_reader.readers.bench_result import BenchResult  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "bench" / "lambda-h100-llama31-8b-fp8-sharegpt.yaml"

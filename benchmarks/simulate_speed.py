@@ -30,7 +30,7 @@ from sched_reader.analyzers.simulator.metrics import summarize  # noqa: E402
 
 def _model_cost(spec_k: int = 0):
     from sched_reader.analyzers.simulator.api import engine_inputs
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
 
     spec = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"])[0]
     cost, blocks = engine_inputs(spec)

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.models.cost.iteration import IterationCostModel  # noqa: E402
 from sched_reader.models.cost.performance import estimate_performance  # noqa: E402
-from sched_reader.models.spec_builder import build_specs  # noqa: E402
+from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 from sched_reader.models.workload import Workload  # noqa: E402
 
 

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sched_reader.analyzers.simulator.workloads import from_bench_flags  # noqa: E402
 from sched_reader.analyzers.tune import run_sweep  # noqa: E402
-from sched_reader.models.spec_builder import build_specs  # noqa: E402
+from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 
 
 def main() -> int:

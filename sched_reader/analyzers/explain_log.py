@@ -21,7 +21,7 @@ from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.gpu_catalog import list_gpus, resolve_gpu
-from sched_reader.models.spec_builder import build_specs
+from sched_reader.analyzers.pipeline import build_specs
 
 # Flags from ``non-default args`` that change memory or scheduling (passed to the rebuilt spec).
 _SPEC_KEYS = (

@@ -850,29 +850,6 @@ def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = N
     return engines
 
 
-def build_specs(
-    paths: Iterable[str | Path],
-    command_line: list[str] | None = None,
-    *,
-    gpu: str | None = None,
-    vllm: str | None = None,
-    model_config: str | None = None,
-    strict_model: bool = True,
-    model: str | None = None,
-) -> list[EngineSpec]:
-    """Read files and/or a command line and build one ``EngineSpec`` per engine found.
-
-    The specs carry the findings of building them (version resolution, flag normalization, hardware);
-    the release checks (SR101-SR109 and the start-up rules) are added by ``analyzers.pipeline``.
-    """
-    raws = read_engines(paths, command_line)
-    specs = [
-        build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model, model=model)
-        for r in raws
-    ]
-    note_shared_gpus(specs)
-    return specs
-
 
 def note_shared_gpus(specs: list[EngineSpec]) -> None:
     """Engines that share physical GPUs: their gpu-memory-utilization fractions add up."""

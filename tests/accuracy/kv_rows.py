@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from sched_reader.models.capacity import estimate_capacity
-from sched_reader.models.spec_builder import build_specs
+from sched_reader.analyzers.pipeline import build_specs
 
 ROWS_PATH = Path(__file__).parents[1] / "data" / "kv_logs.yaml"
 

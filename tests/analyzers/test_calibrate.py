@@ -10,7 +10,7 @@ import pytest
 from sched_reader.analyzers.calibrate import fit, requests_for
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import CalibratedCost, load_profile
-from sched_reader.models.spec_builder import build_specs
+from sched_reader.analyzers.pipeline import build_specs
 from sched_reader.readers.bench_result import read_bench
 
 BENCH = Path(__file__).resolve().parents[1] / "data" / "bench"

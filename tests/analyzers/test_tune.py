@@ -9,7 +9,7 @@ import pytest
 from sched_reader.analyzers import tune
 from sched_reader.analyzers.simulator.workloads import from_bench_flags
 from sched_reader.errors import InputError
-from sched_reader.models.spec_builder import build_specs
+from sched_reader.analyzers.pipeline import build_specs
 
 LLAMA8 = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "4096"]
 GRID = {"max_num_batched_tokens": [2048, 8192], "max_num_seqs": [16, 128],

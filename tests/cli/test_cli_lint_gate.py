@@ -328,7 +328,7 @@ workload: %s
 ])
 def test_lint_verdict_equals_diagnose_on_a_file_stating_its_workload(repo, flags, workload, rule):
     from sched_reader.analyzers.diagnosis import diagnose
-    from sched_reader.models.spec_builder import build_specs
+    from sched_reader.analyzers.pipeline import build_specs
 
     write(repo / "own.yaml", OWN_FILE % (flags, workload))
     [spec] = build_specs(["own.yaml"])

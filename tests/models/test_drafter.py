@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sched_reader.models.capacity import estimate_capacity
-from sched_reader.models.spec_builder import build_specs
+from sched_reader.analyzers.pipeline import build_specs
 
 
 def _cap(model: str, tp: str, gpu: str, *extra: str) -> dict:

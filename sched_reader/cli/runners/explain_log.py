@@ -8,7 +8,7 @@ from typing import Callable
 from sched_reader.analyzers.explain_log import explain
 from sched_reader.cli.common import split_inputs
 from sched_reader.errors import InputError
-from sched_reader.models.spec_builder import build_specs
+from sched_reader.analyzers.pipeline import build_specs
 from sched_reader.readers.vllm_log import parse_log, read_log_text
 from sched_reader.report.console import make_console
 from sched_reader.report.spec_json import dumps

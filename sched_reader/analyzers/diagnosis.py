@@ -82,6 +82,16 @@ def summarize_requests(requests: Any, source: str) -> Any:
                     source=source, length_stats=stats)
 
 
+def bench_requests(workload: Workload, seed: int = 0) -> Any:
+    """The simulator's requests for a bench-style ``Workload`` (``vllm bench serve`` semantics: lengths,
+    count, rate with gamma gaps of shape ``burstiness``, ``random_range_ratio``; ``seed`` picks the draw)."""
+    return from_bench_flags(dataset_name=workload.dataset_name, random_input_len=workload.random_input_len,
+                            random_output_len=workload.random_output_len, num_prompts=workload.num_prompts,
+                            request_rate=workload.request_rate, max_concurrency=workload.max_concurrency,
+                            burstiness=workload.burstiness, random_range_ratio=workload.random_range_ratio,
+                            seed=seed)
+
+
 def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, Any | None]:
     """The workload to evaluate, as (bench-style ``Workload``, simulator ``Requests`` or None).
 
@@ -293,17 +303,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
     if requests is None:
-        requests = from_bench_flags(
-            dataset_name=workload.dataset_name,
-            random_input_len=workload.random_input_len,
-            random_output_len=workload.random_output_len,
-            num_prompts=workload.num_prompts,
-            request_rate=workload.request_rate,
-            max_concurrency=workload.max_concurrency,
-            burstiness=workload.burstiness,
-            random_range_ratio=workload.random_range_ratio,
-            seed=seed,
-        )
+        requests = bench_requests(workload, seed)
     blocks = int(eff.num_gpu_blocks_override or kv.num_blocks)
     goodput = sim_opts.get("goodput") or {}
     sim = with_frontend_latency(simulate(

@@ -14,11 +14,10 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import Progress
 
-from sched_reader.analyzers.diagnosis import resolve_workload
+from sched_reader.analyzers.diagnosis import bench_requests, resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
 from sched_reader.analyzers.simulator import simulate_spec
 from sched_reader.analyzers.simulator.policies import POLICIES
-from sched_reader.analyzers.simulator.workloads import from_bench_flags
 from sched_reader.cli.common import split_inputs
 from sched_reader.errors import InputError
 from sched_reader.report.plots import check_plot_target, plot_simulation
@@ -136,9 +135,5 @@ def _workload(spec, overrides: dict[str, Any]):
     workload section (a trace or classes, replayed request by request), else vllm bench serve's defaults."""
     bench, req = resolve_workload(spec, overrides)
     if req is None:
-        req = from_bench_flags(dataset_name=bench.dataset_name, random_input_len=bench.random_input_len,
-                               random_output_len=bench.random_output_len, num_prompts=bench.num_prompts,
-                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency,
-                               seed=int(overrides.get("seed") or 0), burstiness=bench.burstiness,
-                               random_range_ratio=bench.random_range_ratio)
+        req = bench_requests(bench, int(overrides.get("seed") or 0))
     return req, describe_workload(bench)

@@ -11,9 +11,9 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from sched_reader.analyzers.diagnosis import resolve_workload
+from sched_reader.analyzers.diagnosis import bench_requests, resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
-from sched_reader.analyzers.simulator.workloads import from_bench_flags, load_workload_file
+from sched_reader.analyzers.simulator.workloads import load_workload_file
 from sched_reader.analyzers.tune import default_grid, parse_axes, parse_goodput, run_sweep
 from sched_reader.cli.common import split_inputs
 from sched_reader.cli.runners.diagnose import parse_rate
@@ -71,9 +71,7 @@ def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[
         return req, f"workload {path} ({len(req):,} requests)"
     bench, req = resolve_workload(spec, overrides)
     if req is None:
-        req = from_bench_flags(dataset_name=bench.dataset_name, random_input_len=bench.random_input_len,
-                               random_output_len=bench.random_output_len, num_prompts=bench.num_prompts,
-                               request_rate=bench.request_rate, max_concurrency=bench.max_concurrency)
+        req = bench_requests(bench)
     return req, describe_workload(bench)
 
 

@@ -119,19 +119,18 @@ class LintReport:
 
     def findings(self) -> list[Finding]:
         """Every reported finding, sorted, duplicates (same finding from two engines) removed."""
-        out: list[Finding] = []
-        for fr in self.files:
-            out.extend(fr.findings)
-            for e in fr.engines:
-                out.extend(e.findings)
-        return sort_unique(out)
+        return self._gather("findings")
 
     def suppressed(self) -> list[Finding]:
+        """Every suppressed finding, in the same order and without duplicates."""
+        return self._gather("suppressed")
+
+    def _gather(self, attr: str) -> list[Finding]:
         out: list[Finding] = []
         for fr in self.files:
-            out.extend(fr.suppressed)
+            out.extend(getattr(fr, attr))
             for e in fr.engines:
-                out.extend(e.suppressed)
+                out.extend(getattr(e, attr))
         return sort_unique(out)
 
     def fails(self, f: Finding) -> bool:

@@ -58,6 +58,7 @@ class Engine(SimCore):
         self.mnbt = p.max_num_batched_tokens
         self.v0_whole = p.engine == "v0" and not p.enable_chunked_prefill
         self.no_fast = self.v0_whole or bool(self.spec_k)
+        self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
 
     # ------------------------------------------------------------------ steady set
     def lazify(self, r: int) -> None:
@@ -182,12 +183,27 @@ class Engine(SimCore):
                 npf += 1
                 pf += k
                 pairs2 += k * (2 * c + k)
-        dur = self.timer.step(nd, ctx, pf, pairs2, npf)
+        if not pf and not npf and nd > 0:          # StepTimer.step
+            dur = self.timer.decode(nd, ctx)
+        else:
+            dur = round(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
+            if dur < 1:
+                dur = 1
         end = now + dur
         alloc = self.alloc
         rec = self.rec
-        rec.step(dur, alloc.num_blocks - alloc.free - alloc.evictable_blocks, self.kv_tokens + ctx0,
-                 len(sched) + nd0, end)
+        # Recorder.step
+        blocks = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        rec.steps += 1
+        rec.busy_ns += dur
+        rec.kv_blocks_ns += blocks * dur
+        rec.kv_tokens_ns += (self.kv_tokens + ctx0) * dur
+        if blocks > rec.peak_blocks:
+            rec.peak_blocks = blocks
+        rec.ts_t.append(end)
+        rec.ts_batch.append(len(sched) + nd0)
+        rec.ts_blocks.append(blocks)
+        rec.ts_step.append(dur)
         S = self.S + 1
         self.S = S
         if nd0:
@@ -222,9 +238,72 @@ class Engine(SimCore):
                     emitted.append(r)
         for r in done:
             self.finish(r, end)
-        for r in emitted:     # decode-ready: emitted at ``end``, computed + 1 == prompt + out
-            self.lazify(r)
+        if emitted:   # decode-ready (emitted at ``end``, computed + 1 == prompt + out): lazify, inlined
+            off_of, out_off, isdec, hist, heap, bs = self.off, self.out_off, self.isdec, self.hist, self.heap, self.bs
+            sum_off = kv = 0
+            for r in emitted:
+                c = computed[r]
+                off = c - S
+                off_of[r] = off
+                o = out[r]
+                out_off[r] = o - S
+                isdec[r] = True
+                sum_off += off
+                kv += c
+                hist[off % bs] += 1
+                heapq.heappush(heap, (S + target[r] - o, r))
+            self.n_dec += len(emitted)
+            self.sum_off += sum_off
+            self.kv_tokens -= kv
         return end
+
+    def plan_waiting(self, sched: list[tuple[int, int]], budget: int) -> None:
+        """:meth:`~.core.SimCore.plan_waiting` with its lookups hoisted out of the loop (same decisions;
+        the reference loop keeps the plain form and the tests compare the two)."""
+        waiting = self.waiting
+        if not waiting or budget <= 0:
+            return
+        p = self.p
+        thr = p.long_prefill_token_threshold
+        bs = self.bs
+        chunked = p.enable_chunked_prefill
+        wm = p.watermark_blocks
+        max_seqs = p.max_num_seqs
+        running, alloc = self.running, self.alloc
+        prompt, out, pid_of, held, computed_of = self.prompt, self.out, self.pid, self.held, self.computed
+        kv = 0
+        while waiting and budget > 0 and len(running) < max_seqs:
+            r = waiting[0]
+            pid = pid_of[r]
+            hit = self._prefix_hit(r) if pid >= 0 else 0
+            computed = hit * bs
+            num_new = prompt[r] + out[r] - computed
+            if 0 < thr < num_new:
+                num_new = thr
+            if num_new > budget:
+                if not chunked:
+                    break
+                num_new = budget
+            need = -(-(computed + num_new) // bs) - hit
+            touch = 0
+            if hit:
+                e = alloc.hit(pid)
+                if e is not None and e.refs == 0:
+                    touch = e.blocks
+            if need > alloc.free + alloc.evictable_blocks - touch - wm:
+                break
+            waiting.popleft()
+            if hit:
+                alloc.ref(pid)
+                self.pref[r] = pid
+            alloc.take(need, r)
+            held[r] = need
+            computed_of[r] = computed
+            kv += computed + num_new
+            running.append(r)
+            sched.append((r, num_new))
+            budget -= num_new
+        self.kv_tokens += kv
 
     def slow_step(self, now: int) -> int | None:
         """Materialize everything, run the explicit step, then rebuild the steady set."""
@@ -345,7 +424,9 @@ class Engine(SimCore):
         hist, alloc = self.hist, self.alloc
         S, sum_off = self.S, self.sum_off
         used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
-        form = self.timer.form(n)
+        form = self.timer._forms.get(n, False)
+        if form is False:
+            form = self.timer.form(n)
         if t_arr is None:
             t_arr = _NEVER
         rec = self.rec
@@ -396,9 +477,15 @@ class Engine(SimCore):
         rec.kv_tokens_ns += kvt
         if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
             rec.peak_blocks = used
-        rec.ts_batch.extend([n] * j)
-        rec.itl_v.extend(ts_step[-j:])
-        rec.itl_w.extend([n] * j)
+        if j == 1:
+            rec.ts_batch.append(n)
+            rec.itl_v.append(d)
+            rec.itl_w.append(n)
+        else:
+            nn = [n] * j
+            rec.ts_batch.extend(nn)
+            rec.itl_v.extend(ts_step[-j:])
+            rec.itl_w.extend(nn)
         self.S = S + j
         return t
 
@@ -422,8 +509,11 @@ def run_engine(req: Requests, p: SchedParams, cost: StepCost,
     eng = Engine(req, p, make_timer(cost, p), Recorder(len(req), p.num_blocks, p.block_size))
     now = 0
     loops = 0
-    while eng.finished < eng.n:
-        eng.admit_arrivals(now)
+    n = eng.n
+    arr = eng.arr_ns
+    while eng.finished < n:
+        if eng.nxt < n and arr[eng.nxt] <= now:
+            eng.admit_arrivals(now)
         t = eng.stretch(now)
         if t is not None:
             now = t

@@ -90,6 +90,9 @@ class EffectiveConfig(BaseModel):
     # VLLM_USE_FLASHINFER_SAMPLER as the deploy file sets it (None: not set); picks the sampler's
     # top-k/top-p path, whose temporaries bound the profile run's activation peak
     flashinfer_sampler: bool | None = None
+    # vLLM's custom all-reduce: False when --disable-custom-all-reduce is set or the log says it is disabled
+    # (no GPU P2P, a process group across nodes); None: decided by the GPU's interconnect
+    custom_all_reduce: bool | None = None
     reasons: dict[str, str] = Field(default_factory=dict)
 
 

@@ -62,11 +62,22 @@ TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + cust
 # Llama-3.3-70B-FP8-dynamic TP2 H100): 0.55 - 0.13 base. Releases between 0.11 and 0.19 are unmeasured;
 # the larger figure is used from 0.19.0 where it was seen.
 TP_COMM_NVLINK_HOPPER_OLD = int(0.42 * GIB)
-TP_COMM_PLAIN = int(0.9 * GIB)          # NCCL without NVLS: dennislee22 v0.10.1.1 A100 TP2 log (requested - weights - KV - activation)
+# NVLink without NVLS (A100/V100 SXM, Hopper before 0.19) with custom all-reduce on: no non-Hopper NVLink log
+# with a non-torch figure is at hand, so the nearest measured setup is used: NCCL P2P over NVLink + custom
+# all-reduce on H100 in vLLM 0.11.0 (TP_COMM_NVLINK_HOPPER_OLD above); NVLS does not exist before Hopper.
+# (An earlier 0.9 GiB here was read off the dennislee22 two-node A100 log under a wrong sampler assumption:
+# that log says "FlashInfer is not available" and "Custom allreduce is disabled because this process group
+# spans across nodes", and its non-torch is 0.14 GiB in all.)
+TP_COMM_PLAIN = TP_COMM_NVLINK_HOPPER_OLD
 # GPUs without NVLink/P2P (GeForce, most PCIe cards): custom all-reduce is off and NCCL uses host-memory (SHM)
 # transport, so little device memory: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
 # = this + the TP1 base of the memory_profiling era (0.13 GiB).
 TP_COMM_NO_P2P = int(0.12 * GIB)
+# The same without custom all-reduce in V1 (0.9.2+): dennislee22/vLLM-benchmarking vLLM 0.10.1.1 Qwen2-7B TP2 logs,
+# A100 80GB on one node ("Custom allreduce is disabled because your platform lacks GPU P2P capability") and
+# A100 40GB on two nodes ("... spans across nodes"): requested - weights - KV - activation = 0.14 GiB non-torch in
+# both, i.e. 0.01 GiB over the TP1 base (0.13).
+TP_COMM_NO_CUSTOM_AR_V1 = int(0.01 * GIB)
 # CUDA context + libraries at worker init, before any torch allocation: "worker init memory snapshot: ...
 # cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB" (llm-d-planner v0.19.0 H100 logs).
 # Counted as non-torch where vLLM measures non-torch as (total - free) - torch (V1 0.7.0..0.9.1).
@@ -108,16 +119,22 @@ FLASHINFER_SAMPLER_BEFORE_0_12 = False
 
 
 def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
-    """(name, extra fp32 R x V copies held by the sampling temporaries) for this release."""
+    """(name, extra fp32 R x V copies held by the sampling temporaries) for this release.
+
+    ``cfg.flashinfer_sampler`` is the engine's own choice when known (the log's "Using FlashInfer for
+    top-p & top-k sampling." / "FlashInfer is not available ..." line, or VLLM_USE_FLASHINFER_SAMPLER):
+    True selects FlashInfer's ``top_k_top_p_sampling_from_logits`` (top-k-masked logits + softmax probs:
+    2 F, no Triton buffer) in any V1 release (vllm/v1/sample/ops/topk_topp_sampler.py ``forward_cuda``).
+    """
     ver = parse_version(cfg.vllm_version)
     if cfg.engine == "v0":
         return "v0 pytorch sort", 8.0
+    fi = getattr(cfg, "flashinfer_sampler", None)
+    if fi:
+        return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
     if ver >= (0, 17, 0):
         return "triton top-k/top-p (in place) + softmax + noise", 2.0
-    fi = getattr(cfg, "flashinfer_sampler", None)
-    if fi is None:
-        fi = FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0)
-    if fi and ver >= (0, 8, 0):
+    if fi is None and FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0):
         return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
     return "pytorch sort top-k/top-p (FlashInfer sampler not used)", 8.0
 
@@ -236,8 +253,12 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
         comm, path = TP_COMM_NVLS, "nccl nvls + custom all-reduce"
     elif nvls:
         comm, path = TP_COMM_NVLINK_HOPPER_OLD, "nccl + custom all-reduce (hopper nvlink, before 0.19)"
-    elif link in ("none", "pcie"):
-        comm, path = TP_COMM_NO_P2P, "nccl shm/pcie, no custom all-reduce"
+    elif link in ("none", "pcie") or getattr(cfg, "custom_all_reduce", None) is False:
+        if cfg.engine == "v1" and ver >= (0, 9, 2):
+            comm = TP_COMM_NO_CUSTOM_AR_V1
+        else:
+            comm = TP_COMM_NO_P2P
+        path = "nccl shm/pcie/net, no custom all-reduce"
     else:
         comm, path = TP_COMM_PLAIN, "nccl p2p/net + custom all-reduce"
     total = base + comm

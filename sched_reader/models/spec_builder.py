@@ -556,6 +556,7 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         swap_space_gb=float(pick("swap_space", 4.0) or 0.0),
         num_gpu_blocks_override=explicit("num_gpu_blocks_override"),
         speculative=speculative,
+        custom_all_reduce=False if explicit("disable_custom_all_reduce", False) else None,
         reasons=reasons,
     )
 

@@ -55,6 +55,10 @@ MIB = 2**20
 # non_torch_increase at TP=1 (cuBLAS handles, lazily loaded kernels), per era.
 NON_TORCH_TP1_V0 = int(0.35 * GIB)      # vLLM issue #10517 (0.6.4 era, RTX 3090): 0.35 GiB
 NON_TORCH_TP1_V1_OLD = int(0.13 * GIB)  # llm-d v0.11.0 / v0.15.0 logs: 0.13-0.14 GiB
+# V0 0.6.5+ (memory_profiling: the increase over the pre-load snapshot), one GPU: "non_torch_memory takes"
+# 0.05 GiB (0.7.2, A10G 22.06 GiB, Qwen2.5-Math-1.5B), 0.02 (0.8.x, RTX 4070 Laptop 7.65 GiB), 0.04 (0.8.x,
+# 12 GiB card, Qwen3-4B), 0.16 (vLLM PR 12126, 0.6.6-0.7, H100, Llama-3.2-11B-Vision): the median of the four.
+NON_TORCH_TP1_V0_PROFILING = int(0.05 * GIB)
 NON_TORCH_TP1_V1_NEW = int(0.25 * GIB)  # llm-d-planner v0.19.0 logs: 0.24-0.27 GiB
 NON_TORCH_PP_ONLY = int(0.07 * GIB)     # llm-d-planner v0.19.0 PP=2 log: 0.07 GiB (snapshot after NCCL init)
 TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + custom all-reduce: llm-d-planner v0.19.0 TP2/TP4 H100 logs 2.07-2.21 GiB total
@@ -70,9 +74,9 @@ TP_COMM_NVLINK_HOPPER_OLD = int(0.42 * GIB)
 # spans across nodes", and its non-torch is 0.14 GiB in all.)
 TP_COMM_PLAIN = TP_COMM_NVLINK_HOPPER_OLD
 # GPUs without NVLink/P2P (GeForce, most PCIe cards): custom all-reduce is off and NCCL uses host-memory (SHM)
-# transport, so little device memory: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
-# = this + the TP1 base of the memory_profiling era (0.13 GiB).
-TP_COMM_NO_P2P = int(0.12 * GIB)
+# transport: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
+# = this + the V0 TP1 base of the memory_profiling era (NON_TORCH_TP1_V0_PROFILING, 0.05 GiB).
+TP_COMM_NO_P2P = int(0.20 * GIB)
 # The same without custom all-reduce in V1 (0.9.2+): dennislee22/vLLM-benchmarking vLLM 0.10.1.1 Qwen2-7B TP2 logs,
 # A100 80GB on one node ("Custom allreduce is disabled because your platform lacks GPU P2P capability") and
 # A100 40GB on two nodes ("... spans across nodes"): requested - weights - KV - activation = 0.14 GiB non-torch in
@@ -236,7 +240,7 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     # holds beyond torch (CUDA context included); V0 0.6.5+ and V1 0.9.2+ count the increase over a baseline
     # snapshot (memory_profiling); V1 0.7.0..0.9.1 counts (total - free) - torch allocated: context included.
     if cfg.engine == "v0":
-        base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V1_OLD
+        base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V0_PROFILING
     elif ver >= (0, 19, 0):
         base = NON_TORCH_TP1_V1_NEW
     elif ver < (0, 9, 2):

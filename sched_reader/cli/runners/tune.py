@@ -13,7 +13,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from sched_reader.analyzers.diagnosis import bench_requests, resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
-from sched_reader.analyzers.simulator.workloads import load_workload_file
 from sched_reader.analyzers.tune import default_grid, parse_axes, parse_goodput, run_sweep
 from sched_reader.cli.common import split_inputs
 from sched_reader.cli.runners.diagnose import parse_rate
@@ -64,11 +63,13 @@ def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, 
 
 
 def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[Any, str]:
+    """The sweep's requests and their one-line description: the same resolution as ``diagnose`` (a
+    ``--workload`` file or trace wins and refuses bench flags beside it; then bench flags; then the file's
+    ``workload:`` section; then ``vllm bench serve`` defaults)."""
     if path is not None:
         if not path.is_file():
             raise InputError("no such file", file=str(path), key="--workload")
-        req = load_workload_file(path, max_concurrency=overrides.get("max_concurrency"))  # JSONL trace or YAML
-        return req, f"workload {path} ({len(req):,} requests)"
+        overrides = {**overrides, "workload_file": path}
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = bench_requests(bench)

@@ -18,6 +18,7 @@ from sched_reader.cli.common import split_inputs
 from sched_reader.cli.runners.diagnose import parse_rate
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import active_profile
+from sched_reader.report.plots import check_plot_target, plot_tune
 from sched_reader.report.spec_json import dumps
 from sched_reader.report.text_diagnose import describe_workload
 from sched_reader.report.text_tune import render_tune
@@ -28,8 +29,11 @@ _GOODPUT_WORD = re.compile(r"^(ttft|tpot|itl|e2el):[0-9.eE+-]+$", re.IGNORECASE)
 def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, workload: Path | None,
         overrides: dict[str, Any], executor: str, workers: int | None, max_gpus: int | None, top: int,
         axis: list[str] | None, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
-        echo: Callable[..., None]) -> int:
-    """Sweep and print; 0 when done (also when no point meets the targets: the output says so)."""
+        echo: Callable[..., None], plot: Path | None = None) -> int:
+    """Sweep and print (and draw ``plot``, an image file); 0 when done (also when no point meets the targets:
+    the output says so)."""
+    if plot is not None:
+        check_plot_target(plot)
     words = list(files or [])
     extra = [w for w in words if _GOODPUT_WORD.match(w)]
     words = [w for w in words if not _GOODPUT_WORD.match(w)]
@@ -55,6 +59,8 @@ def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, 
                         workers=workers, progress=progress, profile=active_profile(), workload_label=label)
     finally:
         close()
+    if plot is not None:
+        plot_tune(res.model_dump(), plot)
     if fmt == "json":
         echo(dumps({"schema_version": 1, "tune": res.model_dump()}), nl=False)
     else:

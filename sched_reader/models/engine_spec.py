@@ -93,6 +93,9 @@ class EffectiveConfig(BaseModel):
     # vLLM's custom all-reduce: False when --disable-custom-all-reduce is set or the log says it is disabled
     # (no GPU P2P, a process group across nodes); None: decided by the GPU's interconnect
     custom_all_reduce: bool | None = None
+    # multimodal profiling: --skip-mm-profiling, and the modalities --limit-mm-per-prompt sets to 0
+    skip_mm_profiling: bool = False
+    mm_disabled: list[str] = Field(default_factory=list)
     reasons: dict[str, str] = Field(default_factory=dict)
 
 

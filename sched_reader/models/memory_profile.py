@@ -189,6 +189,99 @@ def _forward_peak_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt: 
                                      "mlp_elems": mlp, "c_hidden": c_h, "dtype_bytes": dt}
 
 
+# ---- the multimodal encoder profile (V1 ``GPUModelRunner.profile_run``) ----
+# Before the dummy language-model forward, V1 runs the vision encoder once on a dummy batch: the modality
+# with the most tokens per item, N = encoder_budget // T items of the largest feature size T, where
+# encoder_budget = max(max_num_batched_tokens, T) (``compute_encoder_budget``); the log prints "Encoder cache
+# will be initialized with a budget of B tokens, and profiled with N image items of the maximum feature size"
+# (0.10.2). The outputs stay in ``encoder_cache["tmp"]`` until the profile run ends, so they are alive during
+# the text forward and the sampler.
+# Largest image per item, per processor (preprocessor_config.json defaults; vLLM's dummy image uses them):
+QWEN_VL_MAX_TOKENS = 16384   # Qwen2/2.5-VL max_pixels 12845056 = 16384 x (14 x 2)^2; Qwen3-VL longest_edge
+                             # 16777216 = 16384 x (16 x 2)^2 (tokens after the 2 x 2 patch merge)
+QWEN_VL_TEMPORAL_PATCH = 2   # Qwen-VL patch embedding: 3 x 2 (temporal) x p x p pixels per patch
+# Video is the modality with the most tokens per item once max_model_len >= 2 x 16384: the dummy video has as
+# many frame pairs at the largest image size as fit in max_model_len (Qwen2VLProcessingInfo
+# get_num_frames_with_most_features / _get_max_video_frames), frames capped by _MAX_FRAMES_PER_VIDEO (32 -> 16
+# frame pairs). vLLM 0.23.0 log, Qwen2.5-VL-7B, max_model_len 128000: "Encoder cache will be initialized with a
+# budget of 114688 tokens, and profiled with 1 video items" = 7 x 16384.
+QWEN_VL_MAX_FRAME_PAIRS = 16
+# Qwen3-VL's video processor caps a whole video at longest_edge 25165824 pixels = 24576 x (16 x 2)^2
+# (vllm/model_executor/models/qwen3_vl.py: "Official recommended max pixels is 24576 * 32 * 32").
+QWEN3_VL_MAX_VIDEO_TOKENS = 24576
+_QWEN_VL = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_omni_moe")
+_GATED_VIT = ("qwen2_5_vl", "pixtral")   # SwiGLU MLP (gate_up then act: 3 x intermediate live); others GELU (2 x)
+
+
+def mm_item_geometry(arch: ModelArch, max_model_len: int = 0) -> dict | None:
+    """Largest multimodal item: tokens T (after merging), ViT patches P, pixels per patch, ViT widths.
+
+    None when the vision tower's geometry is not known here (the encoder profile is then left out).
+    """
+    vc = arch.vision_config or {}
+    if not vc:
+        return None
+    mt = str(vc.get("model_type") or "")
+    mm = arch.multimodal or {}
+    p = int(vc.get("patch_size") or vc.get("spatial_patch_size") or 14)
+    hv = int(vc.get("embed_dim") if mt == "qwen2_vl" and vc.get("embed_dim") else vc.get("hidden_size") or 0)
+    iv = int(vc.get("intermediate_size") or (hv * float(vc.get("mlp_ratio") or 4)))
+    depth = int(vc.get("depth") or vc.get("num_hidden_layers") or 0)
+    if not hv or not depth:
+        return None
+    if mt in _QWEN_VL or (vc.get("spatial_merge_size") and vc.get("depth")):
+        merge = int(vc.get("spatial_merge_size") or 2)
+        t, modality = QWEN_VL_MAX_TOKENS, "image"
+        pairs = min(max(1, int(max_model_len) // QWEN_VL_MAX_TOKENS), QWEN_VL_MAX_FRAME_PAIRS)
+        video = QWEN_VL_MAX_TOKENS * pairs
+        if mt.startswith(("qwen3", "qwen3_5")):
+            video = min(video, QWEN3_VL_MAX_VIDEO_TOKENS)
+        if video > t:
+            t, modality = video, "video"
+        geo = dict(tokens=t, patches=t * merge * merge, pixels=3 * QWEN_VL_TEMPORAL_PATCH * p * p,
+                   modality=modality)
+    elif mm.get("mm_tokens_per_image") and vc.get("image_size"):           # Gemma 3 (SigLIP, pan-and-scan off)
+        side = int(vc["image_size"]) // p
+        geo = dict(tokens=int(mm["mm_tokens_per_image"]), patches=side * side, pixels=3 * p * p)
+    elif mt == "pixtral" and vc.get("image_size"):                            # Mistral 3 / Pixtral
+        merge = int(mm.get("spatial_merge_size") or arch.config.get("spatial_merge_size") or 1)
+        side = int(vc["image_size"]) // p
+        rows = side // merge
+        geo = dict(tokens=rows * rows + rows, patches=side * side, pixels=3 * p * p)   # + one [IMG_BREAK] a row
+    elif mt == "clip_vision_model" and vc.get("image_size"):                  # LLaVA-1.5 style, one 336px tile
+        side = int(vc["image_size"]) // p
+        geo = dict(tokens=side * side, patches=side * side + 1, pixels=3 * p * p)
+    else:
+        return None
+    geo.update(hidden=hv, intermediate=iv, depth=depth, gated=mt in _GATED_VIT, model_type=mt)
+    return geo
+
+
+def encoder_profile_bytes(arch: ModelArch, cfg: EffectiveConfig, dt: int) -> tuple[int, int, dict]:
+    """(encoder forward peak, encoder outputs kept during the text profile) in bytes, V1 only."""
+    if cfg.engine != "v1" or getattr(cfg, "skip_mm_profiling", False):
+        return 0, 0, {}
+    off = set(getattr(cfg, "mm_disabled", None) or [])
+    if "image" in off and "video" in off:
+        return 0, 0, {}
+    geo = mm_item_geometry(arch, 0 if "video" in off else int(cfg.max_model_len))
+    if geo is None:
+        return 0, 0, {}
+    t = geo["tokens"]
+    budget = max(int(cfg.max_num_batched_tokens), t)
+    n = max(1, budget // t)
+    patches = n * geo["patches"]
+    hv, iv = geo["hidden"], geo["intermediate"]
+    mlp = (3 if geo["gated"] else 2) * iv
+    per_patch = 2 * hv + max(4 * hv, mlp)            # residual + normed input + the larger of qkv/out, MLP
+    pixel_bytes = patches * geo["pixels"] * (4 + dt)  # fp32 pixel_values from the processor + the cast copy
+    enc_fwd = patches * per_patch * dt + pixel_bytes
+    cache = n * t * arch.hidden_size * dt
+    info = dict(modality=geo.get("modality", "image"), items=n, tokens_per_item=t, encoder_budget=budget,
+                patches=patches, vit_hidden=hv, vit_mlp_elems=mlp, model_type=geo["model_type"])
+    return enc_fwd, cache, info
+
+
 def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                     last_stage: bool = True) -> tuple[int, int, int, list[Term]]:
     """(peak, forward_peak, sampler_peak) bytes of the profiling run, with explain terms."""
@@ -222,11 +315,21 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
             inputs={"R": r, "V": v, "path": path, "extra_F": extra, "hidden_alive": hidden_alive,
                     "moe_workspace": moe_ws, "triton_buffer": triton_buf},
             value=sampler, unit="bytes"))
-    peak = max(fwd + moe_ws, sampler) + cublas
+    enc_fwd, enc_cache, enc_in = encoder_profile_bytes(arch, cfg, dt) if cfg.pipeline_parallel_size <= 1 else (0, 0, {})
+    if enc_in:
+        terms.append(Term(
+            name="encoder_profile",
+            formula="ViT on N items: patches x (2 x vit_hidden + max(4 x vit_hidden, vit_mlp)) x dtype + pixels; "
+                    "outputs N x T x hidden x dtype kept through the text profile",
+            inputs=enc_in, value=enc_fwd, unit="bytes"))
+    sampler_moment = sampler + enc_cache if sampler else 0
+    peak = max(fwd + moe_ws + enc_cache, sampler_moment, enc_fwd) + cublas
     terms.append(Term(name="cublas_workspace", formula="torch cuBLAS workspace allocated on first GEMM",
                       inputs={"compute_capability": cc}, value=cublas, unit="bytes", guessed=True))
-    terms.append(Term(name="activation_peak", formula="max(forward_peak + moe_workspace, sampler_peak) + cublas_workspace",
-                      inputs={}, value=peak / GIB, unit="GiB"))
+    terms.append(Term(name="activation_peak",
+                      formula="max(forward_peak + moe_workspace + encoder_cache, sampler_peak + encoder_cache, "
+                              "encoder_forward) + cublas_workspace",
+                      inputs={"encoder_cache": enc_cache, "encoder_forward": enc_fwd}, value=peak / GIB, unit="GiB"))
     return peak, fwd + moe_ws, sampler, terms
 
 

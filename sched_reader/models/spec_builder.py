@@ -557,6 +557,8 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         num_gpu_blocks_override=explicit("num_gpu_blocks_override"),
         speculative=speculative,
         custom_all_reduce=False if explicit("disable_custom_all_reduce", False) else None,
+        skip_mm_profiling=bool(explicit("skip_mm_profiling", False)),
+        mm_disabled=_mm_disabled(explicit("limit_mm_per_prompt")),
         reasons=reasons,
     )
 
@@ -724,6 +726,26 @@ def build_spec(
     _check_world_size(spec)
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec
+
+
+def _mm_disabled(limits: Any) -> list[str]:
+    """Modalities ``--limit-mm-per-prompt`` turns off (count 0): JSON/dict or the old ``image=0,video=0`` form."""
+    if isinstance(limits, str):
+        try:
+            limits = json.loads(limits)
+        except ValueError:
+            limits = dict(kv.split("=", 1) for kv in limits.split(",") if "=" in kv)
+    if not isinstance(limits, dict):
+        return []
+    out = []
+    for k, v in limits.items():
+        count = v.get("count") if isinstance(v, dict) else v
+        try:
+            if int(count) == 0:
+                out.append(str(k).strip())
+        except (TypeError, ValueError):
+            continue
+    return out
 
 
 def soften_for_assumed_release(findings: list[Finding], release: str, raw: RawEngine | None = None) -> list[Finding]:

@@ -133,6 +133,9 @@ EXPECTED: dict[str, dict] = {
     "repo-vlmvllm-llava-next-mistral-7b-h100-v0102.log": dict(
         model="llava-hf/llava-v1.6-mistral-7b-hf", tp=1, pp=1, release="0.10.2", weights=14.0786, kv_cache=55.15,
         kv_tokens=451744, conc=110.29, activation=1.97, non_torch=0.07, total=79.19, gmu=0.9, sampler=False),
+    "repo-qwen25vl-7b-a100-v0230-video-profile.log": dict(
+        model="/models/Qwen2.5-VL-7B-Instruct", tp=1, pp=1, release="0.23.0", weights=15.67, kv_cache=-14.28,
+        sampler=True, failure="No available memory for the cache blocks"),
     "issue-trl-pr3310-qwen25-7b-dp-v083.log": dict(
         model="/mnt/tenant-home_speed/Model/Qwen/Qwen2.5-7B-Instruct", tp=1, pp=1, release="0.8.3"),
     "issue-vllm-pr24162-qwen25-05b-tp2-v0102.log": dict(

@@ -55,6 +55,11 @@ MIB = 2**20
 # non_torch_increase at TP=1 (cuBLAS handles, lazily loaded kernels), per era.
 NON_TORCH_TP1_V0 = int(0.35 * GIB)      # vLLM issue #10517 (0.6.4 era, RTX 3090): 0.35 GiB
 NON_TORCH_TP1_V1_OLD = int(0.13 * GIB)  # llm-d v0.11.0 / v0.15.0 logs: 0.13-0.14 GiB
+# V1 0.9.2-0.10.x, one GPU: "0.02 GiB for non-torch memory" (0.10.2, 24 GiB card, Qwen3-8B-FP8; public file with
+# 'Current kv cache memory in use is 9232221491 bytes'), 0.07 (0.10.2, H100, LLaVA-NeXT,
+# tests/data/logs/repo-vlmvllm-...), ~0.02 implied by dennislee22 0.10.1.1 1x A100 (requested - weights - KV -
+# FlashInfer-sampler activation): the median, 0.02 GiB.
+NON_TORCH_TP1_V1_010 = int(0.02 * GIB)
 # V0 0.6.5+ (memory_profiling: the increase over the pre-load snapshot), one GPU: "non_torch_memory takes"
 # 0.05 GiB (0.7.2, A10G 22.06 GiB, Qwen2.5-Math-1.5B), 0.02 (0.8.x, RTX 4070 Laptop 7.65 GiB), 0.04 (0.8.x,
 # 12 GiB card, Qwen3-4B), 0.16 (vLLM PR 12126, 0.6.6-0.7, H100, Llama-3.2-11B-Vision): the median of the four.
@@ -80,8 +85,8 @@ TP_COMM_NO_P2P = int(0.20 * GIB)
 # The same without custom all-reduce in V1 (0.9.2+): dennislee22/vLLM-benchmarking vLLM 0.10.1.1 Qwen2-7B TP2 logs,
 # A100 80GB on one node ("Custom allreduce is disabled because your platform lacks GPU P2P capability") and
 # A100 40GB on two nodes ("... spans across nodes"): requested - weights - KV - activation = 0.14 GiB non-torch in
-# both, i.e. 0.01 GiB over the TP1 base (0.13).
-TP_COMM_NO_CUSTOM_AR_V1 = int(0.01 * GIB)
+# both, i.e. 0.12 GiB over the 0.10.x TP1 base (NON_TORCH_TP1_V1_010); the V0 figure above is of the same size.
+TP_COMM_NO_CUSTOM_AR_V1 = int(0.12 * GIB)
 # CUDA context + libraries at worker init, before any torch allocation: "worker init memory snapshot: ...
 # cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB" (llm-d-planner v0.19.0 H100 logs).
 # Counted as non-torch where vLLM measures non-torch as (total - free) - torch (V1 0.7.0..0.9.1).
@@ -348,6 +353,8 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
         base = NON_TORCH_TP1_V1_NEW
     elif ver < (0, 9, 2):
         base = NON_TORCH_TP1_V1_OLD + CUDA_CONTEXT
+    elif ver < (0, 11, 0):
+        base = NON_TORCH_TP1_V1_010
     else:
         base = NON_TORCH_TP1_V1_OLD
     if tp == 1 and pp > 1:

@@ -128,9 +128,12 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
     from sched_reader.models.cost.frontend import ApiServerModel
 
-    frontend = ApiServerModel(endpoint or "completions") if FRONTEND else None
+    endpoint = endpoint or "completions"
+    if "chat" in endpoint and str(getattr(arch, "model_type", "")) == "gpt_oss":
+        endpoint = "chat-harmony"  # vLLM renders gpt-oss chats with openai_harmony, not Jinja
+    frontend = ApiServerModel(endpoint) if FRONTEND else None
     return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt),
-                                          frontend=frontend), endpoint or "completions")
+                                          frontend=frontend), endpoint)
 
 
 def _published(results: dict, metric: str) -> tuple[float | None, str]:

@@ -15,7 +15,9 @@ from sched_reader.readers.bench_result import read_bench
 
 BENCH = Path(__file__).resolve().parents[1] / "data" / "bench"
 JSON80 = BENCH / "lambda-h100-llama31-8b-fp8-prompt80.json"
-DEPLOY = ["vllm", "serve", "neuralmagic/Meta-Llama-3.1-8B-FP8", "--max-model-len", "2048", "--max-num-seqs", "256"]
+# the LambdaLabs deployment (tests/data/bench/lambda-h100-llama31-8b-fp8-sharegpt.yaml: header says why 10 scheduler steps)
+DEPLOY = ["vllm", "serve", "neuralmagic/Meta-Llama-3.1-8B-FP8", "--max-model-len", "2048", "--max-num-seqs", "256",
+          "--gpu-memory-utilization", "0.95", "--num-scheduler-steps", "10"]
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +71,9 @@ def test_fit_reduces_the_error_and_stays_in_bounds(spec):
     assert prof.terms["decode_time_scale"].fitted
     assert not prof.terms["step_overhead_ms"].fitted and prof.terms["step_overhead_ms"].value == 0.0
     r = prof.fit["results"][0]
-    for k in ("output_throughput", "mean_tpot_ms"):
+    # the decode term is fitted to throughput and the median TPOT (the mean of a saturated V0 run is
+    # dominated by short requests straddling prefill rounds: a scheduling effect, not a per-token cost)
+    for k in ("output_throughput", "median_tpot_ms"):
         assert abs(r["calibrated_error"][k]) < abs(r["uncalibrated_error"][k])
         assert abs(r["calibrated_error"][k]) < 0.10
     assert any("one result" in n for n in prof.fit["notes"])

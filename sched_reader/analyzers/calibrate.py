@@ -34,6 +34,7 @@ from sched_reader.analyzers.simulator import params_for, simulate
 from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
 
 ITERATIONS = 6
+CONVERGED = 0.005
 OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
 SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
 API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
@@ -103,13 +104,17 @@ def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0, tok_us: flo
 
 
 def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: float,
-                hs_us: float = 0.0, tok_us: float = 72.0) -> tuple[float, float, dict]:
-    ds = ps = 1.0
+                hs_us: float = 0.0, tok_us: float = 72.0,
+                start: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float, dict]:
+    """Fixed-point iteration of the two time scales at given host terms, from ``start``; stops when both
+    move by less than ``CONVERGED`` (relative)."""
+    ds, ps = start
     hit = {"decode_time_scale": False, "prefill_time_scale": False}
     preds: list[dict[str, float]] = []
     for _ in range(ITERATIONS):
         prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
         preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
+        ds0, ps0 = ds, ps
         dec = []
         pre = []
         for b, p in zip(benches, preds):
@@ -122,6 +127,8 @@ def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: f
                 pre.append(measured_ttft(b) / p["mean_ttft_ms"])
         ds, hit["decode_time_scale"] = _clamp("decode_time_scale", ds * _geo(dec))
         ps, hit["prefill_time_scale"] = _clamp("prefill_time_scale", ps * _geo(pre) ** 0.7)
+        if abs(ds / ds0 - 1) < CONVERGED and abs(ps / ps0 - 1) < CONVERGED:
+            break
     prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
     preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
     return ds, ps, {"preds": preds, "at_bound": hit}
@@ -191,7 +198,8 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     trials = [(t, 0.0, 0.0) for t in tok_candidates]
     for stage in (0, 1):
         for tok, oh, hs in trials:
-            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok)
+            start = (best[1], best[2]) if best is not None else (1.0, 1.0)
+            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
                 best = (loss, ds, ps, oh, hs, tok, info)

@@ -15,8 +15,8 @@
 
 V0 without chunked prefill: a step is prefill-only when any waiting request can be admitted (budget,
 ``max_num_seqs``, blocks above the watermark), otherwise decode-only with the same preemption rule.
-With ``num_scheduler_steps`` N > 1 (V0 multi-step) the scheduled batch runs N passes before the
-scheduler runs again, and the round's tokens are streamed at its end (:meth:`SimCore.run_multi_step`).
+With ``num_scheduler_steps`` N > 1 (V0 multi-step) a decode batch runs N passes before the scheduler
+runs again, a prefill batch one, and output is streamed one step or round late (:meth:`SimCore.run_multi_step`).
 """
 
 from __future__ import annotations
@@ -316,17 +316,15 @@ class SimCore:
 
     def run_multi_step(self, now: int, sched: list[tuple[int, int]]) -> int:
         """V0 multi-step scheduling (vLLM 0.6-0.10 ``--num-scheduler-steps N``, ``MultiStepModelRunner``):
-        the batch the scheduler chose runs N forward passes in a row -- a prefill batch its prompt pass and
-        then N - 1 decode passes of the same sequences, a decode batch N decode passes -- and no request
-        is admitted meanwhile. The tokens of the round are streamed together when it ends (the first token
-        of a new request too), so running requests stall for a whole round whenever a prefill round runs.
-        A sequence that reaches its length mid-round stops being computed; one whose next KV block cannot
-        be allocated sits the rest of the round out. The host part of a step (scheduling, input preparation,
-        output processing: the cost model's ``cpu``) is paid once per round, by its first pass; the later
-        passes cost their device time only (``StepTimer.decode_device``). Output lags one round (asynchronous output processing,
-        vLLM 0.6): a new request's first token is streamed when its round ends, every other token computed
-        in a round when the next round ends, and a finished request keeps its slot and blocks until then.
-        Returns the end time of the round."""
+        a decode batch runs N forward passes in a row before the scheduler runs again (no admission
+        meanwhile); a prefill batch runs one pass (the scheduler gives prefills no lookahead slots, so the
+        engine does not cache them for more steps). A sequence that reaches its length mid-round stops being
+        computed; one whose next KV block cannot be allocated sits the rest of the round out. The host part
+        of a step (scheduling, input preparation, output processing: the cost model's ``cpu``) is paid once
+        per round, by its first pass; the later passes cost their device time only
+        (``StepTimer.decode_device``). Output lags one unit (vLLM 0.6's asynchronous output processing): the
+        tokens of a step or round are streamed when the next one ends, and a finished request keeps its slot
+        and blocks until then. Returns the end time of the step or round."""
         prompt, target, computed, out = self.prompt, self.target, self.computed, self.out
         members = [r for r, _ in sched]
         pending = dict.fromkeys(members, 0)
@@ -334,7 +332,10 @@ class SimCore:
         for r in members:
             pending[r] = lagged.get(r, 0)
         t = now
-        for s in range(self.p.num_scheduler_steps):
+        # a prefill batch gets no lookahead slots (vLLM 0.6 Scheduler._get_num_lookahead_slots returns 0 for
+        # prefills), so LLMEngine does not cache it for further steps: it runs one pass
+        passes = 1 if any(k > 1 or out[r] + pending[r] == 0 for r, k in sched) else self.p.num_scheduler_steps
+        for s in range(passes):
             if s:
                 sched = []
                 for r in members:
@@ -368,11 +369,6 @@ class SimCore:
         lag = self.ms_lag
         for r in members:
             k = pending[r]
-            if k and out[r] == 0:        # a new request's first token is streamed at the end of its round
-                if self.emit(r, t):
-                    self.finish(r, t)
-                    continue
-                k -= 1
             if k:
                 lag[r] = k
                 if out[r] + k >= target[r]:

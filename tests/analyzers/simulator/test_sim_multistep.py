@@ -1,9 +1,10 @@
 """V0 multi-step scheduling (``--num-scheduler-steps``), timed by hand on a toy cost.
 
 Toy cost: a step with prompt tokens takes 10 ms; a decode step 5 ms, of which 1 ms is host time (schedule,
-prepare inputs, process outputs) and 4 ms device time. In a multi-step round of N passes the host part is
-paid once (vLLM 0.6's MultiStepModelRunner advances the inputs on the GPU), the round's tokens are streamed
-when it ends, and the tokens after a new request's first one lag one round (asynchronous output processing).
+prepare inputs, process outputs) and 4 ms device time. A decode batch runs N passes and pays the host part
+once (vLLM 0.6's MultiStepModelRunner advances the inputs on the GPU); a prefill batch runs one pass (the
+scheduler gives prefills no lookahead slots); every step's or round's tokens are streamed when the next one
+ends (asynchronous output processing), or at once when the engine has nothing else to run.
 """
 
 import numpy as np
@@ -43,24 +44,23 @@ def test_single_step_v0_by_hand():
 @pytest.mark.parametrize("reference", [False, True])
 def test_ten_step_rounds_by_hand(reference):
     r = _one(10, reference)
-    # round 1: prefill 10 ms + 9 device-only decode passes x 4 ms = 46 ms -> token 1 streamed at 46 ms
-    # round 2: 5 ms (host paid once) + 9 x 4 ms = 41 ms -> t = 87 ms, tokens 2-10 (lagged) streamed
-    # round 3: tokens 21-25: 5 + 4 x 4 = 21 ms -> t = 108 ms, tokens 11-20 streamed; the engine then idles
-    # and the last round's tokens 21-25 are streamed at 108 ms
-    assert r["mean_ttft_ms"] == pytest.approx(46.0)
-    assert r["mean_tpot_ms"] == pytest.approx((108.0 - 46.0) / 24)
+    # prefill step 10 ms (token 1); round 1: 5 ms (host paid once) + 9 device-only passes x 4 ms = 41 ms,
+    # t = 51 ms: token 1 streamed; round 2 (tokens 12-21) t = 92 ms: tokens 2-11 streamed; round 3 (tokens
+    # 22-25: 5 + 3 x 4 = 17 ms) t = 109 ms: tokens 12-21 streamed; the engine idles, tokens 22-25 streamed
+    assert r["mean_ttft_ms"] == pytest.approx(51.0)
+    assert r["mean_tpot_ms"] == pytest.approx((109.0 - 51.0) / 24)
 
 
-def test_prefill_round_stalls_running_requests():
-    # request 0 (200 tokens) alone: 46 ms + 19 rounds x 41 ms = 825 ms. Request 1 (5 tokens) arrives at
-    # 20 ms; after round 1 its prefill round runs alone -- prefill 10 ms + 4 decode passes x 4 ms (it is
-    # done after 5 tokens, so the round stops early) = 26 ms -- and request 0 waits: 851 ms
+def test_prefill_step_stalls_running_requests():
+    # request 0 (200 tokens) alone: prefill 10 ms + 19 rounds x 41 ms + a 9-token round (5 + 8 x 4 = 37 ms)
+    # = 826 ms. Request 1 (5 tokens) arrives at 20 ms; after request 0's first round (t = 51 ms) its prefill
+    # step runs alone (10 ms) while request 0 waits; then both decode together: 836 ms
     req = Requests.build(np.array([100, 100]), np.array([200, 5]), np.array([0.0, 0.020]))
     p = params_for("vllm", dict(CFG, num_scheduler_steps=10), 1000)
     alone = simulate(Requests.build(np.array([100]), np.array([200])), p, ToyCost())
     both = simulate(req, p, ToyCost())
-    assert alone["duration_s"] == pytest.approx(0.825)
-    assert both["duration_s"] == pytest.approx(0.851)
+    assert alone["duration_s"] == pytest.approx(0.826)
+    assert both["duration_s"] == pytest.approx(0.836)
 
 
 def test_multi_step_only_for_v0_without_chunking():

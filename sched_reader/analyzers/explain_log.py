@@ -196,8 +196,10 @@ def rebuild_argv(facts: LogFacts) -> list[str]:
         argv += ["--max-model-len", str(int(facts.max_model_len.value))]
     if "gpu_memory_utilization" not in set_keys and facts.gpu_memory_utilization is not None:
         argv += ["--gpu-memory-utilization", f"{facts.gpu_memory_utilization:g}"]
+    # The token budget the scheduler line states is the one the engine ran with (V1 always chunks; the
+    # usage context -- `vllm serve` or the offline LLM class -- and the GPU pick the default).
     if "max_num_batched_tokens" not in set_keys and facts.max_num_batched_tokens is not None \
-            and "enable_chunked_prefill" in set_keys:
+            and ("enable_chunked_prefill" in set_keys or facts.engine_core == "v1"):
         argv += ["--max-num-batched-tokens", str(int(facts.max_num_batched_tokens.value))]
     return argv
 
@@ -268,6 +270,14 @@ def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
         raise InputError(f"cannot predict this engine: {reason}", file=facts.file, line=facts.model_line,
                          key="model", hint="pass --model-config PATH to the model's config.json")
     eff = spec.effective
+    if facts.flashinfer_sampler is not None and eff.engine == "v1" and eff.flashinfer_sampler is None:
+        # An install fact no config states: the engine's own sampler choice sizes the profile's sampler peak.
+        eff = eff.model_copy(update={"flashinfer_sampler": facts.flashinfer_sampler})
+        notes.append(f"sampler as the log states (line {facts.flashinfer_sampler_line}): "
+                     + ("FlashInfer top-k/top-p" if facts.flashinfer_sampler else "not FlashInfer (PyTorch/Triton)"))
+    if facts.custom_all_reduce is False and eff.tensor_parallel_size > 1 and eff.custom_all_reduce is None:
+        eff = eff.model_copy(update={"custom_all_reduce": False})
+        notes.append(f"custom all-reduce off as the log states (line {facts.custom_all_reduce_line})")
     cap = estimate_capacity(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization)
     j = cap.to_json()
     mem, kvj = j["memory"], j["kv_cache"]

@@ -12,6 +12,7 @@ from sched_reader.cli.common import (
     FormatOption,
     GpuOption,
     ModelConfigOption,
+    PlotOption,
     OutputFormat,
     ProfileOption,
     VllmOption,
@@ -46,6 +47,7 @@ def tune(
     vllm: Optional[str] = VllmOption,
     model_config: Optional[str] = ModelConfigOption,
     profile: Optional[str] = ProfileOption,
+    plot: Optional[Path] = PlotOption,
     fmt: OutputFormat = FormatOption,
 ) -> None:
     """Sweep max-num-batched-tokens x max-num-seqs x gpu-memory-utilization x kv-cache-dtype x TP (x speculative)
@@ -64,7 +66,8 @@ def tune(
                      "num_prompts": num_prompts, "request_rate": request_rate, "max_concurrency": max_concurrency}
         return runner.run(files, goodput=goodput, percentile=percentile, workload=workload, overrides=overrides,
                           executor=executor, workers=workers, max_gpus=max_gpus, top=top, axis=axis, gpu=gpu,
-                          vllm=vllm, model_config=model_config, fmt=fmt.value, echo=typer.echo)
+                          vllm=vllm, model_config=model_config, fmt=fmt.value, echo=typer.echo,
+                          plot=plot)
 
     raise typer.Exit(run_guarded(body))
 

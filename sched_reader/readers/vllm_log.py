@@ -82,6 +82,10 @@ class LogFacts(BaseModel):
     ranks: list[str] = Field(default_factory=list)  # process tags seen printing memory lines
     restarts: int = 0                           # engine start-ups before the one read (crash loops)
     release_from_format: str | None = None      # the release range the log's line formats place it in
+    flashinfer_sampler: bool | None = None      # V1 top-k/top-p sampler: FlashInfer (True) or not (False)
+    flashinfer_sampler_line: int | None = None
+    custom_all_reduce: bool | None = None       # False: "Custom allreduce is disabled because ..." was logged
+    custom_all_reduce_line: int | None = None
 
     def term(self, name: str, how: str = "first") -> float | None:
         """A memory term in GiB: the first rank's value (``how="first"``) or the minimum over ranks."""
@@ -125,6 +129,14 @@ class LogFacts(BaseModel):
 
 
 # -------------------------------------------------------------------------------------------- patterns
+
+# The V1 top-k/top-p sampler the engine chose (vllm/v1/sample/ops/topk_topp_sampler.py, 0.7-0.33): the
+# FlashInfer kernel or the PyTorch/Triton path. It sizes the profiling run's sampler temporaries.
+_SAMPLER_FLASHINFER = re.compile(r"Using FlashInfer for top-p & top-k sampling")
+_SAMPLER_NATIVE = re.compile(
+    r"Falling back to the PyTorch-native implementation of top-p"
+    r"|FlashInfer top-p & top-k sampling sampler is disabled"
+    r"|FlashInfer top-p/top-k sampling (?:disabled via|unavailable)")
 
 _RELEASE_PATTERNS = [
     re.compile(r"vLLM API server version v?([0-9][0-9A-Za-z.+\-]*)"),
@@ -418,6 +430,13 @@ def parse_log(text: str, file: str = "<log>") -> LogFacts:
         if m and facts.max_concurrency is None:
             facts.max_concurrency_len = int(_num(m.group(1)))
             facts.max_concurrency = Value(value=_num(m.group(2)), line=no, proc=proc)
+        if facts.flashinfer_sampler is None and "top-k" in line:
+            if _SAMPLER_FLASHINFER.search(line):
+                facts.flashinfer_sampler, facts.flashinfer_sampler_line = True, no
+            elif _SAMPLER_NATIVE.search(line):
+                facts.flashinfer_sampler, facts.flashinfer_sampler_line = False, no
+        if facts.custom_all_reduce is None and "ustom allreduce is disabled" in line:
+            facts.custom_all_reduce, facts.custom_all_reduce_line = False, no
         m = _CHUNKED.search(line)
         if m:
             facts.max_num_batched_tokens = Value(value=_num(m.group(1)), line=no, proc=proc)

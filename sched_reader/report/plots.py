@@ -266,3 +266,28 @@ def plot_frontier(points: Sequence[dict[str, Any]], path: Path, *, x: str = "out
     fig.tight_layout()
     _save(fig, path)
     return front
+
+
+_FLAG_SHORT = {"max_num_seqs": "seqs", "max_num_batched_tokens": "mbt", "gpu_memory_utilization": "gmu",
+               "kv_cache_dtype": "kv", "tensor_parallel_size": "tp"}
+
+
+def plot_tune(tune: dict[str, Any], path: Path) -> list[int]:
+    """``tune --plot``: every configuration of a sweep (the ``tune`` JSON object) as output throughput per GPU
+    (tok/s) against its first targeted latency at the sweep's percentile (ms; p99 TPOT without targets), the
+    Pareto frontier drawn and labelled with the flags that differ. Returns the frontier's indexes."""
+    metric = next(iter(tune.get("targets") or {}), "tpot")
+    key = f"{tune.get('percentile', 'p99')}_{metric}_ms"
+    points = []
+    for p in tune.get("points", []):
+        if not p.get("starts") or p.get("throughput_per_gpu") is None:
+            continue
+        flags = p.get("flags", {})
+        label = " ".join(f"{_FLAG_SHORT.get(k, k)}={v}" for k, v in flags.items())
+        points.append({"label": label, "x": p["throughput_per_gpu"], "y": (p.get("metrics") or {}).get(key)})
+    target = (tune.get("targets") or {}).get(metric)
+    title = f"{len(points)} configurations that start; {tune.get('workload', '')}"[:110]
+    if target is not None:
+        title += f"; target {metric} {target:g} ms"
+    return plot_frontier(points, path, x="x", y="y", x_label="output throughput per GPU (tok/s)",
+                         y_label=f"{key.removesuffix('_ms').replace('_', ' ')} (ms)", title=title)

@@ -115,6 +115,24 @@ def test_workload_flag_with_a_bench_flag_is_a_clear_error(run_cli, tmp_path):
     assert code == 2 and "--num-prompts" in err and "Traceback" not in err
 
 
+def test_tune_reads_workload_the_way_diagnose_does(run_cli, tmp_path):
+    """``tune --workload`` goes through diagnose's resolution: the trace is replayed as written (30 requests,
+    its own lengths) and a bench flag beside it is refused, not silently dropped."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps({"arrival_s": i * 0.5, "prompt_len": 200 + i, "output_len": 20})
+                             + "\n" for i in range(30)))
+    cmd = ["--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "4096"]
+    code, out, err = run_cli("tune", "--workload", str(trace), "--axis", "max-num-seqs=64",
+                             "--axis", "max-num-batched-tokens=2048", "--axis", "gpu-memory-utilization=0.9",
+                             "--axis", "kv-cache-dtype=auto", "--axis", "tensor-parallel-size=1",
+                             "--executor", "serial", "--format", "json", "--gpu", "H100", *cmd)
+    assert code == 0, err
+    tune = json.loads(out)["tune"]
+    assert "30 requests" in tune["workload"] and "trace" in tune["workload"]
+    code, _, err = run_cli("tune", "--workload", str(trace), "--num-prompts", "5", "--gpu", "H100", *cmd)
+    assert code == 2 and "--num-prompts" in err and "Traceback" not in err
+
+
 def test_overlong_requests_fail_one_by_one_as_vllm_bench_counts_them(run_cli, tmp_path):
     trace = tmp_path / "t.jsonl"
     rows = [{"prompt_len": 500, "output_len": 10}] * 9 + [{"prompt_len": 9000, "output_len": 10}]

@@ -107,3 +107,33 @@ def test_without_matplotlib_plot_says_how_to_install(run_cli, monkeypatch, tmp_p
 def test_plot_rejects_an_unknown_format_before_any_work(run_cli, tmp_path):
     code, _, err = run_cli("simulate", "--plot", str(tmp_path / "x.jpg"), EX)
     assert code == 2 and ".png or .svg" in err
+
+
+def test_tune_plot_draws_the_sweep_and_its_frontier(run_cli, tmp_path):
+    """`tune --plot`: the image is written beside the normal output, and its frontier is the tune result's own
+    (a point with lower throughput per GPU and higher p99 TPOT than another is never on it)."""
+    pytest.importorskip("matplotlib")
+    import json
+
+    from sched_reader.report.plots import plot_tune
+
+    out = tmp_path / "t.png"
+    code, text, err = run_cli("tune", "--axis", "max-num-seqs=8,64,256", "--axis", "max-num-batched-tokens=2048",
+                              "--axis", "gpu-memory-utilization=0.9", "--axis", "kv-cache-dtype=auto",
+                              "--axis", "tensor-parallel-size=1", "--num-prompts", "200", "--executor", "serial",
+                              "--goodput", "tpot:60", "--plot", str(out), "--format", "json", EX)
+    assert code == 0, err
+    _check_png(out, min_kb=10, min_ink=0.02)
+    tune = json.loads(text)["tune"]
+    front = plot_tune(tune, tmp_path / "again.svg")
+    pts = [p for p in tune["points"] if p["starts"]]
+    assert len(pts) == 3 and 1 <= len(front) <= 3
+    y = [p["metrics"]["p99_tpot_ms"] for p in pts]
+    x = [p["throughput_per_gpu"] for p in pts]
+    for i in front:
+        assert not any(x[j] >= x[i] and y[j] <= y[i] and (x[j], y[j]) != (x[i], y[i]) for j in range(3))
+
+
+def test_tune_plot_rejects_a_bad_format_before_the_sweep(run_cli, tmp_path):
+    code, out, err = run_cli("tune", "--plot", str(tmp_path / "t.gif"), EX)
+    assert code == 2 and out == "" and ".png or .svg" in err

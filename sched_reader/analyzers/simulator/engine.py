@@ -57,7 +57,8 @@ class Engine(SimCore):
         self.bs = p.block_size
         self.mnbt = p.max_num_batched_tokens
         self.v0_whole = p.engine == "v0" and not p.enable_chunked_prefill
-        self.no_fast = self.v0_whole or bool(self.spec_k)
+        self.multi_step = p.num_scheduler_steps > 1
+        self.no_fast = self.v0_whole or bool(self.spec_k) or self.multi_step
         self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
 
     # ------------------------------------------------------------------ steady set
@@ -312,7 +313,8 @@ class Engine(SimCore):
         if end is None:
             return None
         self.t_last = end
-        if self.spec_k:      # speculative decoders advance unevenly: no steady set, explicit steps
+        if self.spec_k or self.p.num_scheduler_steps > 1:   # speculative decoders advance unevenly,
+            # multi-step rounds emit together: no steady set, explicit steps
             self.slow_steps += 1
             return end
         for r in self.running:
@@ -356,7 +358,7 @@ class Engine(SimCore):
         """Take as many identical pure-decode iterations as certainly happen, up to and including the
         next one where a steady decoder finishes; returns the new time."""
         n = self.n_dec
-        if n == 0 or len(self.running) != n or self.mnbt < n:
+        if n == 0 or len(self.running) != n or self.mnbt < n or self.multi_step:
             return None
         t_arr = None
         if self.waiting:

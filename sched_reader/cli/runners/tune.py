@@ -13,12 +13,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from sched_reader.analyzers.diagnosis import bench_requests, resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
-from sched_reader.analyzers.simulator.workloads import load_workload_file
 from sched_reader.analyzers.tune import default_grid, parse_axes, parse_goodput, run_sweep
 from sched_reader.cli.common import split_inputs
 from sched_reader.cli.runners.diagnose import parse_rate
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import active_profile
+from sched_reader.report.plots import check_plot_target, plot_tune
 from sched_reader.report.spec_json import dumps
 from sched_reader.report.text_diagnose import describe_workload
 from sched_reader.report.text_tune import render_tune
@@ -29,8 +29,11 @@ _GOODPUT_WORD = re.compile(r"^(ttft|tpot|itl|e2el):[0-9.eE+-]+$", re.IGNORECASE)
 def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, workload: Path | None,
         overrides: dict[str, Any], executor: str, workers: int | None, max_gpus: int | None, top: int,
         axis: list[str] | None, gpu: str | None, vllm: str | None, model_config: str | None, fmt: str,
-        echo: Callable[..., None]) -> int:
-    """Sweep and print; 0 when done (also when no point meets the targets: the output says so)."""
+        echo: Callable[..., None], plot: Path | None = None) -> int:
+    """Sweep and print (and draw ``plot``, an image file); 0 when done (also when no point meets the targets:
+    the output says so)."""
+    if plot is not None:
+        check_plot_target(plot)
     words = list(files or [])
     extra = [w for w in words if _GOODPUT_WORD.match(w)]
     words = [w for w in words if not _GOODPUT_WORD.match(w)]
@@ -56,6 +59,8 @@ def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, 
                         workers=workers, progress=progress, profile=active_profile(), workload_label=label)
     finally:
         close()
+    if plot is not None:
+        plot_tune(res.model_dump(), plot)
     if fmt == "json":
         echo(dumps({"schema_version": 1, "tune": res.model_dump()}), nl=False)
     else:
@@ -64,11 +69,13 @@ def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, 
 
 
 def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[Any, str]:
+    """The sweep's requests and their one-line description: the same resolution as ``diagnose`` (a
+    ``--workload`` file or trace wins and refuses bench flags beside it; then bench flags; then the file's
+    ``workload:`` section; then ``vllm bench serve`` defaults)."""
     if path is not None:
         if not path.is_file():
             raise InputError("no such file", file=str(path), key="--workload")
-        req = load_workload_file(path, max_concurrency=overrides.get("max_concurrency"))  # JSONL trace or YAML
-        return req, f"workload {path} ({len(req):,} requests)"
+        overrides = {**overrides, "workload_file": path}
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = bench_requests(bench)

@@ -20,6 +20,7 @@ Results are identical to :func:`~.reference.run_reference` (asserted by the test
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from typing import Callable
 
 import numpy as np
@@ -194,17 +195,11 @@ class Engine(SimCore):
         alloc = self.alloc
         rec = self.rec
         # Recorder.step
-        blocks = alloc.num_blocks - alloc.free - alloc.evictable_blocks
-        rec.steps += 1
-        rec.busy_ns += dur
-        rec.kv_blocks_ns += blocks * dur
-        rec.kv_tokens_ns += (self.kv_tokens + ctx0) * dur
-        if blocks > rec.peak_blocks:
-            rec.peak_blocks = blocks
         rec.ts_t.append(end)
         rec.ts_batch.append(len(sched) + nd0)
-        rec.ts_blocks.append(blocks)
+        rec.ts_blocks.append(alloc.num_blocks - alloc.free - alloc.evictable_blocks)
         rec.ts_step.append(dur)
+        rec.ts_tokens.append(self.kv_tokens + ctx0)
         S = self.S + 1
         self.S = S
         if nd0:
@@ -257,6 +252,20 @@ class Engine(SimCore):
             self.sum_off += sum_off
             self.kv_tokens -= kv
         return end
+
+    def admit_arrivals(self, now: int) -> None:
+        """:meth:`~.core.SimCore.admit_arrivals`; without a concurrency cap the arrivals due by ``now`` are
+        found by bisection (arrival times are sorted) and sent at their arrival time."""
+        if self.maxc is not None:
+            SimCore.admit_arrivals(self, now)
+            return
+        i = self.nxt
+        j = bisect_right(self.arr_ns, now, i)
+        if j > i:
+            self.send_ns[i:j] = self.arr_ns[i:j]     # max(arrival, reopen_ns): reopen_ns stays 0 uncapped
+            self.waiting.extend(range(i, j))
+            self.inflight += j - i
+            self.nxt = j
 
     def plan_waiting(self, sched: list[tuple[int, int]], budget: int) -> None:
         """:meth:`~.core.SimCore.plan_waiting` with its lookups hoisted out of the loop (same decisions;
@@ -421,64 +430,74 @@ class Engine(SimCore):
         return end
 
     def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
-        """A short stretch step by step in Python (cheaper than numpy for a few iterations)."""
+        """A short stretch step by step in Python (cheaper than numpy for a few iterations): at most k
+        iterations, none starting at or after ``t_arr``; each appended to the recorder as
+        :meth:`~.metrics.Recorder.decode_steps` would. Returns the end time, None when none ran."""
+        hist, alloc, timer = self.hist, self.alloc, self.timer
         bs = self.bs
-        hist, alloc = self.hist, self.alloc
-        S, sum_off = self.S, self.sum_off
+        S = self.S
         used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
-        form = self.timer._forms.get(n, False)
+        form = timer._forms.get(n, False)
         if form is False:
-            form = self.timer.form(n)
+            form = timer.form(n)
         if t_arr is None:
             t_arr = _NEVER
         rec = self.rec
-        ts_t, ts_blocks, ts_step = rec.ts_t, rec.ts_blocks, rec.ts_step
+        ts_t, ts_blocks, ts_step, ts_tokens = rec.ts_t, rec.ts_blocks, rec.ts_step, rec.ts_tokens
         t = now
         j = 0
-        kvb = kvt = 0
-        ctx = n * (S + 1) + sum_off
+        m = -S                          # iteration j grows the sequences at offset (m - j) mod bs
+        ctx = n * (S + 1) + self.sum_off
+        d = 0
         if form is None:
-            decode = self.timer.decode
+            decode = timer.decode
             while j < k and t < t_arr:
-                used += hist[(-(S + j)) % bs]
+                used += hist[(m - j) % bs]
                 d = decode(n, ctx)
                 t += d
-                kvb += used * d
-                kvt += ctx * d
                 ts_t.append(t)
                 ts_blocks.append(used)
                 ts_step.append(d)
+                ts_tokens.append(ctx)
                 ctx += n
                 j += 1
         else:   # StepTimer.decode, inlined
             gi, sf, sw, cap, cpu, asy = form
-            while j < k and t < t_arr:
-                used += hist[(-(S + j)) % bs]
-                g = gi + sf * ctx
-                if sw:
-                    g = g + sw * (ctx if ctx < cap else cap)
-                d = round(((g if g >= cpu else cpu) if asy else g + cpu) * NS_PER_S)
-                if d < 1:
-                    d = 1
-                t += d
-                kvb += used * d
-                kvt += ctx * d
-                ts_t.append(t)
-                ts_blocks.append(used)
-                ts_step.append(d)
-                ctx += n
-                j += 1
+            ns = NS_PER_S
+            if not sw and asy:
+                while j < k and t < t_arr:
+                    used += hist[(m - j) % bs]
+                    g = gi + sf * ctx
+                    d = round((g if g >= cpu else cpu) * ns)
+                    if d < 1:
+                        d = 1
+                    t += d
+                    ts_t.append(t)
+                    ts_blocks.append(used)
+                    ts_step.append(d)
+                    ts_tokens.append(ctx)
+                    ctx += n
+                    j += 1
+            else:
+                while j < k and t < t_arr:
+                    used += hist[(m - j) % bs]
+                    g = gi + sf * ctx
+                    if sw:
+                        g = g + sw * (ctx if ctx < cap else cap)
+                    d = round(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
+                    if d < 1:
+                        d = 1
+                    t += d
+                    ts_t.append(t)
+                    ts_blocks.append(used)
+                    ts_step.append(d)
+                    ts_tokens.append(ctx)
+                    ctx += n
+                    j += 1
         if j == 0:
             return None
         if used > used0:
             alloc.take(used - used0)     # one claim evicts exactly what the per-step claims would
-        # Recorder.decode_steps, from the per-step values appended above
-        rec.steps += j
-        rec.busy_ns += t - now
-        rec.kv_blocks_ns += kvb
-        rec.kv_tokens_ns += kvt
-        if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
-            rec.peak_blocks = used
         if j == 1:
             rec.ts_batch.append(n)
             rec.itl_v.append(d)

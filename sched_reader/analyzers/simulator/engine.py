@@ -59,6 +59,7 @@ class Engine(SimCore):
         self.mnbt = p.max_num_batched_tokens
         self.v0_whole = p.engine == "v0" and not p.enable_chunked_prefill
         self.multi_step = p.num_scheduler_steps > 1
+        self.max_seqs = p.max_num_seqs
         self.no_fast = self.v0_whole or bool(self.spec_k) or self.multi_step
         self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
 
@@ -373,8 +374,10 @@ class Engine(SimCore):
         if self.waiting:
             if not self._head_blocked():
                 return None
-        elif n < self.p.max_num_seqs and (self.mnbt > n or self.v0_whole):
-            t_arr = self.next_send_time()
+        elif n < self.max_seqs and (self.mnbt > n or self.v0_whole):
+            i = self.nxt                  # SimCore.next_send_time
+            if i < self.n and (self.maxc is None or self.inflight < self.maxc):
+                t_arr = self.arr_ns[i]
         # iterations S..S+k-1; the last one is where the earliest steady decoder emits its last token
         heap = self.heap
         S = self.S

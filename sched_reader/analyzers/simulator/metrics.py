@@ -62,12 +62,12 @@ class Recorder:
     @property
     def kv_blocks_ns(self) -> int:
         """Integral of blocks held over busy time (block-ns)."""
-        return sum(map(int.__mul__, self.ts_blocks, self.ts_step)) + self._bulk_kvb
+        return _dot_exact(self.ts_blocks, self.ts_step) + self._bulk_kvb
 
     @property
     def kv_tokens_ns(self) -> int:
         """Integral of tokens stored over busy time (token-ns)."""
-        return sum(map(int.__mul__, self.ts_tokens, self.ts_step)) + self._bulk_kvt
+        return _dot_exact(self.ts_tokens, self.ts_step) + self._bulk_kvt
 
     @property
     def peak_blocks(self) -> int:
@@ -131,6 +131,27 @@ class Recorder:
         ws = [np.asarray(self.itl_w, dtype=np.int64)] + [np.full(c[0].shape[0], c[1], dtype=np.int64)
                                                          for c in self.itl_chunks]
         return np.concatenate(vs), np.concatenate(ws)
+
+
+def _dot_exact(a: list[int], b: list[int]) -> int:
+    """sum(a[i] * b[i]) for non-negative ints, exactly: int64 products summed in blocks small enough
+    never to overflow, the block sums added as Python ints (Python arithmetic when a product would not
+    fit in 62 bits)."""
+    if not a:
+        return 0
+    x = np.asarray(a, dtype=np.int64)
+    y = np.asarray(b, dtype=np.int64)
+    mx, my = int(x.max()), int(y.max())
+    if mx <= 0 or my <= 0:
+        return int(sum(map(int.__mul__, a, b)))
+    top = mx * my
+    if top >= 1 << 62 or int(x.min()) < 0 or int(y.min()) < 0:
+        return int(sum(map(int.__mul__, a, b)))
+    prod = x * y
+    block = max(1, (1 << 62) // top)
+    if block >= prod.size:
+        return int(prod.sum())
+    return sum(int(v) for v in np.add.reduceat(prod, np.arange(0, prod.size, block)))
 
 
 def weighted_percentiles(values: np.ndarray, counts: np.ndarray | None, pcts=PCTS) -> list[float]:

@@ -74,6 +74,8 @@ def row_argv(row: dict) -> list[str]:
         argv += ["--quantization", str(other["quantization"])]
     if other.get("enforce_eager"):
         argv += ["--enforce-eager"]
+    if other.get("kv_cache_dtype"):
+        argv += ["--kv-cache-dtype", str(other["kv_cache_dtype"])]
     if other.get("block_size"):
         argv += ["--block-size", str(other["block_size"])]
     return argv
@@ -128,9 +130,12 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
     from sched_reader.models.cost.frontend import ApiServerModel
 
-    frontend = ApiServerModel(endpoint or "completions") if FRONTEND else None
+    endpoint = endpoint or "completions"
+    if "chat" in endpoint and str(getattr(arch, "model_type", "")) == "gpt_oss":
+        endpoint = "chat-harmony"  # vLLM renders gpt-oss chats with openai_harmony, not Jinja
+    frontend = ApiServerModel(endpoint) if FRONTEND else None
     return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt),
-                                          frontend=frontend), endpoint or "completions")
+                                          frontend=frontend), endpoint)
 
 
 def _published(results: dict, metric: str) -> tuple[float | None, str]:
@@ -216,10 +221,14 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     kind = "steady" if steady else "burst"
     # the same choice as `diagnose` (analyzers/diagnosis.needs_queueing): the closed form only for a
     # closed loop of fixed-length random requests, the simulator for everything else
-    closed_form_exact = (wl.max_concurrency is not None and wl.dataset_name == "random"
-                         and math.isinf(wl.request_rate) and not SIMULATE_ALL)
+    from sched_reader.analyzers.diagnosis import needs_queueing
+
+    closed_form_exact = not needs_queueing(wl, None) and not SIMULATE_ALL
     if use_simulator and not closed_form_exact:
-        pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row))
+        try:
+            pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row))
+        except SchedReaderError:  # e.g. no KV block fits by this package's memory model: closed form
+            pred = None
         if pred is not None:
             kind += " (simulator)"
     if pred is None:

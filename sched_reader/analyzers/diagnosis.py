@@ -167,13 +167,23 @@ def _fit_workload(spec: EngineSpec, workload: Any, requests: Any | None) -> Any:
 def needs_queueing(bench: Any, requests: Any | None) -> bool:
     """Whether the performance block needs the simulator (queueing, bursts, mixes, length spread).
 
-    The steady-state formula is exact only for fixed lengths in a closed loop at a fixed concurrency.
+    The steady-state formula is exact only for fixed lengths in a closed loop at a fixed concurrency,
+    and only once the loop has settled: ``vllm bench serve`` sends the first ``max_concurrency``
+    requests together, so that first wave queues its prompts like a burst. When it is 5% of the
+    requests or more (fewer than ``CLOSED_LOOP_SETTLED_WAVES`` waves), the simulator replays it.
     """
     if requests is not None:
         return True
     if bench.dataset_name != "random" or bench.random_range_ratio > 0 or bench.burstiness != 1.0:
         return True
+    if bench.max_concurrency is not None and bench.num_prompts < CLOSED_LOOP_SETTLED_WAVES * bench.max_concurrency:
+        return True
     return bench.max_concurrency is None or not math.isinf(bench.request_rate)
+
+
+# waves of a closed loop (num_prompts / max_concurrency) from which the first wave's burst is under 5% of
+# the requests and the steady-state formula stands in for the simulator
+CLOSED_LOOP_SETTLED_WAVES = 20
 
 
 def _first_error(err: Exception) -> str:

@@ -82,6 +82,7 @@ class EffectiveConfig(BaseModel):
     async_scheduling: bool = False
     long_prefill_token_threshold: int = 0
     max_num_partial_prefills: int = 1
+    num_scheduler_steps: int = 1            # V0 multi-step scheduling (--num-scheduler-steps, 0.6-0.10)
     cpu_offload_gb: float = 0.0
     swap_space_gb: float = 4.0
     num_gpu_blocks_override: int | None = None

@@ -552,6 +552,7 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         async_scheduling=bool(pick("async_scheduling", False)),
         long_prefill_token_threshold=int(pick("long_prefill_token_threshold", 0) or 0),
         max_num_partial_prefills=int(pick("max_num_partial_prefills", 1) or 1),
+        num_scheduler_steps=int(explicit("num_scheduler_steps", 1) or 1) if engine == "v0" else 1,
         cpu_offload_gb=float(explicit("cpu_offload_gb", 0.0) or 0.0),
         swap_space_gb=float(pick("swap_space", 4.0) or 0.0),
         num_gpu_blocks_override=explicit("num_gpu_blocks_override"),

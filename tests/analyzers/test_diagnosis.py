@@ -29,6 +29,15 @@ def test_steady_state_only_for_fixed_lengths_in_a_closed_loop():
     assert needs_queueing(Workload(dataset_name="sharegpt", max_concurrency=16), None)
 
 
+def test_closed_loop_of_few_waves_is_simulated():
+    # vllm bench serve sends the first max_concurrency requests together: with 128 prompts at
+    # concurrency 64 that first wave is half of the requests (2 waves), a burst the steady state
+    # ignores; from 20 waves (5% of the requests) the closed form stands
+    assert needs_queueing(Workload(num_prompts=128, max_concurrency=64), None)
+    assert needs_queueing(Workload(num_prompts=319, max_concurrency=16), None)
+    assert not needs_queueing(Workload(num_prompts=320, max_concurrency=16), None)
+
+
 def test_paged_waste_is_below_one_block_per_request():
     # Two requests of 17 and 32 tokens, blocks of 16: paged reserves 32 + 32 = 64 slots for 49 used
     # (waste 15/64); contiguous to max-model-len 64 reserves 128 (waste 79/128).

@@ -192,6 +192,20 @@ class StepTimer:
         ns = round(t * NS_PER_S)
         return ns if ns > 0 else 1
 
+    def decode_device(self, n: int, ctx_sum: int) -> int:
+        """A pure-decode pass of n sequences without the step's host (cpu) time (ns): the later passes of
+        a V0 multi-step round, whose scheduling, input preparation and output processing run once per
+        round. Falls back to :meth:`decode` when the cost has no closed form to split."""
+        f = self.form(n)
+        if f is None:
+            return self.decode(n, ctx_sum)
+        gi, sf, sw, cap, cpu, asy = f
+        g = gi + sf * ctx_sum
+        if sw:
+            g = g + sw * (ctx_sum if ctx_sum < cap else cap)
+        ns = round(g * NS_PER_S)
+        return ns if ns > 0 else 1
+
     def decode_run(self, n: int, ctx_first: int, k: int) -> np.ndarray:
         """Durations (int64 ns) of k pure-decode steps of n sequences, context sum ctx_first + n*j."""
         ctx = ctx_first + n * np.arange(k, dtype=np.int64)

@@ -171,7 +171,8 @@ class Engine(SimCore):
         if end is None:
             return None
         self.t_last = end
-        if self.spec_k:      # speculative decoders advance unevenly: no steady set, explicit steps
+        if self.spec_k or self.p.num_scheduler_steps > 1:   # speculative decoders advance unevenly,
+            # multi-step rounds emit together: no steady set, explicit steps
             self.slow_steps += 1
             return end
         for r in self.running:
@@ -213,7 +214,7 @@ class Engine(SimCore):
         next one where a steady decoder finishes; returns the new time."""
         p = self.p
         n = self.n_dec
-        if n == 0 or len(self.running) != n or p.max_num_batched_tokens < n:
+        if n == 0 or len(self.running) != n or p.max_num_batched_tokens < n or p.num_scheduler_steps > 1:
             return None
         t_arr = None
         if self.waiting:

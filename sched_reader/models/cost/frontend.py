@@ -7,8 +7,17 @@ detokenization, one OpenAI SSE chunk serialized and written). The benchmark clie
 its own single event loop too. Whichever of the two is slower sets how fast tokens can reach the client,
 whatever the GPU does. Modelled as one FIFO server with unit service rate:
 
-  intake   request i enters the engine at a_i = max(s_i, a_{i-1}) + c_req(i)   (s_i: client send time)
-           c_req(i) = API_INTAKE_S[endpoint] + API_INTAKE_PER_PROMPT_TOKEN_S x prompt_i
+  intake   two passes through the event loop's FIFO ready queue (s_i: client send time):
+           b_i = max(s_i, b_{i-1}) + c_req(i) - h          (HTTP parse, validation, chat template,
+                                                          tokenization: up to the last suspension)
+           a_i = max(a_{i-1}, b_i, b_{k(b_i)}) + h        (engine hand-off; k(t): the last request sent
+                                                          by t, whose first pass is queued ahead of it)
+           c_req(i) = API_INTAKE_S[endpoint] + API_INTAKE_PER_PROMPT_TOKEN_S x prompt_i, h = API_HANDOFF_S
+           A request's handler suspends (awaits the tokenizer, the ZMQ send) and goes back to the end of
+           the ready queue, behind every handler that became ready meanwhile. In a burst all N first
+           passes therefore run before the first hand-off: the engine receives nothing for N x (c_req - h)
+           seconds, then all requests within N x h. When sends are spread out the queue is empty and
+           a_i = s_i + c_req(i), as for one FIFO pass.
   delivery work W(t) = c_out x tokens the engine has emitted by t + c_req of every request sent by t
            backlog B(t) = (W(t) - t) - min(0, min_{u <= t} (W(u) - u))   (reflected fluid queue)
            a token the engine emits at t reaches the client at t + B(t)
@@ -28,9 +37,22 @@ Constants (seconds):
     63.62 req/s = 15.72 ms of API-server time per request; a 1B model's GPU step at 400 sequences
     (~8 ms for ~400 tokens, this cost model) leaves the GPU under half busy, so the host path binds:
     (15.72 ms - 1.0 ms intake - 225 prompt tokens x 1 us) / 202 output tokens = 72 us per token.
-  API_INTAKE_S = 1.0 ms per /v1/completions request, 2.0 ms per /v1/chat/completions request (chat
-    template rendering in Jinja adds ~1 ms). Assumed: FastAPI/pydantic request parsing and the ZMQ
-    hand-off to the engine core take a few hundred microseconds each in CPython.
+  API_INTAKE_S = 1.0 ms per /v1/completions request (assumed: FastAPI/pydantic request parsing and the
+    ZMQ hand-off to the engine core take a few hundred microseconds each in CPython), 6.3 ms per
+    /v1/chat/completions request rendered with a Jinja chat template. Source of the chat figure: vLLM
+    PR #18566 (mgoin, May 2025, github.com/vllm-project/vllm/pull/18566): `vllm serve
+    meta-llama/Llama-3.1-8B-Instruct`, `vllm bench serve --endpoint-type openai-chat` with 1,000
+    ShareGPT prompts at once (229,711 prompt tokens) measured TTFT mean 9,626 ms, median 9,460 ms,
+    p99 12,667 ms: the median equals the mean, so first tokens are spread evenly over [F, F + P]
+    with F = mean - (p99 - mean) / 0.98 = 6.52 s. Nothing reaches a client before F: the burst's
+    intake (two-pass model above), 6.52 ms per request, of which 230 prompt tokens x 1 us are
+    tokenization: 6.3 ms per chat request. Not a corpus row (the GPU is not stated), so the corpus
+    still measures it. gpt-oss models render chats with the Rust `openai_harmony` encoder instead
+    of Jinja (vLLM serving_chat's harmony path): API_INTAKE_S["chat-harmony"] = the completions
+    figure + 0.5 ms (assumed).
+  API_HANDOFF_S = 0.3 ms: the part of the intake after the handler's last suspension
+    (AsyncLLM.add_request: Processor.process_inputs builds the EngineCoreRequest, msgpack encoding,
+    ZMQ send). Assumed: a few hundred microseconds of CPython, as for request parsing.
   API_INTAKE_PER_PROMPT_TOKEN_S = 1 us per prompt token: Hugging Face `tokenizers` (Rust) encodes
     long texts at ~1 us/token on one core ("less than 20 seconds to tokenize a GB of text",
     huggingface/tokenizers README, ~4 bytes/token). Short chat prompts cost more per token, which the
@@ -46,9 +68,26 @@ from dataclasses import dataclass
 import numpy as np
 
 API_OUTPUT_TOKEN_S = 72e-6
-API_INTAKE_S: dict[str, float] = {"completions": 1.0e-3, "chat": 2.0e-3}
+API_INTAKE_S: dict[str, float] = {"completions": 1.0e-3, "chat": 6.3e-3, "chat-harmony": 1.5e-3}
+API_HANDOFF_S = 0.3e-3
 API_INTAKE_PER_PROMPT_TOKEN_S = 1.0e-6
 _BINS = 4096
+
+
+def endpoint_key(endpoint: str | None) -> str:
+    """The API_INTAKE_S key of an entry point: "completions", "chat" or "chat-harmony"."""
+    e = (endpoint or "completions").lower()
+    if "chat" not in e:
+        return "completions"
+    return "chat-harmony" if "harmony" in e else "chat"
+
+
+def _fifo(ready: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """Completion times of one FIFO server: job i ready at ``ready[i]`` (non-decreasing), ``work[i]`` s."""
+    C = np.cumsum(work)
+    # t_i = max_{j <= i} (r_j + sum_{k=j..i} w_k) = C_i + max_{j <= i} (r_j - C_{j-1})
+    prev = np.concatenate(([0.0], C[:-1]))
+    return C + np.maximum.accumulate(ready - prev)
 
 
 @dataclass(frozen=True)
@@ -60,11 +99,11 @@ class ApiServerModel:
     intake_s: float | None = None
     intake_per_prompt_token_s: float = API_INTAKE_PER_PROMPT_TOKEN_S
     servers: int = 1
+    handoff_s: float = API_HANDOFF_S
 
     def request_cost_s(self, prompt_len: np.ndarray) -> np.ndarray:
         """Intake seconds per request."""
-        base = self.intake_s if self.intake_s is not None else API_INTAKE_S[
-            "chat" if "chat" in (self.endpoint or "") else "completions"]
+        base = self.intake_s if self.intake_s is not None else API_INTAKE_S[endpoint_key(self.endpoint)]
         return (base + self.intake_per_prompt_token_s * np.asarray(prompt_len, dtype=np.float64)) / self.servers
 
     def intake(self, send_s: np.ndarray, prompt_len: np.ndarray, output_len: np.ndarray | None = None,
@@ -80,12 +119,14 @@ class ApiServerModel:
         if s.size == 0:
             return s
         c = self.request_cost_s(prompt_len)
+        h = np.minimum(c, self.handoff_s / self.servers)
+        b = _fifo(s, c - h)                      # first passes, in send order
         if output_len is not None and streaming_share > 0:
-            c = c + min(1.0, streaming_share) * self.output_token_s / self.servers * np.asarray(output_len, np.float64)
-        C = np.cumsum(c)
-        # a_i = max_{j <= i} (s_j + sum_{k=j..i} c_k) = C_i + max_{j <= i} (s_j - C_{j-1})
-        prev = np.concatenate(([0.0], C[:-1]))
-        return C + np.maximum.accumulate(s - prev)
+            # a request's tokens stream after its hand-off: that pass carries its streaming share
+            h = h + min(1.0, streaming_share) * self.output_token_s / self.servers * np.asarray(output_len, np.float64)
+        k = np.searchsorted(s, b, side="right") - 1   # the last request sent by b_i
+        ready = np.maximum(b, b[np.maximum(k, 0)])    # its first pass runs before i's hand-off
+        return _fifo(ready, h)
 
     def backlog(self, first_s: np.ndarray, finish_s: np.ndarray, output_len: np.ndarray,
                 intake_s: np.ndarray | None = None, prompt_len: np.ndarray | None = None

@@ -165,6 +165,7 @@ class SteadyStateModel:
         Bd = B * (O - 1) / max(O - 1 + 1, 1) if O > 1 else 0.0
         c = max(1.0, min(I, budget - Bd)) if self.cfg.enable_chunked_prefill else I
         n_pf = max(1, math.ceil(I / c))
+        c = I / n_pf if self.cfg.enable_chunked_prefill else c  # the prompt split evenly: each token once
         Bd = B * (O - 1) / (O - 1 + n_pf) if O > 1 else 0.0
         ctx = I + O / 2.0
         S = Bd * ctx
@@ -179,6 +180,9 @@ class SteadyStateModel:
             t_dec = st.step_s
             t_mix = t_dec + extra
         p = (Bd / ((O - 1) / E) * I) if O > 1 else budget
+        # a decoding request shares its steps with the prompts of the OTHER B - 1 requests only (at
+        # concurrency 1 the next prompt arrives after this request has finished)
+        p = p * max(B - 1.0, 0.0) / B if O > 1 else p
         if p > c and Bd > 0:
             # more prompt tokens arrive per step than one chunk: every step carries p tokens
             # (several prompts), capped by what the token budget leaves next to the decodes

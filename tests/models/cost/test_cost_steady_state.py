@@ -152,3 +152,41 @@ def test_chat_entry_point_adds_its_fixed_frontend_ttft():
     assert chat["mean_tpot_ms"] == pytest.approx(comp["mean_tpot_ms"])
     life = (chat["mean_ttft_ms"] + 127 * chat["mean_tpot_ms"]) / 1e3
     assert chat["output_throughput"] == pytest.approx(128 / life, rel=1e-6)
+
+
+class _LinearCost:
+    """A step of 1 ms + 1 us per scheduled token (decodes + prompt tokens), one GPU, no pipeline."""
+
+    class cfg:  # noqa: N801 - attribute bag standing in for EffectiveConfig
+        max_num_batched_tokens = 8192
+        enable_chunked_prefill = True
+        max_num_seqs = 256
+        block_size = 16
+
+    pp = 1
+    dp = 1
+
+    def step_time(self, nd, S, Tp, P, nps=0):
+        return 1e-3 + 1e-6 * (nd + Tp)
+
+
+def test_closed_loop_prompt_split_into_even_chunks_is_computed_once():
+    # concurrency 1, 8,192-token prompt, 128 output tokens, budget 8,192: the ~1 decoding request
+    # leaves 8,191 tokens per step, so the prompt takes 2 steps of 4,096 tokens each (not 2 x 8,191).
+    # Decoding share Bd = 127 / (127 + 2); TTFT = 2 x (1 ms + (4,096 + Bd) us) + 5 ms completions frontend
+    from sched_reader.models.cost.steady_state import SteadyStateModel
+
+    m = SteadyStateModel(_LinearCost())
+    op = m.operating_point(1.0, 8192.0, 128.0)
+    bd = 127.0 / 129.0
+    assert op.prefill_steps == 2
+    assert op.ttft_s == pytest.approx(2 * (1e-3 + 1e-6 * (4096 + bd)) + 5e-3, rel=1e-6)
+
+
+def test_closed_loop_of_one_decodes_without_other_prompts():
+    # at concurrency 1 the next prompt arrives after this request ends: every decode step is a plain
+    # 1 ms + Bd us step (no share of a prompt chunk)
+    from sched_reader.models.cost.steady_state import SteadyStateModel
+
+    op = SteadyStateModel(_LinearCost()).operating_point(1.0, 8192.0, 128.0)
+    assert op.tpot_s == pytest.approx(1e-3 + 1e-6 * 127.0 / 129.0, rel=1e-6)

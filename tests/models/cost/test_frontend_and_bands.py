@@ -16,11 +16,12 @@ from sched_reader.models.cost.frontend import ApiServerModel
 
 
 def test_burst_intake_is_serial():
-    # 3 requests sent together, 1 ms + 100 prompt tokens x 1 us = 1.1 ms each: they reach the engine
-    # at 1.1, 2.2 and 3.3 ms
+    # 3 requests sent together, 1 ms + 100 prompt tokens x 1 us = 1.1 ms each, of which 0.3 ms is the
+    # engine hand-off after the handler's last suspension. The event loop runs the three first passes
+    # (0.8 ms each) before any hand-off: they end at 2.4 ms; the hand-offs follow at 2.7, 3.0, 3.3 ms
     m = ApiServerModel("completions")
     a = m.intake(np.zeros(3), np.full(3, 100))
-    assert a == pytest.approx([1.1e-3, 2.2e-3, 3.3e-3])
+    assert a == pytest.approx([2.7e-3, 3.0e-3, 3.3e-3])
 
 
 def test_intake_idle_server_only_adds_own_cost():
@@ -30,18 +31,32 @@ def test_intake_idle_server_only_adds_own_cost():
     assert a == pytest.approx([1.1e-3, 1.0011, 2.0011])
 
 
+def test_intake_two_passes_only_for_requests_sent_meanwhile():
+    # request 0 at 0 s; request 1 at 0.5 ms, while request 0's first pass (0.7 ms) runs; request 2 at
+    # 10 ms, long after. First passes end at 0.7 and 1.4 ms; request 0's hand-off waits for request
+    # 1's first pass (queued at 0.5 ms, ahead of it): 1.4 + 0.3 = 1.7 ms, request 1 then 2.0 ms;
+    # request 2 meets an idle loop: 10 + 1.0 = 11.0 ms
+    m = ApiServerModel("completions")
+    a = m.intake(np.array([0.0, 0.5e-3, 10e-3]), np.zeros(3))
+    assert a == pytest.approx([1.7e-3, 2.0e-3, 11.0e-3])
+
+
 def test_chat_intake_costs_more_than_completions():
+    # module constants: 6.3 ms per Jinja-rendered chat request (vLLM PR #18566's TTFT floor),
+    # 1.5 ms for a harmony-rendered (gpt-oss) chat, 1.0 ms per completions request
     p = np.full(1, 0)
-    assert ApiServerModel("chat").intake(np.zeros(1), p)[0] == pytest.approx(2e-3)
+    assert ApiServerModel("chat").intake(np.zeros(1), p)[0] == pytest.approx(6.3e-3)
+    assert ApiServerModel("chat-harmony").intake(np.zeros(1), p)[0] == pytest.approx(1.5e-3)
     assert ApiServerModel("completions").intake(np.zeros(1), p)[0] == pytest.approx(1e-3)
 
 
 def test_saturated_intake_carries_streaming_work():
-    # at saturation each request also waits for its 100 output tokens x 72 us = 7.2 ms of streaming:
-    # 2 requests sent together enter at 1 + 7.2 = 8.2 ms and 16.4 ms
+    # at saturation each hand-off also carries the request's 100 output tokens x 72 us = 7.2 ms of
+    # streaming: 2 requests sent together finish their first passes (0.7 ms each) at 1.4 ms, then enter
+    # at 1.4 + 0.3 + 7.2 = 8.9 ms and 8.9 + 7.5 = 16.4 ms
     m = ApiServerModel("completions")
     a = m.intake(np.zeros(2), np.zeros(2), np.full(2, 100), streaming_share=1.0)
-    assert a == pytest.approx([8.2e-3, 16.4e-3])
+    assert a == pytest.approx([8.9e-3, 16.4e-3])
 
 
 def test_delivery_caps_client_throughput():

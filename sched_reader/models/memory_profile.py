@@ -253,9 +253,19 @@ def mm_item_geometry(arch: ModelArch, max_model_len: int = 0) -> dict | None:
         side = int(vc["image_size"]) // p
         rows = side // merge
         geo = dict(tokens=rows * rows + rows, patches=side * side, pixels=3 * p * p)   # + one [IMG_BREAK] a row
-    elif mt == "clip_vision_model" and vc.get("image_size"):                  # LLaVA-1.5 style, one 336px tile
-        side = int(vc["image_size"]) // p
-        geo = dict(tokens=side * side, patches=side * side + 1, pixels=3 * p * p)
+    elif mt == "clip_vision_model" and vc.get("image_size"):                  # LLaVA: 336 px CLIP tiles
+        size = int(vc["image_size"])
+        side = size // p
+        tokens, tiles = side * side, 1
+        # LLaVA-NeXT any-res: the base tile plus the grid tiles of the largest pinpoint; features = base
+        # + the unpadded grid (gh*side x gw*side) + one newline per grid row (vLLM LlavaNextProcessingInfo
+        # get_num_image_tokens; 576 + 48 x 48 + 48 = 2,928 for a 2 x 2 grid of 336 px tiles)
+        for hw in mm.get("image_grid_pinpoints") or []:
+            gh, gw = int(hw[0]) // size, int(hw[1]) // size
+            t = side * side + (gh * side) * (gw * side) + gh * side
+            if t > tokens:
+                tokens, tiles = t, 1 + gh * gw
+        geo = dict(tokens=tokens, patches=tiles * (side * side + 1), pixels=3 * p * p)
     else:
         return None
     geo.update(hidden=hv, intermediate=iv, depth=depth, gated=mt in _GATED_VIT, model_type=mt)

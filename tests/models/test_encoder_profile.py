@@ -68,3 +68,15 @@ def test_video_profile_log_kv_within_1_5_gib():
     kv = next(r for r in ex.memory if r.name == "kv_cache")
     assert kv.logged == pytest.approx(-14.28)
     assert abs(kv.predicted - kv.logged) <= 1.5
+
+
+def test_llava_next_items_match_the_log():
+    # vLLM 0.10.2 log (tests/data/logs/repo-vlmvllm-...): "Encoder cache will be initialized with a budget of
+    # 16384 tokens, and profiled with 5 image items of the maximum feature size." Largest item: the 336 px base
+    # tile + a 2 x 2 grid: 576 + 48 x 48 + 48 = 2,928 tokens; 16384 // 2928 = 5.
+    arch, eff = _eff("vllm serve llava-hf/llava-v1.6-mistral-7b-hf --max-model-len 4096 --max-num-batched-tokens 16384",
+                     vllm="0.10.2", gpu="H100")
+    _, cache, info = encoder_profile_bytes(arch, eff, 2)
+    assert (info["tokens_per_item"], info["items"], info["encoder_budget"]) == (2928, 5, 16384)
+    assert info["patches"] == 5 * 5 * 577                      # 5 items x (base + 4 grid tiles) x 577 CLIP patches
+    assert cache == 5 * 2928 * 4096 * 2

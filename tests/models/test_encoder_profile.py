@@ -80,3 +80,14 @@ def test_llava_next_items_match_the_log():
     assert (info["tokens_per_item"], info["items"], info["encoder_budget"]) == (2928, 5, 16384)
     assert info["patches"] == 5 * 5 * 577                      # 5 items x (base + 4 grid tiles) x 577 CLIP patches
     assert cache == 5 * 2928 * 4096 * 2
+
+
+@pytest.mark.parametrize("name, budget, items, modality", [
+    ("repo-vlmvllm-llava-next-mistral-7b-h100-v0102.log", 16384, 5, "image"),
+    ("repo-qwen25vl-7b-a100-v0230-video-profile.log", 114688, 1, "video"),
+])
+def test_explain_log_lays_the_logged_encoder_profile_beside_the_prediction(name, budget, items, modality):
+    facts = parse_log(read_log_text(LOGS / name), name)
+    assert (facts.encoder_budget.value, facts.encoder_items.value, facts.encoder_modality) == (budget, items, modality)
+    rows = {r.name: r for r in explain(facts).kv}
+    assert rows["encoder_budget"].predicted == budget and rows["encoder_items"].predicted == items

@@ -226,9 +226,18 @@ def mm_item_geometry(arch: ModelArch, max_model_len: int = 0) -> dict | None:
     vc = arch.vision_config or {}
     if not vc:
         return None
+    try:
+        return _mm_item_geometry(arch, vc, max_model_len)
+    except (TypeError, ValueError, ZeroDivisionError):   # a malformed vision_config: no encoder profile
+        return None
+
+
+def _mm_item_geometry(arch: ModelArch, vc: dict, max_model_len: int) -> dict | None:
     mt = str(vc.get("model_type") or "")
     mm = arch.multimodal or {}
     p = int(vc.get("patch_size") or vc.get("spatial_patch_size") or 14)
+    if p <= 0:
+        return None
     hv = int(vc.get("embed_dim") if mt == "qwen2_vl" and vc.get("embed_dim") else vc.get("hidden_size") or 0)
     iv = int(vc.get("intermediate_size") or (hv * float(vc.get("mlp_ratio") or 4)))
     depth = int(vc.get("depth") or vc.get("num_hidden_layers") or 0)
@@ -267,6 +276,8 @@ def mm_item_geometry(arch: ModelArch, max_model_len: int = 0) -> dict | None:
                 tokens, tiles = t, 1 + gh * gw
         geo = dict(tokens=tokens, patches=tiles * (side * side + 1), pixels=3 * p * p)
     else:
+        return None
+    if geo["tokens"] <= 0 or geo["patches"] <= 0:
         return None
     geo.update(hidden=hv, intermediate=iv, depth=depth, gated=mt in _GATED_VIT, model_type=mt)
     return geo

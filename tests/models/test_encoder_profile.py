@@ -91,3 +91,15 @@ def test_explain_log_lays_the_logged_encoder_profile_beside_the_prediction(name,
     assert (facts.encoder_budget.value, facts.encoder_items.value, facts.encoder_modality) == (budget, items, modality)
     rows = {r.name: r for r in explain(facts).kv}
     assert rows["encoder_budget"].predicted == budget and rows["encoder_items"].predicted == items
+
+
+def test_malformed_vision_config_leaves_the_encoder_out(tmp_path):
+    # non-numeric widths, a zero patch: no encoder profile and no vision weights, never an exception
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", '
+                   '"hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, '
+                   '"num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, '
+                   '"vision_config": {"model_type": "qwen2_5_vl", "depth": 32, "hidden_size": "x", "patch_size": 0}}')
+    [spec] = build_specs([], "vllm serve acme/vl".split(), gpu="L4", vllm="0.19.0", model_config=str(cfg))
+    assert mm_item_geometry(spec.arch, 32768) is None
+    assert encoder_profile_bytes(spec.arch, spec.effective, 2)[:2] == (0, 0)

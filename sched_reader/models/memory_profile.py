@@ -127,7 +127,16 @@ class MemoryProfile(BaseModel):
 FLASHINFER_SAMPLER_BEFORE_0_12 = False
 
 
-def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
+# FlashInfer top-k/top-p is on by default again from 0.21.0 (vLLM PR 40376 "[Perf] Enable FlashInfer top-k/top-p
+# sampler by default", 2026-04; flashinfer-python is a default CUDA dependency since 0.11.1, PR 26443) where the
+# GPU supports it: compute capability 8.0-12.1 and more than 16 SMs (flashinfer_sampler_supported; a 7.5 GPU logs
+# "FlashInfer top-p/top-k sampling unavailable: unsupported compute capability 7.5; falling back"). The vLLM
+# 0.23.0 docker log in tests/data/logs/repo-qwen25vl-7b-a100-v0230-video-profile.log prints "Using FlashInfer
+# for top-p & top-k sampling." with no flag set.
+FLASHINFER_SAMPLER_DEFAULT_FROM = (0, 21, 0)
+
+
+def sampler_path(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[str, float]:
     """(name, extra fp32 R x V copies held by the sampling temporaries) for this release.
 
     ``cfg.flashinfer_sampler`` is the engine's own choice when known (the log's "Using FlashInfer for
@@ -141,6 +150,10 @@ def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
     fi = getattr(cfg, "flashinfer_sampler", None)
     if fi:
         return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
+    if fi is None and ver >= FLASHINFER_SAMPLER_DEFAULT_FROM and gpu is not None and gpu.vendor == "NVIDIA":
+        cc = float(gpu.compute_capability or "0")
+        if 8.0 <= cc <= 12.1 and (gpu.sm_count or 0) > 16:
+            return "flashinfer top-k/top-p from logits (default from 0.21.0)", 2.0
     if ver >= (0, 17, 0):
         return "triton top-k/top-p (in place) + softmax + noise", 2.0
     if fi is None and FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0):
@@ -328,7 +341,7 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
         r = min(int(cfg.max_num_seqs), tokens)
         v = arch.vocab_size
         f32 = 4 * r * v
-        path, extra = sampler_path(cfg)
+        path, extra = sampler_path(cfg, gpu)
         logits_model = r * v * dt if dt != 4 else 0      # compute_logits output (fp32 models: same tensor)
         hidden_alive = (tokens + 2 * r) * arch.hidden_size * dt  # forward output + last-token rows + rand_like
         triton_buf = 0

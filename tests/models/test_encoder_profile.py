@@ -103,3 +103,18 @@ def test_malformed_vision_config_leaves_the_encoder_out(tmp_path):
     [spec] = build_specs([], "vllm serve acme/vl".split(), gpu="L4", vllm="0.19.0", model_config=str(cfg))
     assert mm_item_geometry(spec.arch, 32768) is None
     assert encoder_profile_bytes(spec.arch, spec.effective, 2)[:2] == (0, 0)
+
+
+def test_flashinfer_sampler_default_from_0_21_where_the_gpu_supports_it():
+    from sched_reader.models.gpu_catalog import resolve_gpu
+    from sched_reader.models.memory_profile import sampler_path
+
+    _, eff = _eff("vllm serve meta-llama/Llama-3.1-8B-Instruct", vllm="0.23.0", gpu="A100 80GB")
+    assert sampler_path(eff, resolve_gpu("A100 80GB").gpu)[0].startswith("flashinfer")
+    # compute capability 7.5 falls back ("unsupported compute capability 7.5; falling back")
+    assert sampler_path(eff, resolve_gpu("T4").gpu)[0].startswith("triton")
+    # an explicit VLLM_USE_FLASHINFER_SAMPLER=0 (or the log's fallback line) wins
+    assert sampler_path(eff.model_copy(update={"flashinfer_sampler": False}), resolve_gpu("A100 80GB").gpu)[0] \
+        .startswith("triton")
+    _, old = _eff("vllm serve meta-llama/Llama-3.1-8B-Instruct", vllm="0.19.0", gpu="H100")
+    assert sampler_path(old, resolve_gpu("H100").gpu)[0].startswith("triton")

@@ -5,6 +5,10 @@ Prints, per row of tests/data/kv_logs.yaml: predicted / logged / relative error 
 activation peak, non-torch memory, KV GiB and KV tokens (blocks for V0 rows), then the median and
 p90 absolute relative error of each column. Each row is replayed through the whole pipeline
 (tests/accuracy/kv_rows.py: the command line the log states -> spec builder -> capacity model).
+
+Then the section "start-up logs": every verbatim log in tests/data/logs/ that sized a KV cache, replayed by
+explain-log from the log alone (tests/accuracy/kv_log_files.py; what a log does not print is in
+tests/data/kv_logs_files.yaml with its source), KV-token error by source, release era and GPU class.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "accuracy"))
 
 from kv_rows import load_rows, predict  # noqa: E402
+from kv_log_files import kv_error, load_manifest, replay, sources  # noqa: E402
 
 
 INDEPENDENT = ROOT / "tests" / "data" / "kv_logs_independent.yaml"
@@ -99,6 +104,46 @@ def grouped_report(rows: list[dict], token_err: dict[str, float | None]) -> None
             print(f"  {k[:60]:60s} {_stats(g[k])}")
 
 
+def logs_report() -> None:
+    """explain-log rebuilt from each start-up log alone vs the KV size it logged."""
+    man = load_manifest()
+    src = sources()
+    print(f"\n== start-up logs (tests/data/logs, rebuilt by explain-log from the log alone): "
+          f"{len(man['files'])} replayed, {len(man['left_out'])} left out (reasons in kv_logs_files.yaml)")
+    errs: dict[str, dict[str, list[float]]] = {"source": {}, "era": {}, "gpu class": {}}
+    indep: list[float] = []
+    sweep: list[float] = []
+    answered = 0
+    for e in man["files"]:
+        try:
+            facts, ex = replay(e)
+        except Exception as exc:  # noqa: BLE001 - reported, not fatal
+            print(f"  {e['file'][:60]:60s} NOT ANSWERED: {str(exc).splitlines()[0][:100]}")
+            continue
+        ke = kv_error(ex)
+        if ke is None:
+            print(f"  {e['file'][:60]:60s} NOT ANSWERED: {'; '.join(ex.notes)[-110:]}")
+            continue
+        answered += 1
+        what, err = ke
+        url = src[e["file"]]
+        row = {"source_url": url, "vllm_version": ex.release, "engine_core": ex.engine_core or "v1", "gpu": ex.gpu}
+        is_sweep = any(sw in url for sw in SWEEPS)
+        (sweep if is_sweep else indep).append(err)
+        errs["source"].setdefault(source_of(row) + (" (sweep)" if is_sweep else ""), []).append(err)
+        errs["era"].setdefault(era_of(row), []).append(err)
+        errs["gpu class"].setdefault(gpu_class_of(row), []).append(err)
+        print(f"  {e['file'][:60]:60s} {what:10s} {100 * err:+6.2f}%  (largest term: {ex.differs or '-'}"
+              f"{'' if ex.differs_by_gib is None else f' {ex.differs_by_gib:+.2f} GiB'})")
+    print(f"answered {answered}/{len(man['files'])} logs")
+    print(f"{'independent sources':44s} {_stats(indep)}")
+    print(f"{'sweep logs (' + ', '.join(sw.split('/')[-1] for sw in SWEEPS) + ')':44s} {_stats(sweep)}")
+    for name, g in errs.items():
+        print(f"\nlogs by {name}:")
+        for k in sorted(g):
+            print(f"  {k[:60]:60s} {_stats(g[k])}")
+
+
 def main(path: str | None = None) -> int:
     rows = load_rows(path)
     if path is None and INDEPENDENT.is_file():
@@ -148,6 +193,8 @@ def main(path: str | None = None) -> int:
         print(f"{c:12s} n={len(a):2d}  median |err| {100 * np.median(a):6.2f}%  p90 |err| {100 * np.percentile(a, 90):6.2f}%"
               f"  max {100 * a.max():6.2f}%")
     grouped_report(rows, token_err)
+    if path is None:
+        logs_report()
     return 0
 
 

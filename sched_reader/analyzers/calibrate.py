@@ -5,7 +5,8 @@ else fixed mean lengths; its rate and concurrency), and the named terms of
 ``models.calibration_profile`` are fitted so the replay matches the measured output throughput, mean
 TPOT and mean TTFT:
 
-* ``decode_time_scale`` from TPOT and output throughput (geometric mean of their ratios over the results);
+* ``decode_time_scale`` from TPOT (the median when given: see ``_tpot_key``) and output throughput
+  (geometric mean of their ratios over the results);
 * ``prefill_time_scale`` from TTFT;
 * ``step_overhead_ms`` only from two or more results at different concurrency (a per-step constant and a
   per-token scale are indistinguishable at one batch size): chosen among a few physically plausible values;
@@ -33,6 +34,7 @@ from sched_reader.analyzers.simulator import params_for, simulate
 from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
 
 ITERATIONS = 6
+CONVERGED = 0.005
 OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
 SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
 API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
@@ -102,27 +104,46 @@ def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0, tok_us: flo
 
 
 def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: float,
-                hs_us: float = 0.0, tok_us: float = 72.0) -> tuple[float, float, dict]:
-    ds = ps = 1.0
+                hs_us: float = 0.0, tok_us: float = 72.0,
+                start: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float, dict]:
+    """Fixed-point iteration of the two time scales at given host terms, from ``start``; stops when both
+    move by less than ``CONVERGED`` (relative)."""
+    ds, ps = start
     hit = {"decode_time_scale": False, "prefill_time_scale": False}
     preds: list[dict[str, float]] = []
     for _ in range(ITERATIONS):
         prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
         preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
+        ds0, ps0 = ds, ps
         dec = []
         pre = []
         for b, p in zip(benches, preds):
-            if b.mean_tpot_ms and p.get("mean_tpot_ms"):
-                dec.append(b.mean_tpot_ms / p["mean_tpot_ms"])
+            k = _tpot_key(b, p)
+            if k:
+                dec.append(getattr(b, k) / p[k])
             if b.output_throughput and p.get("output_throughput"):
                 dec.append(p["output_throughput"] / b.output_throughput)
             if b.mean_ttft_ms and p.get("mean_ttft_ms"):
                 pre.append(measured_ttft(b) / p["mean_ttft_ms"])
         ds, hit["decode_time_scale"] = _clamp("decode_time_scale", ds * _geo(dec))
         ps, hit["prefill_time_scale"] = _clamp("prefill_time_scale", ps * _geo(pre) ** 0.7)
+        if abs(ds / ds0 - 1) < CONVERGED and abs(ps / ps0 - 1) < CONVERGED:
+            break
     prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
     preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
     return ds, ps, {"preds": preds, "at_bound": hit}
+
+
+def _tpot_key(b: BenchResult, p: dict[str, float]) -> str | None:
+    """The TPOT statistic the decode term is fitted to: the median when the result has it, else the mean.
+
+    The median is a request's typical time per token; the mean of a saturated run is dominated by short
+    requests whose few tokens straddle a scheduling stall (V0 prefill rounds, preemptions), which is the
+    scheduler's doing, not a per-token cost, and does not transfer to another concurrency."""
+    for k in ("median_tpot_ms", "mean_tpot_ms"):
+        if getattr(b, k, None) and p.get(k):
+            return k
+    return None
 
 
 def measured_ttft(b: BenchResult) -> float | None:
@@ -138,7 +159,9 @@ def measured_ttft(b: BenchResult) -> float | None:
 def _loss(benches: list[BenchResult], preds: list[dict[str, float]]) -> float:
     s = 0.0
     for b, p in zip(benches, preds):
-        for k, w in (("output_throughput", 1.0), ("mean_tpot_ms", 1.0), ("mean_ttft_ms", 0.25)):
+        for k, w in (("output_throughput", 1.0), (_tpot_key(b, p), 1.0), ("mean_ttft_ms", 0.25)):
+            if k is None:
+                continue
             o, q = (measured_ttft(b) if k == "mean_ttft_ms" else getattr(b, k)), p.get(k)
             if o and q and o > 0 and q > 0:
                 s += w * math.log(q / o) ** 2
@@ -175,7 +198,8 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     trials = [(t, 0.0, 0.0) for t in tok_candidates]
     for stage in (0, 1):
         for tok, oh, hs in trials:
-            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok)
+            start = (best[1], best[2]) if best is not None else (1.0, 1.0)
+            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
                 best = (loss, ds, ps, oh, hs, tok, info)
@@ -197,7 +221,7 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     labels = [b.label() for b in benches]
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
         "value": round(ds, 4), "fitted": True, "at_bound": info["at_bound"]["decode_time_scale"],
-        "supported_by": [f"mean TPOT and output throughput of {n} result(s)"] + labels})
+        "supported_by": [f"TPOT (median where given) and output throughput of {n} result(s)"] + labels})
     has_ttft = any(b.mean_ttft_ms for b in benches)
     terms["prefill_time_scale"] = terms["prefill_time_scale"].model_copy(update={
         "value": round(ps, 4) if has_ttft else 1.0, "fitted": has_ttft,

@@ -196,8 +196,10 @@ def rebuild_argv(facts: LogFacts) -> list[str]:
         argv += ["--max-model-len", str(int(facts.max_model_len.value))]
     if "gpu_memory_utilization" not in set_keys and facts.gpu_memory_utilization is not None:
         argv += ["--gpu-memory-utilization", f"{facts.gpu_memory_utilization:g}"]
+    # The token budget the scheduler line states is the one the engine ran with (V1 always chunks; the
+    # usage context -- `vllm serve` or the offline LLM class -- and the GPU pick the default).
     if "max_num_batched_tokens" not in set_keys and facts.max_num_batched_tokens is not None \
-            and "enable_chunked_prefill" in set_keys:
+            and ("enable_chunked_prefill" in set_keys or facts.engine_core == "v1"):
         argv += ["--max-num-batched-tokens", str(int(facts.max_num_batched_tokens.value))]
     return argv
 
@@ -268,11 +270,19 @@ def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
         raise InputError(f"cannot predict this engine: {reason}", file=facts.file, line=facts.model_line,
                          key="model", hint="pass --model-config PATH to the model's config.json")
     eff = spec.effective
+    if facts.flashinfer_sampler is not None and eff.engine == "v1" and eff.flashinfer_sampler is None:
+        # An install fact no config states: the engine's own sampler choice sizes the profile's sampler peak.
+        eff = eff.model_copy(update={"flashinfer_sampler": facts.flashinfer_sampler})
+        notes.append(f"sampler as the log states (line {facts.flashinfer_sampler_line}): "
+                     + ("FlashInfer top-k/top-p" if facts.flashinfer_sampler else "not FlashInfer (PyTorch/Triton)"))
+    if facts.custom_all_reduce is False and eff.tensor_parallel_size > 1 and eff.custom_all_reduce is None:
+        eff = eff.model_copy(update={"custom_all_reduce": False})
+        notes.append(f"custom all-reduce off as the log states (line {facts.custom_all_reduce_line})")
     cap = estimate_capacity(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization)
     j = cap.to_json()
     mem, kvj = j["memory"], j["kv_cache"]
     rows = _memory_rows(facts, mem, cap)
-    kv_rows = _kv_rows(facts, kvj)
+    kv_rows = _kv_rows(facts, kvj) + _encoder_rows(facts, cap)
     ex = Explanation(
         file=facts.file, release=facts.release or eff.vllm_version, engine_core=facts.engine_core or eff.engine,
         model=facts.model or spec.model_name,
@@ -392,6 +402,21 @@ def _kv_rows(facts: LogFacts, kvj: dict[str, Any]) -> list[TermRow]:
                             predicted=kvj["max_concurrency"], unit="x", line=facts.max_concurrency.line,
                             note=f"requests of {facts.max_concurrency_len:,} tokens"))
     return rows
+
+
+def _encoder_rows(facts: LogFacts, cap: Any) -> list[TermRow]:
+    """The multimodal encoder profile vLLM logged (budget, items) beside the predicted one."""
+    if facts.encoder_budget is None:
+        return []
+    term = next((t for t in cap.explain if t.name == "encoder_profile"), None)
+    pred = term.inputs if term is not None else {}
+    note = f"of {facts.encoder_modality}"
+    if pred.get("modality") and pred.get("modality") != facts.encoder_modality:
+        note += f"; predicted {pred['modality']}"
+    return [TermRow(name="encoder_budget", logged=facts.encoder_budget.value, predicted=pred.get("encoder_budget"),
+                    unit="tokens", line=facts.encoder_budget.line, note=note),
+            TermRow(name="encoder_items", logged=facts.encoder_items.value, predicted=pred.get("items"),
+                    unit="items", line=facts.encoder_items.line, note=note)]
 
 
 def _attribute(ex: Explanation, eff: Any) -> None:

@@ -172,8 +172,10 @@ class CalibratedCost:
             return DecodeLinearModel(lin.num_decode, ds * lin.gpu_intercept_s + oh, ds * lin.slope_full_s_per_token,
                                      ds * lin.slope_window_s_per_token, lin.window_cap_tokens, ds * lin.cpu_s + oh,
                                      True)
-        return DecodeLinearModel(lin.num_decode, ds * lin.gpu_intercept_s + oh, ds * lin.slope_full_s_per_token,
-                                 ds * lin.slope_window_s_per_token, lin.window_cap_tokens, ds * lin.cpu_s, False)
+        # serial host: the profile's host terms belong to the step's host part (same step time; a V0
+        # multi-step round pays the host part once, see analyzers.simulator.core.SimCore.run_multi_step)
+        return DecodeLinearModel(lin.num_decode, ds * lin.gpu_intercept_s, ds * lin.slope_full_s_per_token,
+                                 ds * lin.slope_window_s_per_token, lin.window_cap_tokens, ds * lin.cpu_s + oh, False)
 
 
 def calibrated(cost: Any, profile: Profile | None = None) -> Any:

@@ -82,6 +82,7 @@ class EffectiveConfig(BaseModel):
     async_scheduling: bool = False
     long_prefill_token_threshold: int = 0
     max_num_partial_prefills: int = 1
+    num_scheduler_steps: int = 1            # V0 multi-step scheduling (--num-scheduler-steps, 0.6-0.10)
     cpu_offload_gb: float = 0.0
     swap_space_gb: float = 4.0
     num_gpu_blocks_override: int | None = None
@@ -90,6 +91,12 @@ class EffectiveConfig(BaseModel):
     # VLLM_USE_FLASHINFER_SAMPLER as the deploy file sets it (None: not set); picks the sampler's
     # top-k/top-p path, whose temporaries bound the profile run's activation peak
     flashinfer_sampler: bool | None = None
+    # vLLM's custom all-reduce: False when --disable-custom-all-reduce is set or the log says it is disabled
+    # (no GPU P2P, a process group across nodes); None: decided by the GPU's interconnect
+    custom_all_reduce: bool | None = None
+    # multimodal profiling: --skip-mm-profiling, and the modalities --limit-mm-per-prompt sets to 0
+    skip_mm_profiling: bool = False
+    mm_disabled: list[str] = Field(default_factory=list)
     reasons: dict[str, str] = Field(default_factory=dict)
 
 

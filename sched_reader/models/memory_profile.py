@@ -55,6 +55,15 @@ MIB = 2**20
 # non_torch_increase at TP=1 (cuBLAS handles, lazily loaded kernels), per era.
 NON_TORCH_TP1_V0 = int(0.35 * GIB)      # vLLM issue #10517 (0.6.4 era, RTX 3090): 0.35 GiB
 NON_TORCH_TP1_V1_OLD = int(0.13 * GIB)  # llm-d v0.11.0 / v0.15.0 logs: 0.13-0.14 GiB
+# V1 0.9.2-0.10.x, one GPU: "0.02 GiB for non-torch memory" (0.10.2, 24 GiB card, Qwen3-8B-FP8; public file with
+# 'Current kv cache memory in use is 9232221491 bytes'), 0.07 (0.10.2, H100, LLaVA-NeXT,
+# tests/data/logs/repo-vlmvllm-...), ~0.02 implied by dennislee22 0.10.1.1 1x A100 (requested - weights - KV -
+# FlashInfer-sampler activation): the median, 0.02 GiB.
+NON_TORCH_TP1_V1_010 = int(0.02 * GIB)
+# V0 0.6.5+ (memory_profiling: the increase over the pre-load snapshot), one GPU: "non_torch_memory takes"
+# 0.05 GiB (0.7.2, A10G 22.06 GiB, Qwen2.5-Math-1.5B), 0.02 (0.8.x, RTX 4070 Laptop 7.65 GiB), 0.04 (0.8.x,
+# 12 GiB card, Qwen3-4B), 0.16 (vLLM PR 12126, 0.6.6-0.7, H100, Llama-3.2-11B-Vision): the median of the four.
+NON_TORCH_TP1_V0_PROFILING = int(0.05 * GIB)
 NON_TORCH_TP1_V1_NEW = int(0.25 * GIB)  # llm-d-planner v0.19.0 logs: 0.24-0.27 GiB
 NON_TORCH_PP_ONLY = int(0.07 * GIB)     # llm-d-planner v0.19.0 PP=2 log: 0.07 GiB (snapshot after NCCL init)
 TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + custom all-reduce: llm-d-planner v0.19.0 TP2/TP4 H100 logs 2.07-2.21 GiB total
@@ -62,11 +71,22 @@ TP_COMM_NVLS = int(1.83 * GIB)          # NCCL (NVLS on NVSwitch Hopper+) + cust
 # Llama-3.3-70B-FP8-dynamic TP2 H100): 0.55 - 0.13 base. Releases between 0.11 and 0.19 are unmeasured;
 # the larger figure is used from 0.19.0 where it was seen.
 TP_COMM_NVLINK_HOPPER_OLD = int(0.42 * GIB)
-TP_COMM_PLAIN = int(0.9 * GIB)          # NCCL without NVLS: dennislee22 v0.10.1.1 A100 TP2 log (requested - weights - KV - activation)
+# NVLink without NVLS (A100/V100 SXM, Hopper before 0.19) with custom all-reduce on: no non-Hopper NVLink log
+# with a non-torch figure is at hand, so the nearest measured setup is used: NCCL P2P over NVLink + custom
+# all-reduce on H100 in vLLM 0.11.0 (TP_COMM_NVLINK_HOPPER_OLD above); NVLS does not exist before Hopper.
+# (An earlier 0.9 GiB here was read off the dennislee22 two-node A100 log under a wrong sampler assumption:
+# that log says "FlashInfer is not available" and "Custom allreduce is disabled because this process group
+# spans across nodes", and its non-torch is 0.14 GiB in all.)
+TP_COMM_PLAIN = TP_COMM_NVLINK_HOPPER_OLD
 # GPUs without NVLink/P2P (GeForce, most PCIe cards): custom all-reduce is off and NCCL uses host-memory (SHM)
-# transport, so little device memory: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
-# = this + the TP1 base of the memory_profiling era (0.13 GiB).
-TP_COMM_NO_P2P = int(0.12 * GIB)
+# transport: vLLM issue 13061 (V0 0.7.x, 2x RTX 4090 TP2) logs non_torch_memory 0.25 GiB
+# = this + the V0 TP1 base of the memory_profiling era (NON_TORCH_TP1_V0_PROFILING, 0.05 GiB).
+TP_COMM_NO_P2P = int(0.20 * GIB)
+# The same without custom all-reduce in V1 (0.9.2+): dennislee22/vLLM-benchmarking vLLM 0.10.1.1 Qwen2-7B TP2 logs,
+# A100 80GB on one node ("Custom allreduce is disabled because your platform lacks GPU P2P capability") and
+# A100 40GB on two nodes ("... spans across nodes"): requested - weights - KV - activation = 0.14 GiB non-torch in
+# both, i.e. 0.12 GiB over the 0.10.x TP1 base (NON_TORCH_TP1_V1_010); the V0 figure above is of the same size.
+TP_COMM_NO_CUSTOM_AR_V1 = int(0.12 * GIB)
 # CUDA context + libraries at worker init, before any torch allocation: "worker init memory snapshot: ...
 # cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB" (llm-d-planner v0.19.0 H100 logs).
 # Counted as non-torch where vLLM measures non-torch as (total - free) - torch (V1 0.7.0..0.9.1).
@@ -107,17 +127,36 @@ class MemoryProfile(BaseModel):
 FLASHINFER_SAMPLER_BEFORE_0_12 = False
 
 
-def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
-    """(name, extra fp32 R x V copies held by the sampling temporaries) for this release."""
+# FlashInfer top-k/top-p is on by default again from 0.21.0 (vLLM PR 40376 "[Perf] Enable FlashInfer top-k/top-p
+# sampler by default", 2026-04; flashinfer-python is a default CUDA dependency since 0.11.1, PR 26443) where the
+# GPU supports it: compute capability 8.0-12.1 and more than 16 SMs (flashinfer_sampler_supported; a 7.5 GPU logs
+# "FlashInfer top-p/top-k sampling unavailable: unsupported compute capability 7.5; falling back"). The vLLM
+# 0.23.0 docker log in tests/data/logs/repo-qwen25vl-7b-a100-v0230-video-profile.log prints "Using FlashInfer
+# for top-p & top-k sampling." with no flag set.
+FLASHINFER_SAMPLER_DEFAULT_FROM = (0, 21, 0)
+
+
+def sampler_path(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[str, float]:
+    """(name, extra fp32 R x V copies held by the sampling temporaries) for this release.
+
+    ``cfg.flashinfer_sampler`` is the engine's own choice when known (the log's "Using FlashInfer for
+    top-p & top-k sampling." / "FlashInfer is not available ..." line, or VLLM_USE_FLASHINFER_SAMPLER):
+    True selects FlashInfer's ``top_k_top_p_sampling_from_logits`` (top-k-masked logits + softmax probs:
+    2 F, no Triton buffer) in any V1 release (vllm/v1/sample/ops/topk_topp_sampler.py ``forward_cuda``).
+    """
     ver = parse_version(cfg.vllm_version)
     if cfg.engine == "v0":
         return "v0 pytorch sort", 8.0
+    fi = getattr(cfg, "flashinfer_sampler", None)
+    if fi:
+        return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
+    if fi is None and ver >= FLASHINFER_SAMPLER_DEFAULT_FROM and gpu is not None and gpu.vendor == "NVIDIA":
+        cc = float(gpu.compute_capability or "0")
+        if 8.0 <= cc <= 12.1 and (gpu.sm_count or 0) > 16:
+            return "flashinfer top-k/top-p from logits (default from 0.21.0)", 2.0
     if ver >= (0, 17, 0):
         return "triton top-k/top-p (in place) + softmax + noise", 2.0
-    fi = getattr(cfg, "flashinfer_sampler", None)
-    if fi is None:
-        fi = FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0)
-    if fi and ver >= (0, 8, 0):
+    if fi is None and FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0):
         return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
     return "pytorch sort top-k/top-p (FlashInfer sampler not used)", 8.0
 
@@ -168,6 +207,120 @@ def _forward_peak_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt: 
                                      "mlp_elems": mlp, "c_hidden": c_h, "dtype_bytes": dt}
 
 
+# ---- the multimodal encoder profile (V1 ``GPUModelRunner.profile_run``) ----
+# Before the dummy language-model forward, V1 runs the vision encoder once on a dummy batch: the modality
+# with the most tokens per item, N = encoder_budget // T items of the largest feature size T, where
+# encoder_budget = max(max_num_batched_tokens, T) (``compute_encoder_budget``); the log prints "Encoder cache
+# will be initialized with a budget of B tokens, and profiled with N image items of the maximum feature size"
+# (0.10.2). The outputs stay in ``encoder_cache["tmp"]`` until the profile run ends, so they are alive during
+# the text forward and the sampler.
+# Largest image per item, per processor (preprocessor_config.json defaults; vLLM's dummy image uses them):
+QWEN_VL_MAX_TOKENS = 16384   # Qwen2/2.5-VL max_pixels 12845056 = 16384 x (14 x 2)^2; Qwen3-VL longest_edge
+                             # 16777216 = 16384 x (16 x 2)^2 (tokens after the 2 x 2 patch merge)
+QWEN_VL_TEMPORAL_PATCH = 2   # Qwen-VL patch embedding: 3 x 2 (temporal) x p x p pixels per patch
+# Video is the modality with the most tokens per item once max_model_len >= 2 x 16384: the dummy video has as
+# many frame pairs at the largest image size as fit in max_model_len (Qwen2VLProcessingInfo
+# get_num_frames_with_most_features / _get_max_video_frames), frames capped by _MAX_FRAMES_PER_VIDEO (32 -> 16
+# frame pairs). vLLM 0.23.0 log, Qwen2.5-VL-7B, max_model_len 128000: "Encoder cache will be initialized with a
+# budget of 114688 tokens, and profiled with 1 video items" = 7 x 16384.
+QWEN_VL_MAX_FRAME_PAIRS = 16
+# Qwen3-VL's video processor caps a whole video at longest_edge 25165824 pixels = 24576 x (16 x 2)^2
+# (vllm/model_executor/models/qwen3_vl.py: "Official recommended max pixels is 24576 * 32 * 32").
+QWEN3_VL_MAX_VIDEO_TOKENS = 24576
+_QWEN_VL = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_omni_moe")
+_GATED_VIT = ("qwen2_5_vl", "pixtral")   # SwiGLU MLP (gate_up then act: 3 x intermediate live); others GELU (2 x)
+
+
+def mm_item_geometry(arch: ModelArch, max_model_len: int = 0) -> dict | None:
+    """Largest multimodal item: tokens T (after merging), ViT patches P, pixels per patch, ViT widths.
+
+    None when the vision tower's geometry is not known here (the encoder profile is then left out).
+    """
+    vc = arch.vision_config or {}
+    if not vc:
+        return None
+    try:
+        return _mm_item_geometry(arch, vc, max_model_len)
+    except (TypeError, ValueError, ZeroDivisionError):   # a malformed vision_config: no encoder profile
+        return None
+
+
+def _mm_item_geometry(arch: ModelArch, vc: dict, max_model_len: int) -> dict | None:
+    mt = str(vc.get("model_type") or "")
+    mm = arch.multimodal or {}
+    p = int(vc.get("patch_size") or vc.get("spatial_patch_size") or 14)
+    if p <= 0:
+        return None
+    hv = int(vc.get("embed_dim") if mt == "qwen2_vl" and vc.get("embed_dim") else vc.get("hidden_size") or 0)
+    iv = int(vc.get("intermediate_size") or (hv * float(vc.get("mlp_ratio") or 4)))
+    depth = int(vc.get("depth") or vc.get("num_hidden_layers") or 0)
+    if not hv or not depth:
+        return None
+    if mt in _QWEN_VL or (vc.get("spatial_merge_size") and vc.get("depth")):
+        merge = int(vc.get("spatial_merge_size") or 2)
+        t, modality = QWEN_VL_MAX_TOKENS, "image"
+        pairs = min(max(1, int(max_model_len) // QWEN_VL_MAX_TOKENS), QWEN_VL_MAX_FRAME_PAIRS)
+        video = QWEN_VL_MAX_TOKENS * pairs
+        if mt.startswith(("qwen3", "qwen3_5")):
+            video = min(video, QWEN3_VL_MAX_VIDEO_TOKENS)
+        if video > t:
+            t, modality = video, "video"
+        geo = dict(tokens=t, patches=t * merge * merge, pixels=3 * QWEN_VL_TEMPORAL_PATCH * p * p,
+                   modality=modality)
+    elif mm.get("mm_tokens_per_image") and vc.get("image_size"):           # Gemma 3 (SigLIP, pan-and-scan off)
+        side = int(vc["image_size"]) // p
+        geo = dict(tokens=int(mm["mm_tokens_per_image"]), patches=side * side, pixels=3 * p * p)
+    elif mt == "pixtral" and vc.get("image_size"):                            # Mistral 3 / Pixtral
+        merge = int(mm.get("spatial_merge_size") or arch.config.get("spatial_merge_size") or 1)
+        side = int(vc["image_size"]) // p
+        rows = side // merge
+        geo = dict(tokens=rows * rows + rows, patches=side * side, pixels=3 * p * p)   # + one [IMG_BREAK] a row
+    elif mt == "clip_vision_model" and vc.get("image_size"):                  # LLaVA: 336 px CLIP tiles
+        size = int(vc["image_size"])
+        side = size // p
+        tokens, tiles = side * side, 1
+        # LLaVA-NeXT any-res: the base tile plus the grid tiles of the largest pinpoint; features = base
+        # + the unpadded grid (gh*side x gw*side) + one newline per grid row (vLLM LlavaNextProcessingInfo
+        # get_num_image_tokens; 576 + 48 x 48 + 48 = 2,928 for a 2 x 2 grid of 336 px tiles)
+        for hw in mm.get("image_grid_pinpoints") or []:
+            gh, gw = int(hw[0]) // size, int(hw[1]) // size
+            t = side * side + (gh * side) * (gw * side) + gh * side
+            if t > tokens:
+                tokens, tiles = t, 1 + gh * gw
+        geo = dict(tokens=tokens, patches=tiles * (side * side + 1), pixels=3 * p * p)
+    else:
+        return None
+    if geo["tokens"] <= 0 or geo["patches"] <= 0:
+        return None
+    geo.update(hidden=hv, intermediate=iv, depth=depth, gated=mt in _GATED_VIT, model_type=mt)
+    return geo
+
+
+def encoder_profile_bytes(arch: ModelArch, cfg: EffectiveConfig, dt: int) -> tuple[int, int, dict]:
+    """(encoder forward peak, encoder outputs kept during the text profile) in bytes, V1 only."""
+    if cfg.engine != "v1" or getattr(cfg, "skip_mm_profiling", False):
+        return 0, 0, {}
+    off = set(getattr(cfg, "mm_disabled", None) or [])
+    if "image" in off and "video" in off:
+        return 0, 0, {}
+    geo = mm_item_geometry(arch, 0 if "video" in off else int(cfg.max_model_len))
+    if geo is None:
+        return 0, 0, {}
+    t = geo["tokens"]
+    budget = max(int(cfg.max_num_batched_tokens), t)
+    n = max(1, budget // t)
+    patches = n * geo["patches"]
+    hv, iv = geo["hidden"], geo["intermediate"]
+    mlp = (3 if geo["gated"] else 2) * iv
+    per_patch = 2 * hv + max(4 * hv, mlp)            # residual + normed input + the larger of qkv/out, MLP
+    pixel_bytes = patches * geo["pixels"] * (4 + dt)  # fp32 pixel_values from the processor + the cast copy
+    enc_fwd = patches * per_patch * dt + pixel_bytes
+    cache = n * t * arch.hidden_size * dt
+    info = dict(modality=geo.get("modality", "image"), items=n, tokens_per_item=t, encoder_budget=budget,
+                patches=patches, vit_hidden=hv, vit_mlp_elems=mlp, model_type=geo["model_type"])
+    return enc_fwd, cache, info
+
+
 def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                     last_stage: bool = True) -> tuple[int, int, int, list[Term]]:
     """(peak, forward_peak, sampler_peak) bytes of the profiling run, with explain terms."""
@@ -188,7 +341,7 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
         r = min(int(cfg.max_num_seqs), tokens)
         v = arch.vocab_size
         f32 = 4 * r * v
-        path, extra = sampler_path(cfg)
+        path, extra = sampler_path(cfg, gpu)
         logits_model = r * v * dt if dt != 4 else 0      # compute_logits output (fp32 models: same tensor)
         hidden_alive = (tokens + 2 * r) * arch.hidden_size * dt  # forward output + last-token rows + rand_like
         triton_buf = 0
@@ -201,11 +354,21 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
             inputs={"R": r, "V": v, "path": path, "extra_F": extra, "hidden_alive": hidden_alive,
                     "moe_workspace": moe_ws, "triton_buffer": triton_buf},
             value=sampler, unit="bytes"))
-    peak = max(fwd + moe_ws, sampler) + cublas
+    enc_fwd, enc_cache, enc_in = encoder_profile_bytes(arch, cfg, dt) if cfg.pipeline_parallel_size <= 1 else (0, 0, {})
+    if enc_in:
+        terms.append(Term(
+            name="encoder_profile",
+            formula="ViT on N items: patches x (2 x vit_hidden + max(4 x vit_hidden, vit_mlp)) x dtype + pixels; "
+                    "outputs N x T x hidden x dtype kept through the text profile",
+            inputs=enc_in, value=enc_fwd, unit="bytes"))
+    sampler_moment = sampler + enc_cache if sampler else 0
+    peak = max(fwd + moe_ws + enc_cache, sampler_moment, enc_fwd) + cublas
     terms.append(Term(name="cublas_workspace", formula="torch cuBLAS workspace allocated on first GEMM",
                       inputs={"compute_capability": cc}, value=cublas, unit="bytes", guessed=True))
-    terms.append(Term(name="activation_peak", formula="max(forward_peak + moe_workspace, sampler_peak) + cublas_workspace",
-                      inputs={}, value=peak / GIB, unit="GiB"))
+    terms.append(Term(name="activation_peak",
+                      formula="max(forward_peak + moe_workspace + encoder_cache, sampler_peak + encoder_cache, "
+                              "encoder_forward) + cublas_workspace",
+                      inputs={"encoder_cache": enc_cache, "encoder_forward": enc_fwd}, value=peak / GIB, unit="GiB"))
     return peak, fwd + moe_ws, sampler, terms
 
 
@@ -219,11 +382,13 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     # holds beyond torch (CUDA context included); V0 0.6.5+ and V1 0.9.2+ count the increase over a baseline
     # snapshot (memory_profiling); V1 0.7.0..0.9.1 counts (total - free) - torch allocated: context included.
     if cfg.engine == "v0":
-        base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V1_OLD
+        base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V0_PROFILING
     elif ver >= (0, 19, 0):
         base = NON_TORCH_TP1_V1_NEW
     elif ver < (0, 9, 2):
         base = NON_TORCH_TP1_V1_OLD + CUDA_CONTEXT
+    elif ver < (0, 11, 0):
+        base = NON_TORCH_TP1_V1_010
     else:
         base = NON_TORCH_TP1_V1_OLD
     if tp == 1 and pp > 1:
@@ -236,8 +401,12 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
         comm, path = TP_COMM_NVLS, "nccl nvls + custom all-reduce"
     elif nvls:
         comm, path = TP_COMM_NVLINK_HOPPER_OLD, "nccl + custom all-reduce (hopper nvlink, before 0.19)"
-    elif link in ("none", "pcie"):
-        comm, path = TP_COMM_NO_P2P, "nccl shm/pcie, no custom all-reduce"
+    elif link in ("none", "pcie") or getattr(cfg, "custom_all_reduce", None) is False:
+        if cfg.engine == "v1" and ver >= (0, 9, 2):
+            comm = TP_COMM_NO_CUSTOM_AR_V1
+        else:
+            comm = TP_COMM_NO_P2P
+        path = "nccl shm/pcie/net, no custom all-reduce"
     else:
         comm, path = TP_COMM_PLAIN, "nccl p2p/net + custom all-reduce"
     total = base + comm

@@ -475,7 +475,8 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
                     break
     model_type = str(text.get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
         else str(raw.get("model_type") or "unknown")
-    multimodal = {k: raw[k] for k in ("mm_tokens_per_image", "image_token_index", "image_token_id") if k in raw}
+    multimodal = {k: raw[k] for k in ("mm_tokens_per_image", "image_token_index", "image_token_id",
+                                      "spatial_merge_size", "image_grid_pinpoints") if k in raw}
     arch = ModelArch(
         id=model_id,
         model_type=model_type,

@@ -552,10 +552,14 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         async_scheduling=bool(pick("async_scheduling", False)),
         long_prefill_token_threshold=int(pick("long_prefill_token_threshold", 0) or 0),
         max_num_partial_prefills=int(pick("max_num_partial_prefills", 1) or 1),
+        num_scheduler_steps=int(explicit("num_scheduler_steps", 1) or 1) if engine == "v0" else 1,
         cpu_offload_gb=float(explicit("cpu_offload_gb", 0.0) or 0.0),
         swap_space_gb=float(pick("swap_space", 4.0) or 0.0),
         num_gpu_blocks_override=explicit("num_gpu_blocks_override"),
         speculative=speculative,
+        custom_all_reduce=False if explicit("disable_custom_all_reduce", False) else None,
+        skip_mm_profiling=bool(explicit("skip_mm_profiling", False)),
+        mm_disabled=_mm_disabled(explicit("limit_mm_per_prompt")),
         reasons=reasons,
     )
 
@@ -723,6 +727,26 @@ def build_spec(
     _check_world_size(spec)
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec
+
+
+def _mm_disabled(limits: Any) -> list[str]:
+    """Modalities ``--limit-mm-per-prompt`` turns off (count 0): JSON/dict or the old ``image=0,video=0`` form."""
+    if isinstance(limits, str):
+        try:
+            limits = json.loads(limits)
+        except ValueError:
+            limits = dict(kv.split("=", 1) for kv in limits.split(",") if "=" in kv)
+    if not isinstance(limits, dict):
+        return []
+    out = []
+    for k, v in limits.items():
+        count = v.get("count") if isinstance(v, dict) else v
+        try:
+            if int(count) == 0:
+                out.append(str(k).strip())
+        except (TypeError, ValueError):
+            continue
+    return out
 
 
 def soften_for_assumed_release(findings: list[Finding], release: str, raw: RawEngine | None = None) -> list[Finding]:

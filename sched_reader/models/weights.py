@@ -402,10 +402,13 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
         return 0, ""
     if arch.official_params and arch.official_params > text_total and not quantized:
         return arch.official_params - text_total, "checkpoint element count minus the text model"
-    hv = int(vc.get("hidden_size", 1024))
-    iv = int(vc.get("intermediate_size", 4 * hv))
-    nl = int(vc.get("num_hidden_layers", vc.get("depth", 24)))
-    p = int(vc.get("patch_size", 14))
+    try:
+        hv = int(vc.get("hidden_size", 1024))
+        iv = int(vc.get("intermediate_size", 4 * hv))
+        nl = int(vc.get("num_hidden_layers", vc.get("depth", 24)))
+        p = int(vc.get("patch_size", 14))
+    except (TypeError, ValueError):
+        return 0, "vision_config has non-numeric sizes: vision tower left out (guessed)"
     per_layer = 4 * hv * hv + 4 * hv + 2 * hv * iv + iv + hv + 4 * hv
     proj = hv * arch.hidden_size * 2
     return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"

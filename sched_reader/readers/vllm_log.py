@@ -82,6 +82,13 @@ class LogFacts(BaseModel):
     ranks: list[str] = Field(default_factory=list)  # process tags seen printing memory lines
     restarts: int = 0                           # engine start-ups before the one read (crash loops)
     release_from_format: str | None = None      # the release range the log's line formats place it in
+    flashinfer_sampler: bool | None = None      # V1 top-k/top-p sampler: FlashInfer (True) or not (False)
+    flashinfer_sampler_line: int | None = None
+    custom_all_reduce: bool | None = None       # False: "Custom allreduce is disabled because ..." was logged
+    custom_all_reduce_line: int | None = None
+    encoder_budget: Value | None = None         # "Encoder cache will be initialized with a budget of B tokens,
+    encoder_items: Value | None = None          #  and profiled with N <modality> items" (V1 0.10+)
+    encoder_modality: str | None = None
 
     def term(self, name: str, how: str = "first") -> float | None:
         """A memory term in GiB: the first rank's value (``how="first"``) or the minimum over ranks."""
@@ -125,6 +132,14 @@ class LogFacts(BaseModel):
 
 
 # -------------------------------------------------------------------------------------------- patterns
+
+# The V1 top-k/top-p sampler the engine chose (vllm/v1/sample/ops/topk_topp_sampler.py, 0.7-0.33): the
+# FlashInfer kernel or the PyTorch/Triton path. It sizes the profiling run's sampler temporaries.
+_SAMPLER_FLASHINFER = re.compile(r"Using FlashInfer for top-p & top-k sampling")
+_SAMPLER_NATIVE = re.compile(
+    r"Falling back to the PyTorch-native implementation of top-p"
+    r"|FlashInfer top-p & top-k sampling sampler is disabled"
+    r"|FlashInfer top-p/top-k sampling (?:disabled via|unavailable)")
 
 _RELEASE_PATTERNS = [
     re.compile(r"vLLM API server version v?([0-9][0-9A-Za-z.+\-]*)"),
@@ -185,6 +200,8 @@ _GPU_BLOCKS = re.compile(r"# (?:GPU|cuda|CUDA|npu|xpu|XPU) blocks: " + _NUM + r"
 _GPU_BLOCKS_V0_644 = re.compile(r"(?<!# )\bGPU blocks: " + _NUM + r", # CPU blocks: " + _NUM)
 _NUM_GPU_BLOCKS_DEBUG = re.compile(r"num_gpu_blocks is:\s*" + _NUM)
 _CONCURRENCY = re.compile(r"Maximum concurrency for " + _NUM + r" tokens per request: " + _NUM + r"x")
+_ENCODER_PROFILE = re.compile(r"Encoder cache will be initialized with a budget of " + _NUM +
+                              r" tokens, and profiled with " + _NUM + r" ([a-z]+) items")
 _CHUNKED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=" + _NUM)
 _MAX_LEN = re.compile(r"Using max model len " + _NUM)
 _FAIL_SEQ_LEN_V1 = re.compile(r"max seq len \(" + _NUM + r"\), \(" + _NUM + r" ?GiB KV cach")
@@ -418,6 +435,19 @@ def parse_log(text: str, file: str = "<log>") -> LogFacts:
         if m and facts.max_concurrency is None:
             facts.max_concurrency_len = int(_num(m.group(1)))
             facts.max_concurrency = Value(value=_num(m.group(2)), line=no, proc=proc)
+        if facts.flashinfer_sampler is None and "top-k" in line:
+            if _SAMPLER_FLASHINFER.search(line):
+                facts.flashinfer_sampler, facts.flashinfer_sampler_line = True, no
+            elif _SAMPLER_NATIVE.search(line):
+                facts.flashinfer_sampler, facts.flashinfer_sampler_line = False, no
+        if facts.encoder_budget is None and "Encoder cache will be initialized" in line:
+            em = _ENCODER_PROFILE.search(line)
+            if em:
+                facts.encoder_budget = Value(value=_num(em.group(1)), line=no, proc=proc)
+                facts.encoder_items = Value(value=_num(em.group(2)), line=no, proc=proc)
+                facts.encoder_modality = em.group(3)
+        if facts.custom_all_reduce is None and "ustom allreduce is disabled" in line:
+            facts.custom_all_reduce, facts.custom_all_reduce_line = False, no
         m = _CHUNKED.search(line)
         if m:
             facts.max_num_batched_tokens = Value(value=_num(m.group(1)), line=no, proc=proc)

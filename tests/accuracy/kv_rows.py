@@ -50,6 +50,12 @@ def row_argv(row: dict) -> list[str]:
 
 def row_spec(row: dict):
     [spec] = build_specs([], row_argv(row), gpu=row["gpu"], vllm=row["vllm_version"] or UNSTATED_VERSION)
+    # The sampler the engine chose, where the row's log prints it ("Using FlashInfer for top-p & top-k
+    # sampling." -> true; "FlashInfer is not available ..." -> false; quoted in the row).
+    if row.get("flashinfer_sampler") is not None and spec.effective is not None:
+        spec.effective = spec.effective.model_copy(update={"flashinfer_sampler": bool(row["flashinfer_sampler"])})
+    if row.get("custom_all_reduce") is not None and spec.effective is not None:
+        spec.effective = spec.effective.model_copy(update={"custom_all_reduce": bool(row["custom_all_reduce"])})
     return spec
 
 

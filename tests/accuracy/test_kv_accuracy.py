@@ -15,8 +15,6 @@ _FI = ("this run's activation fits the FlashInfer top-k/top-p sampler (2 x 4RV t
        "sched-reader assumes FlashInfer is not installed (PyTorch sort path, 8 x 4RV), which four llm-d-benchmark "
        "0.11.0 H100 logs match exactly; the log does not state VLLM_USE_FLASHINFER_SAMPLER or the install")
 XFAIL: dict[str, str] = {
-    "dennislee22-qwen2-7b-1xa100-80gb-gmu0.5": _FI,
-    "dennislee22-qwen2-7b-2xa100-40gb-tp2-2nodes-gmu0.5": _FI,
     "llmd-benchmark-h100-mistral-small-3.2-24b": _FI + " (a multimodal model in mistral format)",
 }
 

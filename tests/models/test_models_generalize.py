@@ -117,10 +117,12 @@ def test_more_gpus_resolve(name, gpu_id):
     assert resolve_gpu(name).gpu.id == gpu_id
 
 
-def test_pytorch_totals_from_public_oom_messages():
-    # "GPU 0 has a total capacity of 94.97 GiB" (RTX PRO 6000 Blackwell), "23.65 GiB" (RTX 4090)
+def test_pytorch_totals_from_public_logs():
+    # "GPU 0 has a total capacity of 94.97 GiB" (RTX PRO 6000 Blackwell OOM message); RTX 4090 from vLLM issue
+    # 13061's own log: total_gpu_memory x 0.98 = 23.08 GiB -> 23.55 GiB
     assert round(resolve_gpu("RTX PRO 6000").gpu.cuda_total_gib, 2) == 94.97
-    assert round(resolve_gpu("RTX 4090").gpu.cuda_total_gib, 2) == 23.65
+    assert round(resolve_gpu("RTX 4090").gpu.cuda_total_gib, 2) == 23.55
+    assert round(23.08 / 0.98, 2) == 23.55
 
 
 def test_unknown_gpu_with_memory_in_its_name_is_answered_with_assumptions():

@@ -15,11 +15,15 @@
 
 V0 without chunked prefill: a step is prefill-only when any waiting request can be admitted (budget,
 ``max_num_seqs``, blocks above the watermark), otherwise decode-only with the same preemption rule.
+With ``num_scheduler_steps`` N > 1 (V0 multi-step) a decode batch runs N passes before the scheduler
+runs again, a prefill batch one, and output is streamed one step or round late (:meth:`SimCore.run_multi_step`).
 """
 
 from __future__ import annotations
 
 from collections import deque
+
+import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
 from sched_reader.analyzers.simulator.cost import StepTimer
@@ -46,30 +50,39 @@ def prepare(req: Requests, p: SchedParams) -> tuple[list[int], list[int], list[s
       requires ``max_num_batched_tokens >= max_model_len`` when chunked prefill is off).
     """
     notes: list[str] = []
-    prompt = req.prompt_len.tolist()
-    target = req.output_len.tolist()
-    clipped = 0
+    # vectorised over requests; the first request that fails any check, checked in the order above, raises
+    prompt = np.asarray(req.prompt_len, dtype=np.int64)
+    target = np.asarray(req.output_len, dtype=np.int64)
+    mml = int(p.max_model_len)
+    too_long = prompt >= mml
+    over = prompt + target > mml
+    if over.any():
+        target = np.where(over, mml - prompt, target)
     usable = p.num_blocks - p.watermark_blocks
-    whole = not p.enable_chunked_prefill
+    need = -(-(prompt + target) // p.block_size)
+    no_room = need > usable
     thr = p.long_prefill_token_threshold if p.engine != "v0" else 0
-    for i, (a, b) in enumerate(zip(prompt, target)):
-        if a >= p.max_model_len:
+    step = prompt + target - 1
+    if not p.enable_chunked_prefill:
+        too_big = (step if thr <= 0 else np.minimum(step, thr)) > p.max_num_batched_tokens
+    else:
+        too_big = np.zeros_like(too_long)
+    bad = too_long | no_room | too_big
+    if bad.any():
+        i = int(np.argmax(bad))
+        a = int(prompt[i])
+        if too_long[i]:
             raise InputError(f"request {i}: prompt of {a} tokens does not fit max_model_len {p.max_model_len}")
-        if a + b > p.max_model_len:
-            target[i] = p.max_model_len - a
-            clipped += 1
-        need = cdiv(a + target[i], p.block_size)
-        if need > usable:
+        if no_room[i]:
             wm = f" less {p.watermark_blocks} kept free by the V0 watermark" if p.watermark_blocks else ""
-            raise InputError(f"request {i} needs {need} KV blocks; the cache has {p.num_blocks}{wm}")
-        step = a + target[i] - 1
-        if whole and (step if thr <= 0 else min(step, thr)) > p.max_num_batched_tokens:
-            raise InputError(
-                f"request {i}: a prefill of up to {step} tokens (prompt + output - 1 after a preemption) does not "
-                f"fit max_num_batched_tokens {p.max_num_batched_tokens} without chunked prefill")
+            raise InputError(f"request {i} needs {int(need[i])} KV blocks; the cache has {p.num_blocks}{wm}")
+        raise InputError(
+            f"request {i}: a prefill of up to {int(step[i])} tokens (prompt + output - 1 after a preemption) does "
+            f"not fit max_num_batched_tokens {p.max_num_batched_tokens} without chunked prefill")
+    clipped = int(over.sum())
     if clipped:
         notes.append(f"{clipped} request(s) had output_len clipped to fit max_model_len {p.max_model_len}")
-    return prompt, target, notes
+    return prompt.tolist(), target.tolist(), notes
 
 
 class SimCore:
@@ -84,10 +97,11 @@ class SimCore:
         self.prompt, self.target, self.notes = prepare(req, p)
         n = len(self.prompt)
         self.n = n
-        self.arr_ns = [int(round(a * 1e9)) for a in req.arrival_s.tolist()]
+        # seconds -> ns, rounded half to even (as int(round(a * 1e9)) on each float)
+        self.arr_ns = np.rint(np.asarray(req.arrival_s, dtype=np.float64) * 1e9).astype(np.int64).tolist()
         caching = p.enable_prefix_caching and p.engine == "v1"
         self.pid = req.prefix_id.tolist() if caching else [-1] * n
-        self.pblocks = [pl // p.block_size if caching else 0 for pl in req.prefix_len.tolist()]
+        self.pblocks = (np.asarray(req.prefix_len, dtype=np.int64) // p.block_size).tolist() if caching else [0] * n
         self.computed = [0] * n
         self.out = [0] * n
         self.held = [0] * n          # private KV blocks
@@ -112,6 +126,10 @@ class SimCore:
         a = float(p.spec_acceptance)
         self.spec_en = [round(sum(a ** i for i in range(0, j + 1)) * (1 << SPEC_SHIFT)) for j in range(self.spec_k + 1)]
         self.acc = [0] * n if self.spec_k else []
+        # V0 multi-step: tokens computed in a round but streamed at the end of the next one, and the
+        # requests whose every token is computed but not yet streamed (they keep their slot and blocks)
+        self.ms_lag: dict[int, int] = {}
+        self.ms_hold: set[int] = set()
 
     # ------------------------------------------------------------------ arrivals
     def admit_arrivals(self, now: int) -> None:
@@ -268,9 +286,13 @@ class SimCore:
         if sched:
             return
         running = self.running
+        hold = self.ms_hold
         i = 0
         while i < len(running):
             r = running[i]
+            if hold and r in hold:      # multi-step: all tokens computed, the last ones not yet streamed
+                i += 1
+                continue
             ok = self._grow(r, self.computed[r] + 1)
             while not ok:
                 victim = running.pop()
@@ -294,10 +316,88 @@ class SimCore:
             self.plan_v1(sched)
         self.last_preempted = self.rec.npreempt != before
         if not sched:
+            if self.ms_lag:              # the engine idles: the last round's output is processed now
+                self._flush_lag(now)
+                return now
             return None
         if self.spec_k:
             return self.run_sched_spec(now, sched)
+        if self.p.num_scheduler_steps > 1:
+            return self.run_multi_step(now, sched)
         return self.run_sched(now, sched)
+
+    def run_multi_step(self, now: int, sched: list[tuple[int, int]]) -> int:
+        """V0 multi-step scheduling (vLLM 0.6-0.10 ``--num-scheduler-steps N``, ``MultiStepModelRunner``):
+        a decode batch runs N forward passes in a row before the scheduler runs again (no admission
+        meanwhile); a prefill batch runs one pass (the scheduler gives prefills no lookahead slots, so the
+        engine does not cache them for more steps). A sequence that reaches its length mid-round stops being
+        computed; one whose next KV block cannot be allocated sits the rest of the round out. The host part
+        of a step (scheduling, input preparation, output processing: the cost model's ``cpu``) is paid once
+        per round, by its first pass; the later passes cost their device time only
+        (``StepTimer.decode_device``). Output lags one unit (vLLM 0.6's asynchronous output processing): the
+        tokens of a step or round are streamed when the next one ends, and a finished request keeps its slot
+        and blocks until then. Returns the end time of the step or round."""
+        prompt, target, computed, out = self.prompt, self.target, self.computed, self.out
+        members = [r for r, _ in sched]
+        pending = dict.fromkeys(members, 0)
+        lagged = self.ms_lag           # tokens computed last round, streamed when this round ends
+        for r in members:
+            pending[r] = lagged.get(r, 0)
+        t = now
+        # a prefill batch gets no lookahead slots (vLLM 0.6 Scheduler._get_num_lookahead_slots returns 0 for
+        # prefills), so LLMEngine does not cache it for further steps: it runs one pass
+        passes = 1 if any(k > 1 or out[r] + pending[r] == 0 for r, k in sched) else self.p.num_scheduler_steps
+        for s in range(passes):
+            if s:
+                sched = []
+                for r in members:
+                    if out[r] + pending[r] >= target[r] or not self._grow(r, computed[r] + 1):
+                        continue
+                    sched.append((r, 1))
+                    self.kv_tokens += 1
+                if not sched:
+                    break
+            nd = ctx = pf = pairs2 = npf = 0
+            for r, k in sched:
+                c = computed[r]
+                if k == 1 and out[r] + pending[r] > 0 and c + 1 == prompt[r] + out[r] + pending[r]:
+                    nd += 1
+                    ctx += c + 1
+                else:
+                    npf += 1
+                    pf += k
+                    pairs2 += k * (2 * c + k)
+            # the round's host work (schedule, prepare, output processing) is paid by its first pass
+            dur = self.timer.decode_device(nd, ctx) if s and not npf else self.timer.step(nd, ctx, pf, pairs2, npf)
+            t += dur
+            self.rec.step(dur, self.alloc.used, self.kv_tokens, len(sched), t)
+            for r, k in sched:
+                computed[r] += k
+                if computed[r] == prompt[r] + out[r] + pending[r]:
+                    pending[r] += 1
+        for r in members:
+            pending[r] -= lagged.get(r, 0)
+        self._flush_lag(t)
+        lag = self.ms_lag
+        for r in members:
+            k = pending[r]
+            if k:
+                lag[r] = k
+                if out[r] + k >= target[r]:
+                    self.ms_hold.add(r)
+        return t
+
+    def _flush_lag(self, t: int) -> None:
+        """Stream the previous round's deferred tokens at ``t`` (vLLM 0.6's asynchronous output processing
+        hands a multi-step round's outputs to the API server while the next round runs)."""
+        lag, self.ms_lag = self.ms_lag, {}
+        for r, k in lag.items():
+            fin = False
+            for _ in range(k):
+                fin = self.emit(r, t)
+            if fin:
+                self.ms_hold.discard(r)
+                self.finish(r, t)
 
     def run_sched(self, now: int, sched: list[tuple[int, int]], nd: int = 0, ctx: int = 0) -> int:
         """Time the planned iteration, record it, advance every scheduled request; returns the end time.

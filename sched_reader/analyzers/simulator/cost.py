@@ -16,6 +16,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from sched_reader.models.cost.fast_step import compile_step_time
 from sched_reader.models.cost.speculative import SpeculativeModel
 
 NS_PER_S = 1_000_000_000
@@ -101,7 +102,8 @@ class StepTimer:
         self._draft = draft
         verify = getattr(cost, "verify_step_time", None)
         self._verify = verify if callable(verify) else None
-        self._scalar = cost.step_time
+        # the same function, faster where the cost model has an exact compiled form (models/cost/fast_step.py)
+        self._scalar = compile_step_time(cost) or cost.step_time
         vec = getattr(cost, "decode_step_time_vec", None)
         self._vec = vec if callable(vec) and self._agrees(cost, vec) else None
         lin = getattr(cost, "decode_linear", None)
@@ -190,6 +192,20 @@ class StepTimer:
             g = g + sw * (ctx_sum if ctx_sum < cap else cap)
         t = (g if g >= cpu else cpu) if asy else g + cpu
         ns = round(t * NS_PER_S)
+        return ns if ns > 0 else 1
+
+    def decode_device(self, n: int, ctx_sum: int) -> int:
+        """A pure-decode pass of n sequences without the step's host (cpu) time (ns): the later passes of
+        a V0 multi-step round, whose scheduling, input preparation and output processing run once per
+        round. Falls back to :meth:`decode` when the cost has no closed form to split."""
+        f = self.form(n)
+        if f is None:
+            return self.decode(n, ctx_sum)
+        gi, sf, sw, cap, cpu, asy = f
+        g = gi + sf * ctx_sum
+        if sw:
+            g = g + sw * (ctx_sum if ctx_sum < cap else cap)
+        ns = round(g * NS_PER_S)
         return ns if ns > 0 else 1
 
     def decode_run(self, n: int, ctx_first: int, k: int) -> np.ndarray:

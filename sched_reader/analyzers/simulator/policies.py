@@ -29,6 +29,9 @@ class SchedParams:
     ``spec_method`` (ngram, eagle, eagle3, mtp, medusa, draft_model), ``spec_acceptance`` the per-token
     acceptance rate, ``spec_lookahead`` the KV slots vLLM reserves beyond the scheduled tokens of a
     RUNNING request (``num_lookahead_tokens``: k for EAGLE-style drafters, else 0).
+    ``num_scheduler_steps``: V0 multi-step scheduling (vLLM 0.6-0.10 ``--num-scheduler-steps``, without
+    chunked prefill): each scheduled batch runs that many forward passes before the scheduler runs again
+    and its tokens are streamed together at the end (see :meth:`~.core.SimCore.run_multi_step`).
     ``max_num_partial_prefills``: recorded only; vLLM V1's scheduler does not cap concurrent partial
     prefills (its only effect is the default ``long_prefill_token_threshold``, applied by :func:`params_for`).
     """
@@ -49,6 +52,7 @@ class SchedParams:
     spec_acceptance: float = 0.0
     spec_lookahead: int = 0
     max_num_partial_prefills: int = 1
+    num_scheduler_steps: int = 1
     policy: str = "vllm"
     static_window_s: float = STATIC_WINDOW_S
 
@@ -112,4 +116,6 @@ def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESS
         spec_method=method, spec_acceptance=acc,
         spec_lookahead=k if method in ("eagle", "eagle3", "mtp") else 0,
         max_num_partial_prefills=mnpp,
+        num_scheduler_steps=max(1, int(_get(cfg, "num_scheduler_steps", 1) or 1))
+        if engine == "v0" and not chunked else 1,
     )

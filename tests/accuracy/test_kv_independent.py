@@ -1,0 +1,46 @@
+"""Rows of tests/data/kv_logs_independent.yaml (real vLLM logs from sources other than the llm-d-planner sweep),
+replayed through the whole pipeline: KV tokens (V1) / GPU blocks (V0) within 2% of the log, else KV GiB.
+Rows the model does not express yet are strict xfails with the reason, so a fix shows up as an XPASS.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kv_rows import load_rows, predict
+
+ROWS = load_rows(Path(__file__).resolve().parents[1] / "data" / "kv_logs_independent.yaml")
+
+XFAIL = {
+    "vllm-issue-13061-2x4090-r1-distill-qwen14b-tp2":
+        "V0 0.7.x at TP 2 logs ~0.16 GiB more weights per rank than the checkpoint's shards (cause not found)",
+    "vllm-issue-12664-2x48gb-qwen2.5-32b-family-tp2":
+        "V0 0.7.x at TP 2 logs ~0.16 GiB more weights per rank than the checkpoint's shards (cause not found)",
+}
+
+
+def _kv_error(row: dict) -> float:
+    j = predict(row)
+    lg = row["logged"]
+    if row["engine_core"] == "v0" and lg["gpu_blocks"]:
+        return j["kv_cache"]["num_blocks"] / lg["gpu_blocks"] - 1
+    if lg["kv_cache_tokens"]:
+        return j["kv_cache"]["tokens"] / lg["kv_cache_tokens"] - 1
+    return j["memory"]["kv_cache_gib"] / lg["kv_cache_gib"] - 1
+
+
+@pytest.mark.parametrize("row", [
+    pytest.param(r, id=r["id"][:60],
+                 marks=[pytest.mark.xfail(reason=XFAIL[r["id"]], strict=True)] if r["id"] in XFAIL else [])
+    for r in ROWS])
+def test_independent_row_kv_within_2_percent(row):
+    assert abs(_kv_error(row)) <= 0.02
+
+
+def test_rows_are_sourced_and_quoted():
+    assert len(ROWS) >= 10
+    for r in ROWS:
+        assert str(r["source_url"]).startswith("https://github.com/")
+        assert r["quotes"], r["id"]
+        assert "constants_from_this_row" in r, r["id"]

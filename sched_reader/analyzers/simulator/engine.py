@@ -196,11 +196,17 @@ class Engine(SimCore):
         alloc = self.alloc
         rec = self.rec
         # Recorder.step
+        blocks = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        rec.steps += 1
+        rec.busy_ns += dur
+        rec.kv_blocks_ns += blocks * dur
+        rec.kv_tokens_ns += (self.kv_tokens + ctx0) * dur
+        if blocks > rec.peak_blocks:
+            rec.peak_blocks = blocks
         rec.ts_t.append(end)
         rec.ts_batch.append(len(sched) + nd0)
-        rec.ts_blocks.append(alloc.num_blocks - alloc.free - alloc.evictable_blocks)
+        rec.ts_blocks.append(blocks)
         rec.ts_step.append(dur)
-        rec.ts_tokens.append(self.kv_tokens + ctx0)
         S = self.S + 1
         self.S = S
         if nd0:
@@ -446,7 +452,8 @@ class Engine(SimCore):
         if t_arr is None:
             t_arr = _NEVER
         rec = self.rec
-        ts_t, ts_blocks, ts_step, ts_tokens = rec.ts_t, rec.ts_blocks, rec.ts_step, rec.ts_tokens
+        ts_t, ts_blocks, ts_step = rec.ts_t, rec.ts_blocks, rec.ts_step
+        kvb = kvt = 0
         t = now
         j = 0
         m = -S                          # iteration j grows the sequences at offset (m - j) mod bs
@@ -461,7 +468,8 @@ class Engine(SimCore):
                 ts_t.append(t)
                 ts_blocks.append(used)
                 ts_step.append(d)
-                ts_tokens.append(ctx)
+                kvb += used * d
+                kvt += ctx * d
                 ctx += n
                 j += 1
         else:   # StepTimer.decode, inlined
@@ -478,7 +486,8 @@ class Engine(SimCore):
                     ts_t.append(t)
                     ts_blocks.append(used)
                     ts_step.append(d)
-                    ts_tokens.append(ctx)
+                    kvb += used * d
+                    kvt += ctx * d
                     ctx += n
                     j += 1
             else:
@@ -494,13 +503,21 @@ class Engine(SimCore):
                     ts_t.append(t)
                     ts_blocks.append(used)
                     ts_step.append(d)
-                    ts_tokens.append(ctx)
+                    kvb += used * d
+                    kvt += ctx * d
                     ctx += n
                     j += 1
         if j == 0:
             return None
         if used > used0:
             alloc.take(used - used0)     # one claim evicts exactly what the per-step claims would
+        # Recorder.decode_steps, from the values appended above
+        rec.steps += j
+        rec.busy_ns += t - now
+        rec.kv_blocks_ns += kvb
+        rec.kv_tokens_ns += kvt
+        if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
+            rec.peak_blocks = used
         if j == 1:
             rec.ts_batch.append(n)
             rec.itl_v.append(d)

@@ -2,7 +2,7 @@
 
 :class:`Recorder` collects, in integer nanoseconds: each request's send, first-token and finish times,
 every inter-token gap (stored as (value, count) pairs so a run of identical steps costs one entry),
-per-step KV use (blocks held, tokens stored; integrated over time when read), preemptions, and a coarse time
+per-step KV use (blocks held, tokens stored) integrated over time, preemptions, and a coarse time
 series (batch size, KV blocks, step duration) for plots.
 
 :func:`summarize` turns it into the metric set (ms and tokens/s): request/output/total-token
@@ -21,13 +21,7 @@ PCTS = (50, 90, 99)
 
 
 class Recorder:
-    """Raw measurements of one run (times in ns, KV in blocks and tokens).
-
-    Every iteration recorded one by one appends its end time, batch, blocks held, duration (ns) and tokens
-    stored to the ``ts_*`` lists (the hot loops of the engine append to them directly); a run of k
-    iterations taken at once (:meth:`run`) appends its last one and keeps the rest in the ``_bulk_*``
-    sums. The step count, busy time, peak blocks and the KV integrals are computed from both when read.
-    """
+    """Raw measurements of one run (times in ns, KV in blocks and tokens)."""
 
     def __init__(self, n: int, num_blocks: int, block_size: int) -> None:
         self.first_ns = [-1] * n
@@ -39,42 +33,16 @@ class Recorder:
         self.itl_v: list[int] = []
         self.itl_w: list[int] = []
         self.itl_chunks: list[tuple[np.ndarray, int]] = []
+        self.steps = 0
+        self.busy_ns = 0
+        self.kv_blocks_ns = 0      # integral of blocks held over busy time
+        self.kv_tokens_ns = 0      # integral of tokens stored over busy time
+        self.peak_blocks = 0
         self.ts_t: list[int] = []
         self.ts_batch: list[int] = []
         self.ts_blocks: list[int] = []
         self.ts_step: list[int] = []
-        self.ts_tokens: list[int] = []
-        # what run() covered beyond the one entry it appended (steps, ns, block-ns, token-ns), its peak
-        self._bulk_steps = self._bulk_busy = self._bulk_kvb = self._bulk_kvt = 0
-        self._bulk_peak = 0
 
-    # ------------------------------------------------------------------ totals (computed when read)
-    @property
-    def steps(self) -> int:
-        """Iterations run."""
-        return len(self.ts_step) + self._bulk_steps
-
-    @property
-    def busy_ns(self) -> int:
-        """Sum of iteration durations (ns)."""
-        return sum(self.ts_step) + self._bulk_busy
-
-    @property
-    def kv_blocks_ns(self) -> int:
-        """Integral of blocks held over busy time (block-ns)."""
-        return _dot_exact(self.ts_blocks, self.ts_step) + self._bulk_kvb
-
-    @property
-    def kv_tokens_ns(self) -> int:
-        """Integral of tokens stored over busy time (token-ns)."""
-        return _dot_exact(self.ts_tokens, self.ts_step) + self._bulk_kvt
-
-    @property
-    def peak_blocks(self) -> int:
-        """Most blocks held during any iteration."""
-        return max(max(self.ts_blocks, default=0), self._bulk_peak)
-
-    # ------------------------------------------------------------------ recording
     def itl_one(self, gap_ns: int) -> None:
         self.itl_v.append(gap_ns)
         self.itl_w.append(1)
@@ -85,45 +53,53 @@ class Recorder:
 
     def step(self, dur: int, blocks: int, tokens: int, batch: int, end: int) -> None:
         """One iteration of ``dur`` ns with ``blocks`` held and ``tokens`` stored during it."""
+        self.steps += 1
+        self.busy_ns += dur
+        self.kv_blocks_ns += blocks * dur
+        self.kv_tokens_ns += tokens * dur
+        if blocks > self.peak_blocks:
+            self.peak_blocks = blocks
         self.ts_t.append(end)
         self.ts_batch.append(batch)
         self.ts_blocks.append(blocks)
         self.ts_step.append(dur)
-        self.ts_tokens.append(tokens)
 
     def decode_steps(self, durs: list[int], blocks: list[int], tokens: list[int], batch: int,
                      ends: list[int]) -> None:
         """Several iterations of ``batch`` decoding sequences each (lists, one entry per iteration):
         the same as calling :meth:`step` and ``itl_many(dur, batch)`` for each."""
+        self.steps += len(durs)
+        self.busy_ns += sum(durs)
+        self.kv_blocks_ns += sum(map(int.__mul__, blocks, durs))
+        self.kv_tokens_ns += sum(map(int.__mul__, tokens, durs))
+        pk = max(blocks)
+        if pk > self.peak_blocks:
+            self.peak_blocks = pk
         self.ts_t.extend(ends)
         self.ts_batch.extend([batch] * len(durs))
         self.ts_blocks.extend(blocks)
         self.ts_step.extend(durs)
-        self.ts_tokens.extend(tokens)
         self.itl_v.extend(durs)
         self.itl_w.extend([batch] * len(durs))
 
     def run(self, durs: np.ndarray, blocks: np.ndarray, tokens: np.ndarray, batch: int, end: int,
             itl: bool = True) -> None:
         """k iterations at once (arrays of length k, int64); every one of ``batch`` sequences emits a
-        token per iteration, so each duration is also ``batch`` inter-token gaps. The time series gets
-        the last iteration only."""
+        token per iteration, so each duration is also ``batch`` inter-token gaps."""
         k = int(durs.shape[0])
-        d, b, tk = int(durs[-1]), int(blocks[-1]), int(tokens[-1])
-        self._bulk_steps += k - 1
-        self._bulk_busy += int(durs.sum()) - d
-        self._bulk_kvb += int(np.dot(blocks, durs)) - b * d
-        self._bulk_kvt += int(np.dot(tokens, durs)) - tk * d
+        self.steps += k
+        self.busy_ns += int(durs.sum())
+        self.kv_blocks_ns += int(np.dot(blocks, durs))
+        self.kv_tokens_ns += int(np.dot(tokens, durs))
         pk = int(blocks.max())
-        if pk > self._bulk_peak:
-            self._bulk_peak = pk
+        if pk > self.peak_blocks:
+            self.peak_blocks = pk
         if itl:
             self.itl_chunks.append((durs, batch))
         self.ts_t.append(end)
         self.ts_batch.append(batch)
-        self.ts_blocks.append(b)
-        self.ts_step.append(d)
-        self.ts_tokens.append(tk)
+        self.ts_blocks.append(int(blocks[-1]))
+        self.ts_step.append(int(durs[-1]))
 
     def itl_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """All inter-token gaps as (values, counts), int64."""
@@ -131,27 +107,6 @@ class Recorder:
         ws = [np.asarray(self.itl_w, dtype=np.int64)] + [np.full(c[0].shape[0], c[1], dtype=np.int64)
                                                          for c in self.itl_chunks]
         return np.concatenate(vs), np.concatenate(ws)
-
-
-def _dot_exact(a: list[int], b: list[int]) -> int:
-    """sum(a[i] * b[i]) for non-negative ints, exactly: int64 products summed in blocks small enough
-    never to overflow, the block sums added as Python ints (Python arithmetic when a product would not
-    fit in 62 bits)."""
-    if not a:
-        return 0
-    x = np.asarray(a, dtype=np.int64)
-    y = np.asarray(b, dtype=np.int64)
-    mx, my = int(x.max()), int(y.max())
-    if mx <= 0 or my <= 0:
-        return int(sum(map(int.__mul__, a, b)))
-    top = mx * my
-    if top >= 1 << 62 or int(x.min()) < 0 or int(y.min()) < 0:
-        return int(sum(map(int.__mul__, a, b)))
-    prod = x * y
-    block = max(1, (1 << 62) // top)
-    if block >= prod.size:
-        return int(prod.sum())
-    return sum(int(v) for v in np.add.reduceat(prod, np.arange(0, prod.size, block)))
 
 
 def weighted_percentiles(values: np.ndarray, counts: np.ndarray | None, pcts=PCTS) -> list[float]:
@@ -261,16 +216,15 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
     res["goodput_slo"] = {"ttft_ms": slo_ttft_ms, "tpot_ms": slo_tpot_ms, "e2el_ms": slo_e2el_ms}
     res["request_goodput"] = int(good.sum()) / dur_s
     res["good_requests"] = int(good.sum())
-    busy_ns, kv_blocks_ns, peak_blocks = rec.busy_ns, rec.kv_blocks_ns, rec.peak_blocks
-    busy = busy_ns or 1
-    slots = kv_blocks_ns * rec.block_size
+    busy = rec.busy_ns or 1
+    slots = rec.kv_blocks_ns * rec.block_size
     res.update({
         "num_steps": rec.steps,
-        "busy_fraction": busy_ns / dur_ns if dur_ns else 0.0,
+        "busy_fraction": rec.busy_ns / dur_ns if dur_ns else 0.0,
         "kv_blocks_total": rec.num_blocks,
-        "kv_peak_blocks": peak_blocks,
-        "kv_peak_use": peak_blocks / rec.num_blocks,
-        "kv_mean_use": kv_blocks_ns / busy / rec.num_blocks,
+        "kv_peak_blocks": rec.peak_blocks,
+        "kv_peak_use": rec.peak_blocks / rec.num_blocks,
+        "kv_mean_use": rec.kv_blocks_ns / busy / rec.num_blocks,
         "kv_fragmentation": max(0.0, 1.0 - rec.kv_tokens_ns / slots) if slots else 0.0,
         "preemptions": int(sum(rec.preemptions)),
         "preempted_requests": len(rec.preemptions) - rec.preemptions.count(0),

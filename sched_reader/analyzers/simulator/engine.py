@@ -43,6 +43,7 @@ class Engine(SimCore):
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, rec: Recorder) -> None:
         super().__init__(req, p, timer, CountingAllocator(p.num_blocks), rec)
+        assert not self.alloc.track_ids     # claims and releases below update ``free`` directly
         n = self.n
         self.isdec = [False] * n
         self.off = [0] * n
@@ -118,11 +119,11 @@ class Engine(SimCore):
         pr = self.pref[r]
         alloc = self.alloc
         if pr >= 0:
-            alloc.give(cdiv(c, self.bs) - self.pblocks[r])
+            alloc.free += -(-c // self.bs) - self.pblocks[r]     # CountingAllocator.give
             alloc.unref(pr)
             self.pref[r] = -1
         else:
-            alloc.give(cdiv(c, self.bs))
+            alloc.free += -(-c // self.bs)
         self.held[r] = 0
         self.running.remove(r)
         self.finished += 1
@@ -151,7 +152,10 @@ class Engine(SimCore):
             if dem:
                 if dem > alloc.free + alloc.evictable_blocks:
                     return False
-                alloc.take(dem)
+                if dem <= alloc.free:               # CountingAllocator.take without eviction
+                    alloc.free -= dem
+                else:
+                    alloc.take(dem)
         budget = self.mnbt - nd
         sched: list[tuple[int, int]] = []
         before = self.rec.npreempt
@@ -313,7 +317,10 @@ class Engine(SimCore):
             if hit:
                 alloc.ref(pid)
                 self.pref[r] = pid
-            alloc.take(need, r)
+            if need <= alloc.free:
+                alloc.free -= need
+            else:
+                alloc.take(need, r)
             held[r] = need
             computed_of[r] = computed
             kv += computed + num_new
@@ -363,7 +370,7 @@ class Engine(SimCore):
             if not p.enable_chunked_prefill:
                 return True
             num_new = budget
-        need = cdiv(hit * bs + num_new, bs) - hit
+        need = -(-(hit * bs + num_new) // bs) - hit
         if hit:
             e = alloc.hit(self.pid[r])
             if e is not None and e.refs == 0:
@@ -510,7 +517,11 @@ class Engine(SimCore):
         if j == 0:
             return None
         if used > used0:
-            alloc.take(used - used0)     # one claim evicts exactly what the per-step claims would
+            grow = used - used0          # one claim evicts exactly what the per-step claims would
+            if grow <= alloc.free:
+                alloc.free -= grow
+            else:
+                alloc.take(grow)
         # Recorder.decode_steps, from the values appended above
         rec.steps += j
         rec.busy_ns += t - now

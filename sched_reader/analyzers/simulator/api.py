@@ -42,6 +42,7 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     requests, failed = drop_overlong(requests, params.max_model_len)
     check_size(requests, params)  # before the run: limits.MAX_SIM_TOKENS
     sent_s = requests.arrival_s
+    probe = None
     if frontend is not None and requests.max_concurrency is None and len(requests):
         from dataclasses import replace as _replace
 
@@ -49,12 +50,13 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
         requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
         if params.policy != "static" and not reference and _may_saturate(frontend, params, cost, requests0):
             # one engine run with plain intake measures how busy streaming keeps the API server
-            probe = run_engine(requests, params, cost)
+            probe = run_engine(requests, params, cost, progress=progress)
             span = max(1e-9, (max(probe.rec.finish_ns) - min(probe.send_ns)) / 1e9)
             rho = frontend.output_token_s / frontend.servers * float(sum(probe.target)) / span
             if rho >= 1.0:  # saturated: the loop can no longer take requests in between chunks
                 requests = _replace(requests0, arrival_s=frontend.intake(
                     sent_s, requests0.prompt_len, requests0.output_len, streaming_share=rho))
+                probe = None
     if params.policy == "static":
         run = run_static(requests, params, StepTimer(cost))
         counters: dict[str, Any] = {}
@@ -62,7 +64,8 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
         run = run_reference(requests, params, cost)
         counters = {}
     else:
-        run = run_engine(requests, params, cost, progress=progress)
+        # not saturated: the probe ran these very requests on this engine (deterministic), so it is the run
+        run = probe if probe is not None else run_engine(requests, params, cost, progress=progress)
         counters = {"fast_steps": run.fast_steps, "slow_steps": run.slow_steps, "stretches": run.stretches}
     send_ns = run.send_ns
     notes = list(run.notes)

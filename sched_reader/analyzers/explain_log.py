@@ -15,8 +15,9 @@ from typing import Any
 import json
 import re
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
 from sched_reader.models.capacity import estimate_capacity
@@ -63,7 +64,7 @@ CAUSES: dict[str, tuple[str, str]] = {
 }
 
 
-class TermRow(BaseModel):
+class TermRow(DataModel):
     """One memory term: logged vs predicted, GiB per GPU, and the log line it is on."""
 
     name: str
@@ -85,7 +86,7 @@ class TermRow(BaseModel):
         return (self.predicted - self.logged) / abs(self.logged)
 
 
-class Explanation(BaseModel):
+class Explanation(DataModel):
     """``explain-log``'s result for one log."""
 
     file: str

@@ -21,8 +21,9 @@ import math
 import os
 from typing import Any, Callable, Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError
 from sched_reader.models.cost.frontend import ApiServerModel
 from sched_reader.models.cost.iteration import IterationCostModel
@@ -55,7 +56,7 @@ def parse_goodput(words: Iterable[str] | None) -> dict[str, float]:
     return out
 
 
-class Point(BaseModel):
+class Point(DataModel):
     """One configuration of the sweep and its predicted metrics (ms, tok/s)."""
 
     flags: dict[str, Any]
@@ -74,7 +75,7 @@ class Point(BaseModel):
         return tuple(sorted((k, str(v)) for k, v in self.flags.items()))
 
 
-class TuneResult(BaseModel):
+class TuneResult(DataModel):
     points: list[Point]
     frontier: list[int]                             # indices into points
     best: dict[str, int | None]                     # target name (or "all") -> index

@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -95,7 +96,7 @@ CUBLAS_WORKSPACE_SM90 = 32 * MIB        # torch cuBLAS workspace through the cac
 CUBLAS_WORKSPACE_OTHER = 8 * MIB + 128 * 1024  # ":4096:2:16:8"
 
 
-class MemoryProfile(BaseModel):
+class MemoryProfile(DataModel):
     """One GPU's memory budget as vLLM computes it at start-up (bytes)."""
 
     engine: str

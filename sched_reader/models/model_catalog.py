@@ -20,8 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError, UnknownModelError
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.quantization import scheme_from_quant_config
@@ -37,7 +38,7 @@ _URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az:/
 _HF_SCHEMES = ("hf://", "huggingface://", "hf.co/", "huggingface.co/")
 
 
-class ModelResolution(BaseModel):
+class ModelResolution(DataModel):
     """The result of resolving a model name.
 
     ``checkpoint_quantization`` is the weight scheme the checkpoint is stored in (``fp8``, ``w4a16``,

@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from sched_reader.data_model import DataModel
 
 SHAREGPT_MEAN_INPUT_TOKENS = 217
 SHAREGPT_MEAN_OUTPUT_TOKENS = 198
@@ -25,7 +27,7 @@ SHAREGPT_SOURCE = ("mean of total_input_tokens / total_output_tokens over 1000-p
                    "tests/data/throughput.yaml (GPUStack performance lab, vLLM 0.10.2/0.11.0)")
 
 
-class Workload(BaseModel):
+class Workload(DataModel):
     """One ``vllm bench serve`` run. Lengths in tokens; ``request_rate`` in requests/second."""
 
     model_config = ConfigDict(frozen=True)

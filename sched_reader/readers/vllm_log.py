@@ -29,8 +29,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError
 from sched_reader.versions import parse_version
 
@@ -41,7 +42,7 @@ _NUM = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
 _PROC = re.compile(r"\((?P<tag>[A-Za-z_][A-Za-z0-9_ ]*?)\s+(?:rank=(?P<rank>\d+)\s+)?pid=(?P<pid>\d+)(?:,\s*ip=[^)]*)?\)")
 
 
-class Value(BaseModel):
+class Value(DataModel):
     """One number as logged, the line it is on, and the process that printed it."""
 
     value: float
@@ -49,7 +50,7 @@ class Value(BaseModel):
     proc: str | None = None   # e.g. "Worker_TP1", "EngineCore_DP0", None for an untagged line
 
 
-class LogFacts(BaseModel):
+class LogFacts(DataModel):
     """What one start-up log states (one engine). Memory values are GiB per GPU as vLLM prints them."""
 
     file: str

@@ -19,7 +19,8 @@ State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_co
 * Mamba-1: conv ``I / tp x (kernel - 1)`` + SSM ``I / tp x N``.
 
 Dtypes: the conv state takes the model dtype; the SSM / temporal state takes ``mamba_ssm_dtype`` from
-the config when present (Qwen3.5 ships float32), else the model dtype. Both checked against real logs:
+the config when present (Qwen3.5 ships float32; Nemotron-H configs spell it ``mamba_ssm_cache_dtype``), else
+the model dtype. Both checked against real logs:
 Qwen3-Next-80B-A3B TP2 (v0.10.2: "Setting attention block size to 544 tokens", "Padding mamba page
 size by 1.49%") and Qwen3.5-0.8B (544, 2.64%) / Qwen3.6-27B (784) in public LMCache/GPUStack docs.
 Units: bytes.
@@ -94,7 +95,10 @@ def state_shapes(arch: ModelArch, kind: str, tp: int) -> list[tuple[int, int]]:
 def state_bytes(arch: ModelArch, kind: str, tp: int, model_dtype_bytes: int, ssm_dtype: str | None = None) -> int:
     """Bytes of one layer's recurrent state for one request on one TP rank (unpadded page)."""
     c = arch.config
-    ssm = _dt(ssm_dtype if ssm_dtype not in (None, "auto") else c.get("mamba_ssm_dtype"), model_dtype_bytes)
+    # --mamba-ssm-cache-dtype, else the config: Qwen3.5 ``mamba_ssm_dtype``; Nemotron-H ``mamba_ssm_cache_dtype``
+    # (vLLM's NemotronHForCausalLMConfig hook copies it into the cache config when the flag is "auto")
+    cfg_ssm = c.get("mamba_ssm_dtype") or c.get("mamba_ssm_cache_dtype")
+    ssm = _dt(ssm_dtype if ssm_dtype not in (None, "auto") else cfg_ssm, model_dtype_bytes)
     conv = _dt(c.get("mamba_conv_dtype"), model_dtype_bytes)
     return sum(e * (conv if which == 0 else ssm) for e, which in state_shapes(arch, kind, tp))
 

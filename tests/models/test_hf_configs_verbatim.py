@@ -60,6 +60,9 @@ CASES = [
     # Qwen3.6-27B (NVIDIA ModelOpt mixed FP8 / NVFP4 checkpoint): the Qwen3.5-27B shapes, "27B"
     Case("Qwen3.6-27B-NVFP4", "nvidia/Qwen3.6-27B-NVFP4", 1, 27_000_000_000, 0.5 / 27 + 0.001,
          16 * 4 * 256 * 2 * BF16, "qwen3_5_text", "nvfp4"),
+    # Qwen/Qwen3.6-35B-A3B card: "35B in total and 3B activated"; qwen3_5_moe shapes, 10 of 40 layers full attention
+    Case("Qwen3.6-35B-A3B", "Qwen/Qwen3.6-35B-A3B", 1, 35_000_000_000, 0.5 / 35 + 0.001,
+         10 * 2 * 256 * 2 * BF16, "qwen3_5_moe_text"),
     # MiniMax-M2 family card: ~230B total, ~10B active (M2.5: same MiniMaxM2ForCausalLM shapes); fp8 checkpoint
     Case("MiniMax-M2.5", "MiniMaxAI/MiniMax-M2.5", 8, 230_000_000_000, 0.01,
          62 * (8 // 8) * 128 * 2 * BF16, "minimax_m2", "fp8"),

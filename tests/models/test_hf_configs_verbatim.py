@@ -72,6 +72,11 @@ CASES = [
     # model card: 31.6B total (~3.2B active, 3.6B with embeddings); 6 attention layers (2 KV heads of 128)
     Case("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 1, 31_600_000_000, 0.01,
          6 * 2 * 128 * 2 * BF16, "nemotron_h"),
+    # HF safetensors totals (catalog params_url): Qwen2.5-14B 14,770,033,664, Qwen2.5-32B 32,763,876,352; the shapes
+    # Qwen2.5-Coder-14B / DeepSeek-R1-Distill-Qwen-14B and DeepSeek-R1-Distill-Qwen-32B / QwQ-32B are published with.
+    # sliding_window 131072 with use_sliding_window false: every layer is full attention
+    Case("Qwen2.5-14B", "Qwen/Qwen2.5-14B", 1, 14_770_033_664, 0.0, 48 * 8 * 128 * 2 * BF16, "qwen2"),
+    Case("Qwen2.5-32B", "Qwen/Qwen2.5-32B", 1, 32_763_876_352, 0.0, 64 * 8 * 128 * 2 * BF16, "qwen2"),
     # Hugging Face: 8.17B params; 40 layers, 8 KV heads of 4096 / 32 = 128
     Case("granite-3.3-8b-instruct", "ibm-granite/granite-3.3-8b-instruct", 1, 8_170_000_000, 0.01,
          40 * 8 * 128 * 2 * BF16, "granite"),

@@ -77,6 +77,10 @@ CASES = [
     # sliding_window 131072 with use_sliding_window false: every layer is full attention
     Case("Qwen2.5-14B", "Qwen/Qwen2.5-14B", 1, 14_770_033_664, 0.0, 48 * 8 * 128 * 2 * BF16, "qwen2"),
     Case("Qwen2.5-32B", "Qwen/Qwen2.5-32B", 1, 32_763_876_352, 0.0, 64 * 8 * 128 * 2 * BF16, "qwen2"),
+    # Qwen2.5-72B-Instruct: HF safetensors 72,706,203,648 (catalog params_url); Kimi-Dev-72B is published with these
+    # shapes (a Qwen2.5-72B fine-tune); TP 4: 8 KV heads -> 2 per rank
+    Case("Qwen2.5-72B-Instruct", "moonshotai/Kimi-Dev-72B", 4, 72_706_203_648, 0.0,
+         80 * (8 // 4) * 128 * 2 * BF16, "qwen2"),
     # Hugging Face: 8.17B params; 40 layers, 8 KV heads of 4096 / 32 = 128
     Case("granite-3.3-8b-instruct", "ibm-granite/granite-3.3-8b-instruct", 1, 8_170_000_000, 0.01,
          40 * 8 * 128 * 2 * BF16, "granite"),

@@ -136,9 +136,10 @@ def test_diagnose_answers_with_kv_bytes_per_token_by_hand(run_cli, c):
     assert kv["fits"] and kv["tokens"] > 0
 
 
-def _state_bytes_per_sequence(name: str, file: str, tp: int = 1) -> int:
+def _state_bytes_per_sequence(name: str, file: str, vllm: tuple[int, int, int] = (0, 28, 0), tp: int = 1) -> int:
     arch = resolve_model(name, str(HF / f"{file}.config.json")).arch
-    return sum(hybrid.state_bytes(arch, k, tp, BF16) for k in hybrid.layer_mixers(arch) if k != "attention")
+    ssm = hybrid.resolved_ssm_dtype(arch, "auto", vllm)
+    return sum(hybrid.state_bytes(arch, k, tp, BF16, ssm) for k in hybrid.layer_mixers(arch) if k != "attention")
 
 
 def test_gated_deltanet_state_by_hand():
@@ -152,28 +153,34 @@ def test_gated_deltanet_state_by_hand():
     assert _state_bytes_per_sequence("Qwen/Qwen3.5-35B-A3B", "Qwen3.5-35B-A3B") == 30 * (conv + temporal)
 
 
-def test_mamba2_state_by_hand():
-    # Nemotron-H-56B: 54 Mamba-2 layers of 256 heads x 64, 8 groups, state 256, kernel 4; no SSM dtype key -> bf16
+def test_mamba2_state_by_hand_per_vllm_release():
+    # Nemotron-H-56B: 54 Mamba-2 layers of 256 heads x 64, 8 groups, state 256, kernel 4; its config names no SSM
+    # dtype, so vLLM's NemotronH hook picks the default: float16 (0.13-0.19, PR 29978), float32 (0.20+, PR 39032);
+    # before 0.13 "auto" is the model dtype (bf16)
     conv = (256 * 64 + 2 * 8 * 256) * 3 * BF16
-    ssm = 256 * 64 * 256 * BF16
-    assert _state_bytes_per_sequence("nvidia/Nemotron-H-56B-Base-8K", "Nemotron-H-56B-Base-8K") == 54 * (conv + ssm)
-    # Nemotron-3-Nano: 23 Mamba-2 layers of 64 heads x 64, 8 groups, state 128; config mamba_ssm_cache_dtype
-    # float32 (vLLM's NemotronHForCausalLMConfig copies it into the cache config when the flag is "auto")
+    ssm_elems = 256 * 64 * 256
+    n56 = ("nvidia/Nemotron-H-56B-Base-8K", "Nemotron-H-56B-Base-8K")
+    assert _state_bytes_per_sequence(*n56, vllm=(0, 12, 0)) == 54 * (conv + ssm_elems * 2)
+    assert _state_bytes_per_sequence(*n56, vllm=(0, 19, 0)) == 54 * (conv + ssm_elems * 2)
+    assert _state_bytes_per_sequence(*n56, vllm=(0, 20, 0)) == 54 * (conv + ssm_elems * 4)
+    # Nemotron-3-Nano: 23 Mamba-2 layers of 64 heads x 64, 8 groups, state 128; its config says
+    # mamba_ssm_cache_dtype float32, which the hook copies in from 0.13 on
     conv = (64 * 64 + 2 * 8 * 128) * 3 * BF16
-    ssm = 64 * 64 * 128 * 4
-    got = _state_bytes_per_sequence("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
-    assert got == 23 * (conv + ssm)
+    nano = ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    assert _state_bytes_per_sequence(*nano, vllm=(0, 19, 0)) == 23 * (conv + 64 * 64 * 128 * 4)
+    assert _state_bytes_per_sequence(*nano, vllm=(0, 12, 0)) == 23 * (conv + 64 * 64 * 128 * BF16)
 
 
-def test_nemotron_h_hybrid_block_size_by_hand(run_cli):
+@pytest.mark.parametrize("vllm, block", [("0.19.0", 2080), ("0.20.0", 4128)])
+def test_nemotron_h_hybrid_block_size_by_hand(run_cli, vllm, block):
     # TP 8: attention page per token and layer = 8/8 KV heads x 128 x 2 x 2 = 512 B; Mamba-2 page per layer =
-    # conv (256*64/8 + 2*1*256) x 3 x 2 B + SSM 256/8 x 64 x 256 x 2 B = 15,360 + 1,048,576 = 1,063,936 B
-    # -> attention block = ceil(1,063,936 / 512) = 2,078, rounded up to a multiple of 16 = 2,080 tokens
+    # conv (256*64/8 + 2*1*256) x 3 x 2 B = 15,360 + SSM 256/8 x 64 x 256 = 524,288 elements x 2 B (fp16, 0.19)
+    # or x 4 B (fp32, 0.20+) -> ceil(1,063,936 / 512) = 2,078 -> 2,080 tokens; ceil(2,112,512 / 512) = 4,126 -> 4,128
     code, out, err = run_cli("diagnose", "--model-config", str(HF / "Nemotron-H-56B-Base-8K.config.json"), "--gpu",
-                             "H200", "--format", "json", "--", "vllm", "serve", "nvidia/Nemotron-H-56B-Base-8K",
-                             "--tensor-parallel-size", "8", "--max-model-len", "8192")
+                             "H200", "--vllm", vllm, "--format", "json", "--", "vllm", "serve",
+                             "nvidia/Nemotron-H-56B-Base-8K", "--tensor-parallel-size", "8", "--max-model-len", "8192")
     assert code == 0, err
-    assert json.loads(out)["engines"][0]["kv_cache"]["block_size"] == 2080
+    assert json.loads(out)["engines"][0]["kv_cache"]["block_size"] == block
 
 
 def test_nonfinite_number_in_a_real_config_is_read():

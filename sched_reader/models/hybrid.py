@@ -94,8 +94,9 @@ def state_shapes(arch: ModelArch, kind: str, tp: int) -> list[tuple[int, int]]:
 # vLLM's NemotronHForCausalLMConfig hook (vllm/model_executor/models/config.py) replaces --mamba-ssm-cache-dtype
 # "auto" by the config's ``mamba_ssm_cache_dtype``, else a default: float16 since vLLM 0.13.0
 # (https://github.com/vllm-project/vllm/pull/29978, merged 2025-12, the release that added the "float16" choice),
-# float32 since https://github.com/vllm-project/vllm/pull/39032 (opened 2026-04-05, after 0.19.0's 2026-04-02
-# branch point: first in 0.20.0). Before 0.13.0 "auto" meant the model dtype for every model.
+# float32 since https://github.com/vllm-project/vllm/pull/39032 (opened and reviewed 2026-04-05, after 0.19.0's
+# 2026-04-02 branch point; its merge date was not read: first in 0.20.0, cut 2026-04-27, is an assumption).
+# Before 0.13.0 "auto" meant the model dtype for every model.
 _NEMOTRON_H_HOOK = (0, 13, 0)
 _NEMOTRON_H_FP32_DEFAULT = (0, 20, 0)
 

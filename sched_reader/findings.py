@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sched_reader.data_model import DataModel
 from sched_reader.severity import SEVERITY_RANK, Severity, at_or_above
 
 __all__ = ["Finding", "SEVERITY_RANK", "Severity", "finding_order", "is_failing", "sort_unique"]
 
 
-class Finding(BaseModel):
+class Finding(DataModel):
     """One diagnostic. ``rule`` is a stable id such as ``SR101`` (see README "Rules")."""
 
     model_config = ConfigDict(frozen=True)

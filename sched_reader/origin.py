@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from sched_reader.data_model import DataModel
 
 SourceKind = Literal[
     "config-file",      # vLLM --config YAML
@@ -24,7 +26,7 @@ SourceKind = Literal[
 ]
 
 
-class Origin(BaseModel):
+class Origin(DataModel):
     """Where a value came from. ``line`` is 1-based in ``file``; None when unknown."""
 
     model_config = ConfigDict(frozen=True)

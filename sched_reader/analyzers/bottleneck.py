@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from sched_reader.data_model import DataModel
 
 Bottleneck = Literal[
     "does_not_start",
@@ -37,7 +39,7 @@ STALL_RATIO = 4.0
 StepTime = Callable[[int, int, int, float], float]
 
 
-class Recommendation(BaseModel):
+class Recommendation(DataModel):
     """One flag change: ``flag`` from ``current`` to ``suggested``, and why (with the figure)."""
 
     flag: str
@@ -47,7 +49,7 @@ class Recommendation(BaseModel):
     effect: dict[str, Any] | None = None   # predicted metrics before -> after (analyzers.whatif), when evaluated
 
 
-class MemoryBudget(BaseModel):
+class MemoryBudget(DataModel):
     """One GPU's memory as vLLM's profiler splits it (bytes), for start-up advice."""
 
     total_bytes: int
@@ -70,7 +72,7 @@ class MemoryBudget(BaseModel):
         return max(0, int(free // per_token)) if per_token else 0
 
 
-class Figure(BaseModel):
+class Figure(DataModel):
     """A number the verdict relies on, with its unit and how it was computed."""
 
     name: str
@@ -79,7 +81,7 @@ class Figure(BaseModel):
     formula: str
 
 
-class Verdict(BaseModel):
+class Verdict(DataModel):
     """The bottleneck among the three defaults, with the figures and the recommended changes."""
 
     bottleneck: Bottleneck

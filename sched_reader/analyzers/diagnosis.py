@@ -24,11 +24,11 @@ from sched_reader.models.capacity import estimate_capacity
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
 from sched_reader.models.cost.error_bands import attach_ranges
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.engine_spec import EngineSpec
-from sched_reader.models.workload import Workload
+from sched_reader.models.workload import Workload, endpoint_kind
 
 
 class Diagnosis:
@@ -100,8 +100,24 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
     a section with ``classes`` / ``arrival`` / ``dataset`` / ``trace`` resolves to requests that are replayed
     exactly (arrival times, lengths, prefixes, count); the bench-style summary only describes them. With
     none, the defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000
-    prompts, all at once.
+    prompts, all at once. ``overrides["endpoint"]`` (``--backend`` / ``--endpoint``: the API entry point the
+    client calls) applies to every source, a replayed trace included.
     """
+    overrides = dict(overrides)
+    endpoint = overrides.pop("endpoint", None)
+    if endpoint is None:
+        endpoint = (spec.workload or {}).get("endpoint")
+    bench, requests = _resolve_requests(spec, overrides)
+    if endpoint is not None:
+        try:
+            bench = bench.model_copy(update={"endpoint": endpoint_kind(endpoint)})
+        except ValueError as err:
+            raise InputError(str(err), key="--endpoint / --backend") from None
+    return bench, requests
+
+
+def _resolve_requests(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, Any | None]:
+    """``resolve_workload`` without the entry point."""
     overrides = dict(overrides)
     wfile = overrides.pop("workload_file", None)
     seed = overrides.pop("seed", None)
@@ -117,7 +133,7 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
         kind = "trace" if is_jsonl(Path(wfile)) else "workload file"
         return summarize_requests(requests, f"{kind} {wfile}"), requests
     flags_given = any(v is not None for v in overrides.values())
-    section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items()}
+    section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items() if k != "endpoint"}
     if not flags_given and any(k in section for k in _RICH_WORKLOAD_KEYS):
         from pydantic import ValidationError
 
@@ -167,23 +183,27 @@ def _fit_workload(spec: EngineSpec, workload: Any, requests: Any | None) -> Any:
 def needs_queueing(bench: Any, requests: Any | None) -> bool:
     """Whether the performance block needs the simulator (queueing, bursts, mixes, length spread).
 
-    The steady-state formula is exact only for fixed lengths in a closed loop at a fixed concurrency,
-    and only once the loop has settled: ``vllm bench serve`` sends the first ``max_concurrency``
-    requests together, so that first wave queues its prompts like a burst. When it is 5% of the
-    requests or more (fewer than ``CLOSED_LOOP_SETTLED_WAVES`` waves), the simulator replays it.
+    The steady-state formula assumes a closed loop whose requests arrive staggered. `vllm bench serve`
+    sends the first ``max_concurrency`` requests together, and with fixed lengths the requests whose
+    prompts were prefilled in the same step finish in the same step, so their successors arrive
+    together again: the loop keeps running in groups, each new group's prompts queueing like a small
+    burst. The simulator replays that; the formula stands in for it only for runs larger than
+    ``CLOSED_LOOP_SIM_MAX_STEPS`` request-steps (num_prompts x output tokens), to keep diagnose fast.
     """
     if requests is not None:
         return True
     if bench.dataset_name != "random" or bench.random_range_ratio > 0 or bench.burstiness != 1.0:
         return True
-    if bench.max_concurrency is not None and bench.num_prompts < CLOSED_LOOP_SETTLED_WAVES * bench.max_concurrency:
+    if bench.max_concurrency is not None and bench.num_prompts * bench.random_output_len <= CLOSED_LOOP_SIM_MAX_STEPS:
         return True
     return bench.max_concurrency is None or not math.isinf(bench.request_rate)
 
 
-# waves of a closed loop (num_prompts / max_concurrency) from which the first wave's burst is under 5% of
-# the requests and the steady-state formula stands in for the simulator
-CLOSED_LOOP_SETTLED_WAVES = 20
+# request-steps (num_prompts x output tokens) up to which a fixed-length closed loop is simulated: 16x
+# diagnose's default burst (1,000 x 128). Replay times measured on one core (Llama-3.1-8B, H100):
+# 3,200 x 1,024 at concurrency 64 0.15 s, 7,800 x 256 at 256 0.33 s, but 1,950 x 1,024 at 1,024 (KV
+# bound, requests queue) 4.1 s, as long as a burst of the same size; larger runs use the formula
+CLOSED_LOOP_SIM_MAX_STEPS = 2_000_000
 
 
 def _first_error(err: Exception) -> str:
@@ -269,7 +289,8 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
         # No simulation asked (lint): the in-flight count of an open loop still comes from Little's law,
         # with the steady-state formula's throughput and latency (~20 ms), not from the request count.
         verdict_perf = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
-                                            spec.checkpoint_quantization, kv_tokens=kv.tokens)
+                                            spec.checkpoint_quantization, kv_tokens=kv.tokens,
+                                            endpoint=_api_endpoint(spec, workload))
     verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
@@ -296,6 +317,11 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
                            kv_budget_bytes=int(kv.tokens) * int(kv.bytes_per_token))
 
 
+def _api_endpoint(spec: EngineSpec, workload: Any) -> str:
+    """The API entry point the workload's client calls, as the API-server model keys it."""
+    return endpoint_for(getattr(workload, "endpoint", None), getattr(spec.arch, "model_type", None))
+
+
 def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,
                  sim_opts: dict[str, Any] | None = None) -> dict[str, Any]:
     """``vllm bench serve`` metrics: simulated when the workload queues, else the steady-state formula.
@@ -305,8 +331,9 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     sim_opts = sim_opts or {}
     seed = int(sim_opts.get("seed") or 0)
     eff = spec.effective
+    endpoint = _api_endpoint(spec, workload)
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
-                                  spec.checkpoint_quantization, kv_tokens=kv.tokens)
+                                  spec.checkpoint_quantization, kv_tokens=kv.tokens, endpoint=endpoint)
 
     if not needs_queueing(workload, requests) and active_profile() is None and not sim_opts.get("percentiles") \
             and not sim_opts.get("goodput"):
@@ -319,10 +346,13 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     sim = with_frontend_latency(simulate(
         requests, params_for("vllm", eff, blocks), calibrated(model), slo_ttft_ms=goodput.get("ttft"),
         slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
-        percentiles=tuple(sim_opts.get("percentiles") or ()), frontend=ApiServerModel(**frontend_kwargs())))
+        percentiles=tuple(sim_opts.get("percentiles") or ()),
+        frontend=ApiServerModel(endpoint, **frontend_kwargs())), endpoint)
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")
+    if steady.get("speculative"):
+        perf["speculative"] = steady["speculative"]  # drafter, acceptance, break-even batch (closed form)
     perf["steady_state_estimate"] = {
         k: steady.get(k) for k in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms") if k in steady
     }

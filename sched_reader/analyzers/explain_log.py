@@ -15,8 +15,9 @@ from typing import Any
 import json
 import re
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
 from sched_reader.models.capacity import estimate_capacity
@@ -63,7 +64,7 @@ CAUSES: dict[str, tuple[str, str]] = {
 }
 
 
-class TermRow(BaseModel):
+class TermRow(DataModel):
     """One memory term: logged vs predicted, GiB per GPU, and the log line it is on."""
 
     name: str
@@ -85,7 +86,7 @@ class TermRow(BaseModel):
         return (self.predicted - self.logged) / abs(self.logged)
 
 
-class Explanation(BaseModel):
+class Explanation(DataModel):
     """``explain-log``'s result for one log."""
 
     file: str
@@ -282,7 +283,7 @@ def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
     j = cap.to_json()
     mem, kvj = j["memory"], j["kv_cache"]
     rows = _memory_rows(facts, mem, cap)
-    kv_rows = _kv_rows(facts, kvj)
+    kv_rows = _kv_rows(facts, kvj) + _encoder_rows(facts, cap)
     ex = Explanation(
         file=facts.file, release=facts.release or eff.vllm_version, engine_core=facts.engine_core or eff.engine,
         model=facts.model or spec.model_name,
@@ -402,6 +403,21 @@ def _kv_rows(facts: LogFacts, kvj: dict[str, Any]) -> list[TermRow]:
                             predicted=kvj["max_concurrency"], unit="x", line=facts.max_concurrency.line,
                             note=f"requests of {facts.max_concurrency_len:,} tokens"))
     return rows
+
+
+def _encoder_rows(facts: LogFacts, cap: Any) -> list[TermRow]:
+    """The multimodal encoder profile vLLM logged (budget, items) beside the predicted one."""
+    if facts.encoder_budget is None:
+        return []
+    term = next((t for t in cap.explain if t.name == "encoder_profile"), None)
+    pred = term.inputs if term is not None else {}
+    note = f"of {facts.encoder_modality}"
+    if pred.get("modality") and pred.get("modality") != facts.encoder_modality:
+        note += f"; predicted {pred['modality']}"
+    return [TermRow(name="encoder_budget", logged=facts.encoder_budget.value, predicted=pred.get("encoder_budget"),
+                    unit="tokens", line=facts.encoder_budget.line, note=note),
+            TermRow(name="encoder_items", logged=facts.encoder_items.value, predicted=pred.get("items"),
+                    unit="items", line=facts.encoder_items.line, note=note)]
 
 
 def _attribute(ex: Explanation, eff: Any) -> None:

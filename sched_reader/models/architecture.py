@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from sched_reader.data_model import DataModel
 
 
-class ModelArch(BaseModel):
+class ModelArch(DataModel):
     """One model architecture. ``id`` is the canonical HF repo id."""
 
     model_config = ConfigDict(frozen=True)

@@ -10,12 +10,13 @@ budget. Units: tokens, bytes; deterministic for a given seed (numpy default_rng)
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.models.weights import Term
 
 
-class AllocatorStats(BaseModel):
+class AllocatorStats(DataModel):
     """One allocator's totals over the sample."""
 
     name: str
@@ -26,7 +27,7 @@ class AllocatorStats(BaseModel):
     max_concurrency: float          # requests of average footprint that fit in the budget (floor)
 
 
-class BlockAccountingResult(BaseModel):
+class BlockAccountingResult(DataModel):
     n_requests: int
     block_size: int
     max_model_len: int

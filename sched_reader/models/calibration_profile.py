@@ -23,8 +23,9 @@ import contextvars
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError
 from sched_reader.models.cost.iteration import DecodeLinearModel
 
@@ -43,7 +44,7 @@ TERMS: dict[str, tuple[float, float, float, str, str]] = {
 }
 
 
-class FittedTerm(BaseModel):
+class FittedTerm(DataModel):
     """One term: fitted value, its bounds, and what data supported it."""
 
     value: float
@@ -56,7 +57,7 @@ class FittedTerm(BaseModel):
     supported_by: list[str] = Field(default_factory=list)
 
 
-class Profile(BaseModel):
+class Profile(DataModel):
     """A ``profile.yaml``: the deployment it was fitted on, the terms, and the fit's residuals."""
 
     schema_: str = Field(PROFILE_SCHEMA, alias="schema")

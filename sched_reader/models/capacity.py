@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -20,7 +21,7 @@ from sched_reader.models.weights import GIB, Term, WeightBreakdown, weight_break
 from sched_reader.models import drafter
 
 
-class CapacityReport(BaseModel):
+class CapacityReport(DataModel):
     """Everything ``diagnose`` prints about memory and the KV cache for one engine."""
 
     memory: MemoryProfile

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.findings import Finding
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.gpu import GPU
 from sched_reader.readers.raw import Origin, Unresolved
 
 
-class FlagValue(BaseModel):
+class FlagValue(DataModel):
     """One explicitly set vLLM argument after normalization against the target release."""
 
     dest: str             # snake_case vLLM dest, e.g. "max_num_seqs"
@@ -28,7 +29,7 @@ class FlagValue(BaseModel):
     overridden: list[Origin] = Field(default_factory=list)  # earlier settings of the same flag that lost
 
 
-class Hardware(BaseModel):
+class Hardware(DataModel):
     """The GPUs one engine runs on. ``count`` is GPUs per engine replica (TP x PP x DP by default)."""
 
     gpu: GPU
@@ -44,7 +45,7 @@ class Hardware(BaseModel):
     modelled: bool = True
 
 
-class Effective(BaseModel):
+class Effective(DataModel):
     """A value vLLM will use, and why (``"explicit"``, or the default rule that produced it)."""
 
     value: Any
@@ -52,7 +53,7 @@ class Effective(BaseModel):
     origin: Origin | None = None
 
 
-class EffectiveConfig(BaseModel):
+class EffectiveConfig(DataModel):
     """The serving parameters the capacity, cost and simulation models need, with defaults applied.
 
     Every field is the value vLLM ends up with for ``vllm_version`` on ``gpu``. ``reasons`` maps each
@@ -100,7 +101,7 @@ class EffectiveConfig(BaseModel):
     reasons: dict[str, str] = Field(default_factory=dict)
 
 
-class EngineSpec(BaseModel):
+class EngineSpec(DataModel):
     """One engine, fully resolved: file location, release, hardware, model, explicit args, effective config."""
 
     name: str

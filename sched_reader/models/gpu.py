@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from sched_reader.data_model import DataModel
 
 
-class GPU(BaseModel):
+class GPU(DataModel):
     """An accelerator SKU from ``models/data/gpus.yaml``.
 
     ``memory_bytes`` is what the driver reports as total device memory (nvidia-smi MiB x 2^20);

@@ -21,8 +21,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import UnknownGPUError
 from sched_reader.models.gpu import GPU
 from sched_reader.models.data_files import load
@@ -39,7 +40,7 @@ _PREFIXES = ("nvidia", "tesla", "geforce", "amd", "instinct", "intel", "gpu")
 _MEMORY_SUFFIXES = ("hbm3e", "hbm3", "hbm2e", "hbm2", "gddr6x", "gddr6", "gddr7")
 
 
-class GPUResolution(BaseModel):
+class GPUResolution(DataModel):
     """The result of resolving a GPU name.
 
     ``guessed`` is True when the name fits several SKUs and the most common one was chosen;

@@ -20,8 +20,9 @@ Units: bytes; tokens; GiB = 2**30 bytes.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
@@ -35,7 +36,7 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-class LayerKV(BaseModel):
+class LayerKV(DataModel):
     """One attention layer's KV cache spec on one GPU."""
 
     index: int
@@ -142,7 +143,7 @@ def kv_bytes_per_token(arch: ModelArch, cfg: EffectiveConfig) -> int:
     return sum(layer.bytes_per_token for layer in kv_layers(arch, cfg))
 
 
-class KVCacheResult(BaseModel):
+class KVCacheResult(DataModel):
     """What vLLM prints about its KV cache, and whether start-up succeeds."""
 
     block_size: int

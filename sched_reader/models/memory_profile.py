@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -95,7 +96,7 @@ CUBLAS_WORKSPACE_SM90 = 32 * MIB        # torch cuBLAS workspace through the cac
 CUBLAS_WORKSPACE_OTHER = 8 * MIB + 128 * 1024  # ":4096:2:16:8"
 
 
-class MemoryProfile(BaseModel):
+class MemoryProfile(DataModel):
     """One GPU's memory budget as vLLM computes it at start-up (bytes)."""
 
     engine: str
@@ -127,7 +128,17 @@ class MemoryProfile(BaseModel):
 FLASHINFER_SAMPLER_BEFORE_0_12 = False
 
 
-def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
+# FlashInfer top-k/top-p is on by default again from 0.21.0 (vLLM PR 40376 "[Perf] Enable FlashInfer top-k/top-p
+# sampler by default", 2026-04; flashinfer-python is a default CUDA dependency since 0.11.1, PR 26443) where the
+# GPU supports it: compute capability 8.0-12.1 and more than 16 SMs (flashinfer_sampler_supported; a 7.5 GPU logs
+# "FlashInfer top-p/top-k sampling unavailable: unsupported compute capability 7.5; falling back"). The vLLM
+# 0.23.0 docker log in tests/data/logs/repo-qwen25vl-7b-a100-v0230-video-profile.log prints "Using FlashInfer
+# for top-p & top-k sampling." with no flag set.
+FLASHINFER_SAMPLER_DEFAULT_FROM = (0, 21, 0)
+V1_SAMPLER_PROFILED_FROM = (0, 8, 0)   # first release whose V1 profile_run runs the dummy sampler
+
+
+def sampler_path(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[str, float]:
     """(name, extra fp32 R x V copies held by the sampling temporaries) for this release.
 
     ``cfg.flashinfer_sampler`` is the engine's own choice when known (the log's "Using FlashInfer for
@@ -141,6 +152,10 @@ def sampler_path(cfg: EffectiveConfig) -> tuple[str, float]:
     fi = getattr(cfg, "flashinfer_sampler", None)
     if fi:
         return "flashinfer top-k/top-p from logits (VLLM_USE_FLASHINFER_SAMPLER)", 2.0
+    if fi is None and ver >= FLASHINFER_SAMPLER_DEFAULT_FROM and gpu is not None and gpu.vendor == "NVIDIA":
+        cc = float(gpu.compute_capability or "0")
+        if 8.0 <= cc <= 12.1 and (gpu.sm_count or 0) > 16:
+            return "flashinfer top-k/top-p from logits (default from 0.21.0)", 2.0
     if ver >= (0, 17, 0):
         return "triton top-k/top-p (in place) + softmax + noise", 2.0
     if fi is None and FLASHINFER_SAMPLER_BEFORE_0_12 and (0, 8, 0) <= ver < (0, 12, 0):
@@ -226,9 +241,18 @@ def mm_item_geometry(arch: ModelArch, max_model_len: int = 0) -> dict | None:
     vc = arch.vision_config or {}
     if not vc:
         return None
+    try:
+        return _mm_item_geometry(arch, vc, max_model_len)
+    except (TypeError, ValueError, ZeroDivisionError):   # a malformed vision_config: no encoder profile
+        return None
+
+
+def _mm_item_geometry(arch: ModelArch, vc: dict, max_model_len: int) -> dict | None:
     mt = str(vc.get("model_type") or "")
     mm = arch.multimodal or {}
     p = int(vc.get("patch_size") or vc.get("spatial_patch_size") or 14)
+    if p <= 0:
+        return None
     hv = int(vc.get("embed_dim") if mt == "qwen2_vl" and vc.get("embed_dim") else vc.get("hidden_size") or 0)
     iv = int(vc.get("intermediate_size") or (hv * float(vc.get("mlp_ratio") or 4)))
     depth = int(vc.get("depth") or vc.get("num_hidden_layers") or 0)
@@ -253,10 +277,22 @@ def mm_item_geometry(arch: ModelArch, max_model_len: int = 0) -> dict | None:
         side = int(vc["image_size"]) // p
         rows = side // merge
         geo = dict(tokens=rows * rows + rows, patches=side * side, pixels=3 * p * p)   # + one [IMG_BREAK] a row
-    elif mt == "clip_vision_model" and vc.get("image_size"):                  # LLaVA-1.5 style, one 336px tile
-        side = int(vc["image_size"]) // p
-        geo = dict(tokens=side * side, patches=side * side + 1, pixels=3 * p * p)
+    elif mt == "clip_vision_model" and vc.get("image_size"):                  # LLaVA: 336 px CLIP tiles
+        size = int(vc["image_size"])
+        side = size // p
+        tokens, tiles = side * side, 1
+        # LLaVA-NeXT any-res: the base tile plus the grid tiles of the largest pinpoint; features = base
+        # + the unpadded grid (gh*side x gw*side) + one newline per grid row (vLLM LlavaNextProcessingInfo
+        # get_num_image_tokens; 576 + 48 x 48 + 48 = 2,928 for a 2 x 2 grid of 336 px tiles)
+        for hw in mm.get("image_grid_pinpoints") or []:
+            gh, gw = int(hw[0]) // size, int(hw[1]) // size
+            t = side * side + (gh * side) * (gw * side) + gh * side
+            if t > tokens:
+                tokens, tiles = t, 1 + gh * gw
+        geo = dict(tokens=tokens, patches=tiles * (side * side + 1), pixels=3 * p * p)
     else:
+        return None
+    if geo["tokens"] <= 0 or geo["patches"] <= 0:
         return None
     geo.update(hidden=hv, intermediate=iv, depth=depth, gated=mt in _GATED_VIT, model_type=mt)
     return geo
@@ -303,11 +339,20 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
              inputs=fwd_in, value=fwd, unit="bytes"),
     ]
     sampler = 0
-    if last_stage:
+    if last_stage and cfg.engine == "v1" and parse_version(cfg.vllm_version) < V1_SAMPLER_PROFILED_FROM:
+        # V1 before 0.8.0 runs no sampler in profile_run: it computes the logits of every dummy token
+        # ("logits = self.model.compute_logits(hidden_states, None)"; vLLM issue 13507 "[V1][Bug]: Consider
+        # sampler in memory profiling", 2025-02-19) and frees them with the hidden states.
+        v = arch.vocab_size
+        sampler = tokens * arch.hidden_size * dt + tokens * v * dt + moe_ws
+        terms.append(Term(
+            name="sampler_peak", formula="V1 < 0.8: hidden states + logits of all T tokens (T x V x dtype), no sampler",
+            inputs={"T": tokens, "V": v, "moe_workspace": moe_ws}, value=sampler, unit="bytes"))
+    elif last_stage:
         r = min(int(cfg.max_num_seqs), tokens)
         v = arch.vocab_size
         f32 = 4 * r * v
-        path, extra = sampler_path(cfg)
+        path, extra = sampler_path(cfg, gpu)
         logits_model = r * v * dt if dt != 4 else 0      # compute_logits output (fp32 models: same tensor)
         hidden_alive = (tokens + 2 * r) * arch.hidden_size * dt  # forward output + last-token rows + rand_like
         triton_buf = 0

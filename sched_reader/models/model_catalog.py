@@ -20,8 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError, UnknownModelError
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.quantization import scheme_from_quant_config
@@ -37,7 +38,7 @@ _URI_SCHEMES = ("s3://", "gs://", "gcs://", "pvc://", "oci://", "file://", "az:/
 _HF_SCHEMES = ("hf://", "huggingface://", "hf.co/", "huggingface.co/")
 
 
-class ModelResolution(BaseModel):
+class ModelResolution(DataModel):
     """The result of resolving a model name.
 
     ``checkpoint_quantization`` is the weight scheme the checkpoint is stored in (``fp8``, ``w4a16``,
@@ -476,7 +477,7 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
     model_type = str(text.get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
         else str(raw.get("model_type") or "unknown")
     multimodal = {k: raw[k] for k in ("mm_tokens_per_image", "image_token_index", "image_token_id",
-                                      "spatial_merge_size") if k in raw}
+                                      "spatial_merge_size", "image_grid_pinpoints") if k in raw}
     arch = ModelArch(
         id=model_id,
         model_type=model_type,

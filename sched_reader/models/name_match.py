@@ -37,7 +37,7 @@ _FAMILY_RE = re.compile(r"(?<![a-z])(" + "|".join(re.escape(f) for f in _FAMILIE
 _SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
 _ACTIVE_RE = re.compile(r"(?<![a-z0-9])a(\d+(?:\.\d+)?)b(?![a-z0-9])")
 _EXPERTS_RE = re.compile(r"(?<![a-z0-9])(\d+)x(\d+(?:\.\d+)?)b(?![a-z0-9])")
-_MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni)(?![a-z])")
+_MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni|llava|pixtral)(?![a-z])")
 _DISTILL_RE = re.compile(r"distill[-_ ]")
 
 

@@ -15,14 +15,15 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError
 from sched_reader.models.gpu import GPU
 from sched_reader.models.data_files import load
 
 
-class WeightFormat(BaseModel):
+class WeightFormat(DataModel):
     """How one weight element is stored and multiplied. ``bytes_per_weight`` includes scale overhead."""
 
     model_config = ConfigDict(frozen=True)

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -42,7 +43,7 @@ DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2,
                "bf16": 2, "fp16": 2}
 
 
-class Term(BaseModel):
+class Term(DataModel):
     """One explained quantity: ``value`` = ``formula`` evaluated on ``inputs``, in ``unit``.
 
     ``guessed`` is True when an input is an estimate rather than a fact from the config or vLLM's code.
@@ -58,7 +59,7 @@ class Term(BaseModel):
     guessed: bool = False
 
 
-class WeightComponent(BaseModel):
+class WeightComponent(DataModel):
     """One group of weights. ``params_*`` are element counts; ``bytes_per_gpu`` on the largest stage."""
 
     name: str
@@ -69,7 +70,7 @@ class WeightComponent(BaseModel):
     note: str = ""
 
 
-class WeightBreakdown(BaseModel):
+class WeightBreakdown(DataModel):
     """Weights of one model on one GPU (largest pipeline stage, one tensor-parallel rank)."""
 
     model_id: str
@@ -134,7 +135,7 @@ def model_dtype_bytes(arch: ModelArch, cfg: EffectiveConfig) -> int:
 
 # ----------------------------------------------------------------------------------- quantization
 
-class QuantLayout(BaseModel):
+class QuantLayout(DataModel):
     """How vLLM stores quantized linear weights in GPU memory."""
 
     name: str
@@ -303,7 +304,7 @@ def shared_expert_intermediate(arch: ModelArch) -> int:
     return n_sh * mi
 
 
-class _Layer(BaseModel):
+class _Layer(DataModel):
     attention: tuple[int, int] = (0, 0)
     mlp_dense: tuple[int, int] = (0, 0)
     moe_routed: tuple[int, int] = (0, 0)
@@ -402,10 +403,13 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
         return 0, ""
     if arch.official_params and arch.official_params > text_total and not quantized:
         return arch.official_params - text_total, "checkpoint element count minus the text model"
-    hv = int(vc.get("hidden_size", 1024))
-    iv = int(vc.get("intermediate_size", 4 * hv))
-    nl = int(vc.get("num_hidden_layers", vc.get("depth", 24)))
-    p = int(vc.get("patch_size", 14))
+    try:
+        hv = int(vc.get("hidden_size", 1024))
+        iv = int(vc.get("intermediate_size", 4 * hv))
+        nl = int(vc.get("num_hidden_layers", vc.get("depth", 24)))
+        p = int(vc.get("patch_size", 14))
+    except (TypeError, ValueError):
+        return 0, "vision_config has non-numeric sizes: vision tower left out (guessed)"
     per_layer = 4 * hv * hv + 4 * hv + 2 * hv * iv + iv + hv + 4 * hv
     proj = hv * arch.hidden_size * 2
     return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"

@@ -17,12 +17,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError
 
 
-class BenchResult(BaseModel):
+class BenchResult(DataModel):
     """One benchmark run, in vLLM's units (ms, tok/s, s)."""
 
     file: str

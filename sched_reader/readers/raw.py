@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.origin import Origin, SourceKind
 
 __all__ = ["Hint", "Origin", "RawEngine", "Setting", "SourceKind", "Unresolved"]
 
 
-class Setting(BaseModel):
+class Setting(DataModel):
     """One flag as written. ``flag`` starts with ``--`` (or ``-`` for a short option such as ``-tp``,
     recorded as written); ``value`` is None for a bare flag, a string on a command line, and keeps its
     YAML type (bool, int, float, dict, list) in a vLLM ``--config`` file."""
@@ -27,7 +28,7 @@ class Setting(BaseModel):
     origin: Origin
 
 
-class Unresolved(BaseModel):
+class Unresolved(DataModel):
     """Something the reader could not resolve (e.g. ``$MODEL`` never assigned)."""
 
     text: str
@@ -35,14 +36,14 @@ class Unresolved(BaseModel):
     origin: Origin
 
 
-class Hint(BaseModel):
+class Hint(DataModel):
     """A value found outside the vLLM flags: GPU type/count, vLLM version, role."""
 
     value: Any
     origin: Origin
 
 
-class RawEngine(BaseModel):
+class RawEngine(DataModel):
     """One vLLM engine found in a file (a compose service, a Helm modelSpec, a P/D role, ...)."""
 
     name: str

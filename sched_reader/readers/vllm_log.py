@@ -29,8 +29,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError
 from sched_reader.versions import parse_version
 
@@ -41,7 +42,7 @@ _NUM = r"(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
 _PROC = re.compile(r"\((?P<tag>[A-Za-z_][A-Za-z0-9_ ]*?)\s+(?:rank=(?P<rank>\d+)\s+)?pid=(?P<pid>\d+)(?:,\s*ip=[^)]*)?\)")
 
 
-class Value(BaseModel):
+class Value(DataModel):
     """One number as logged, the line it is on, and the process that printed it."""
 
     value: float
@@ -49,7 +50,7 @@ class Value(BaseModel):
     proc: str | None = None   # e.g. "Worker_TP1", "EngineCore_DP0", None for an untagged line
 
 
-class LogFacts(BaseModel):
+class LogFacts(DataModel):
     """What one start-up log states (one engine). Memory values are GiB per GPU as vLLM prints them."""
 
     file: str
@@ -86,6 +87,9 @@ class LogFacts(BaseModel):
     flashinfer_sampler_line: int | None = None
     custom_all_reduce: bool | None = None       # False: "Custom allreduce is disabled because ..." was logged
     custom_all_reduce_line: int | None = None
+    encoder_budget: Value | None = None         # "Encoder cache will be initialized with a budget of B tokens,
+    encoder_items: Value | None = None          #  and profiled with N <modality> items" (V1 0.10+)
+    encoder_modality: str | None = None
 
     def term(self, name: str, how: str = "first") -> float | None:
         """A memory term in GiB: the first rank's value (``how="first"``) or the minimum over ranks."""
@@ -197,6 +201,8 @@ _GPU_BLOCKS = re.compile(r"# (?:GPU|cuda|CUDA|npu|xpu|XPU) blocks: " + _NUM + r"
 _GPU_BLOCKS_V0_644 = re.compile(r"(?<!# )\bGPU blocks: " + _NUM + r", # CPU blocks: " + _NUM)
 _NUM_GPU_BLOCKS_DEBUG = re.compile(r"num_gpu_blocks is:\s*" + _NUM)
 _CONCURRENCY = re.compile(r"Maximum concurrency for " + _NUM + r" tokens per request: " + _NUM + r"x")
+_ENCODER_PROFILE = re.compile(r"Encoder cache will be initialized with a budget of " + _NUM +
+                              r" tokens, and profiled with " + _NUM + r" ([a-z]+) items")
 _CHUNKED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=" + _NUM)
 _MAX_LEN = re.compile(r"Using max model len " + _NUM)
 _FAIL_SEQ_LEN_V1 = re.compile(r"max seq len \(" + _NUM + r"\), \(" + _NUM + r" ?GiB KV cach")
@@ -435,6 +441,12 @@ def parse_log(text: str, file: str = "<log>") -> LogFacts:
                 facts.flashinfer_sampler, facts.flashinfer_sampler_line = True, no
             elif _SAMPLER_NATIVE.search(line):
                 facts.flashinfer_sampler, facts.flashinfer_sampler_line = False, no
+        if facts.encoder_budget is None and "Encoder cache will be initialized" in line:
+            em = _ENCODER_PROFILE.search(line)
+            if em:
+                facts.encoder_budget = Value(value=_num(em.group(1)), line=no, proc=proc)
+                facts.encoder_items = Value(value=_num(em.group(2)), line=no, proc=proc)
+                facts.encoder_modality = em.group(3)
         if facts.custom_all_reduce is None and "ustom allreduce is disabled" in line:
             facts.custom_all_reduce, facts.custom_all_reduce_line = False, no
         m = _CHUNKED.search(line)

@@ -42,6 +42,8 @@ def output_width(stream=None) -> int:
 
 def cell_width(text: str) -> int:
     """Terminal cells ``text`` takes: wide (East Asian W/F, emoji) count 2, combining marks 0."""
+    if text.isascii():  # every ASCII character is one cell (the common case: no per-character lookups)
+        return len(text)
     n = 0
     for ch in text:
         if unicodedata.combining(ch) or ch in "\u200d\ufe0f":

@@ -14,8 +14,6 @@ MAN = load_manifest()
 XFAIL = {
     "llmd-meta-llama-llama-4-scout--h100-80gb--tp4pp1dp1--8192.log.gz":
         "weights 0.43 GiB under the log per GPU (Llama 4 MoE + vision tower at TP 4)",
-    "llmd-qwen-qwen1-5-moe-a2-7b--h100-80gb--tp1pp1dp1--8192.log.gz":
-        "Qwen1.5-MoE-A2.7B is not in the catalog (no prediction)",
 }
 
 

@@ -22,20 +22,21 @@ def test_in_flight_is_the_cap_or_the_burst():
     assert in_flight(Workload(num_prompts=500), None) == 500  # request rate inf: everything at once
 
 
-def test_steady_state_only_for_fixed_lengths_in_a_closed_loop():
-    assert not needs_queueing(Workload(max_concurrency=16), None)
+def test_steady_state_only_for_fixed_lengths_in_a_closed_loop_too_large_to_replay():
+    assert not needs_queueing(Workload(max_concurrency=16, num_prompts=100_000), None)  # 12.8 M steps
     assert needs_queueing(Workload(), None)                                  # burst
     assert needs_queueing(Workload(max_concurrency=16, request_rate=4), None)  # open loop
     assert needs_queueing(Workload(dataset_name="sharegpt", max_concurrency=16), None)
 
 
-def test_closed_loop_of_few_waves_is_simulated():
-    # vllm bench serve sends the first max_concurrency requests together: with 128 prompts at
-    # concurrency 64 that first wave is half of the requests (2 waves), a burst the steady state
-    # ignores; from 20 waves (5% of the requests) the closed form stands
+def test_fixed_length_closed_loop_is_replayed():
+    # vllm bench serve sends the first max_concurrency requests together, and with fixed lengths the
+    # loop keeps running in groups that finish (and are replaced) together: simulated up to 2 M
+    # request-steps (num_prompts x output tokens), here 1,000 x 128 and 15,625 x 128 = 2 M
     assert needs_queueing(Workload(num_prompts=128, max_concurrency=64), None)
-    assert needs_queueing(Workload(num_prompts=319, max_concurrency=16), None)
-    assert not needs_queueing(Workload(num_prompts=320, max_concurrency=16), None)
+    assert needs_queueing(Workload(num_prompts=1000, max_concurrency=16), None)
+    assert needs_queueing(Workload(num_prompts=15_625, max_concurrency=16), None)
+    assert not needs_queueing(Workload(num_prompts=15_626, max_concurrency=16), None)
 
 
 def test_paged_waste_is_below_one_block_per_request():

@@ -68,3 +68,53 @@ def test_video_profile_log_kv_within_1_5_gib():
     kv = next(r for r in ex.memory if r.name == "kv_cache")
     assert kv.logged == pytest.approx(-14.28)
     assert abs(kv.predicted - kv.logged) <= 1.5
+
+
+def test_llava_next_items_match_the_log():
+    # vLLM 0.10.2 log (tests/data/logs/repo-vlmvllm-...): "Encoder cache will be initialized with a budget of
+    # 16384 tokens, and profiled with 5 image items of the maximum feature size." Largest item: the 336 px base
+    # tile + a 2 x 2 grid: 576 + 48 x 48 + 48 = 2,928 tokens; 16384 // 2928 = 5.
+    arch, eff = _eff("vllm serve llava-hf/llava-v1.6-mistral-7b-hf --max-model-len 4096 --max-num-batched-tokens 16384",
+                     vllm="0.10.2", gpu="H100")
+    _, cache, info = encoder_profile_bytes(arch, eff, 2)
+    assert (info["tokens_per_item"], info["items"], info["encoder_budget"]) == (2928, 5, 16384)
+    assert info["patches"] == 5 * 5 * 577                      # 5 items x (base + 4 grid tiles) x 577 CLIP patches
+    assert cache == 5 * 2928 * 4096 * 2
+
+
+@pytest.mark.parametrize("name, budget, items, modality", [
+    ("repo-vlmvllm-llava-next-mistral-7b-h100-v0102.log", 16384, 5, "image"),
+    ("repo-qwen25vl-7b-a100-v0230-video-profile.log", 114688, 1, "video"),
+])
+def test_explain_log_lays_the_logged_encoder_profile_beside_the_prediction(name, budget, items, modality):
+    facts = parse_log(read_log_text(LOGS / name), name)
+    assert (facts.encoder_budget.value, facts.encoder_items.value, facts.encoder_modality) == (budget, items, modality)
+    rows = {r.name: r for r in explain(facts).kv}
+    assert rows["encoder_budget"].predicted == budget and rows["encoder_items"].predicted == items
+
+
+def test_malformed_vision_config_leaves_the_encoder_out(tmp_path):
+    # non-numeric widths, a zero patch: no encoder profile and no vision weights, never an exception
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", '
+                   '"hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, '
+                   '"num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 32768, '
+                   '"vision_config": {"model_type": "qwen2_5_vl", "depth": 32, "hidden_size": "x", "patch_size": 0}}')
+    [spec] = build_specs([], "vllm serve acme/vl".split(), gpu="L4", vllm="0.19.0", model_config=str(cfg))
+    assert mm_item_geometry(spec.arch, 32768) is None
+    assert encoder_profile_bytes(spec.arch, spec.effective, 2)[:2] == (0, 0)
+
+
+def test_flashinfer_sampler_default_from_0_21_where_the_gpu_supports_it():
+    from sched_reader.models.gpu_catalog import resolve_gpu
+    from sched_reader.models.memory_profile import sampler_path
+
+    _, eff = _eff("vllm serve meta-llama/Llama-3.1-8B-Instruct", vllm="0.23.0", gpu="A100 80GB")
+    assert sampler_path(eff, resolve_gpu("A100 80GB").gpu)[0].startswith("flashinfer")
+    # compute capability 7.5 falls back ("unsupported compute capability 7.5; falling back")
+    assert sampler_path(eff, resolve_gpu("T4").gpu)[0].startswith("triton")
+    # an explicit VLLM_USE_FLASHINFER_SAMPLER=0 (or the log's fallback line) wins
+    assert sampler_path(eff.model_copy(update={"flashinfer_sampler": False}), resolve_gpu("A100 80GB").gpu)[0] \
+        .startswith("triton")
+    _, old = _eff("vllm serve meta-llama/Llama-3.1-8B-Instruct", vllm="0.19.0", gpu="H100")
+    assert sampler_path(old, resolve_gpu("H100").gpu)[0].startswith("triton")

@@ -2,7 +2,7 @@
 
 The layers, lowest first (a module belongs to the first entry whose prefix matches it)::
 
-    ground     errors, findings, severity, origin, versions, limits   what every layer shares
+    ground     errors, findings, severity, origin, versions, limits, data_model   what every layer shares
     readers    deploy files -> raw engines                  knows no vLLM release
     catalogs   GPU catalog and the package data loader      a leaf that compat may use
     compat     vLLM release queries: flags, defaults, matrix, start-up conditions (no findings, no output)
@@ -27,7 +27,7 @@ PKG = Path(__file__).resolve().parents[2] / "sched_reader"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("sched_reader.errors", "sched_reader.findings", "sched_reader.severity", "sched_reader.origin",
-                "sched_reader.versions", "sched_reader.limits")),
+                "sched_reader.versions", "sched_reader.limits", "sched_reader.data_model")),
     ("readers", ("sched_reader.readers",)),
     ("catalogs", ("sched_reader.models.gpu_catalog", "sched_reader.models.gpu_spec", "sched_reader.models.gpu",
                   "sched_reader.models.data_files")),

@@ -59,15 +59,18 @@ class CountingAllocator:
             pid, _ = self.evictable.popitem(last=False)
             e = self.entries.pop(pid)
             self.evictable_blocks -= e.blocks
-            self._release_ids(e)
+            if self.track_ids:
+                self._release_ids(e)
             self.free += e.blocks
         self.free -= k
-        self._claim_ids(rid, k)
+        if self.track_ids:
+            self._claim_ids(rid, k)
 
     def give(self, k: int, rid: int = -1) -> None:
         """Return k private blocks of ``rid`` to the free pool."""
         self.free += k
-        self._drop_ids(rid, k)
+        if self.track_ids:
+            self._drop_ids(rid, k)
 
     # --- prefix cache ---
     def hit(self, pid: int) -> PrefixEntry | None:
@@ -92,7 +95,7 @@ class CountingAllocator:
         """Turn the first ``blocks`` private blocks of ``rid`` into the cached prefix ``pid`` (1 reference)."""
         self.entries[pid] = PrefixEntry(blocks, self._move_ids(rid, blocks))
 
-    # --- block-id hooks (no-ops here) ---
+    # --- block-id hooks (no-ops here; called only when ``track_ids``) ---
     def _claim_ids(self, rid: int, k: int) -> None: ...
     def _drop_ids(self, rid: int, k: int) -> None: ...
     def _release_ids(self, e: PrefixEntry) -> None: ...

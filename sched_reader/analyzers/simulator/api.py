@@ -13,12 +13,12 @@ from sched_reader.analyzers.simulator.static import run_static
 from sched_reader.analyzers.simulator.workloads import Requests, drop_overlong
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.limits import MAX_SIM_TOKENS
-from sched_reader.models.calibration_profile import active_profile, api_seconds
+from sched_reader.models.calibration_profile import active_profile, api_seconds, frontend_kwargs
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
 from sched_reader.models.calibration_profile import calibrated
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
@@ -42,6 +42,7 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     requests, failed = drop_overlong(requests, params.max_model_len)
     check_size(requests, params)  # before the run: limits.MAX_SIM_TOKENS
     sent_s = requests.arrival_s
+    probe = None
     if frontend is not None and requests.max_concurrency is None and len(requests):
         from dataclasses import replace as _replace
 
@@ -49,12 +50,13 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
         requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
         if params.policy != "static" and not reference and _may_saturate(frontend, params, cost, requests0):
             # one engine run with plain intake measures how busy streaming keeps the API server
-            probe = run_engine(requests, params, cost)
+            probe = run_engine(requests, params, cost, progress=progress)
             span = max(1e-9, (max(probe.rec.finish_ns) - min(probe.send_ns)) / 1e9)
             rho = frontend.output_token_s / frontend.servers * float(sum(probe.target)) / span
             if rho >= 1.0:  # saturated: the loop can no longer take requests in between chunks
                 requests = _replace(requests0, arrival_s=frontend.intake(
                     sent_s, requests0.prompt_len, requests0.output_len, streaming_share=rho))
+                probe = None
     if params.policy == "static":
         run = run_static(requests, params, StepTimer(cost))
         counters: dict[str, Any] = {}
@@ -62,7 +64,8 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
         run = run_reference(requests, params, cost)
         counters = {}
     else:
-        run = run_engine(requests, params, cost, progress=progress)
+        # not saturated: the probe ran these very requests on this engine (deterministic), so it is the run
+        run = probe if probe is not None else run_engine(requests, params, cost, progress=progress)
         counters = {"fast_steps": run.fast_steps, "slow_steps": run.slow_steps, "stretches": run.stretches}
     send_ns = run.send_ns
     notes = list(run.notes)
@@ -172,9 +175,12 @@ def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]
 def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vllm",), *,
                   chunk_size: int = 512, slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
                   progress: Callable[[str, int, int], None] | None = None,
-                  slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = ()) -> dict[str, dict[str, Any]]:
-    """Simulate one EngineSpec under each policy; returns {policy: metrics}."""
+                  slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = (),
+                  endpoint: str = "completions") -> dict[str, dict[str, Any]]:
+    """Simulate one EngineSpec under each policy; returns {policy: metrics}. ``endpoint``: the API entry
+    point the client calls ("completions" or "chat"), with the calibrated API terms of an active profile."""
     cost, blocks = engine_inputs(spec)
+    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None))
     out: dict[str, dict[str, Any]] = {}
     for pol in policies:
         if pol not in POLICIES:
@@ -183,7 +189,8 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
                                                   slo_tpot_ms=slo_tpot_ms, progress=cb, slo_e2el_ms=slo_e2el_ms,
-                                                  percentiles=percentiles, frontend=ApiServerModel()))
+                                                  percentiles=percentiles,
+                                                  frontend=ApiServerModel(endpoint, **frontend_kwargs())), endpoint)
     return out
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
 from sched_reader.analyzers.simulator.cost import StepTimer
 from sched_reader.analyzers.simulator.metrics import Recorder
@@ -48,30 +50,39 @@ def prepare(req: Requests, p: SchedParams) -> tuple[list[int], list[int], list[s
       requires ``max_num_batched_tokens >= max_model_len`` when chunked prefill is off).
     """
     notes: list[str] = []
-    prompt = req.prompt_len.tolist()
-    target = req.output_len.tolist()
-    clipped = 0
+    # vectorised over requests; the first request that fails any check, checked in the order above, raises
+    prompt = np.asarray(req.prompt_len, dtype=np.int64)
+    target = np.asarray(req.output_len, dtype=np.int64)
+    mml = int(p.max_model_len)
+    too_long = prompt >= mml
+    over = prompt + target > mml
+    if over.any():
+        target = np.where(over, mml - prompt, target)
     usable = p.num_blocks - p.watermark_blocks
-    whole = not p.enable_chunked_prefill
+    need = -(-(prompt + target) // p.block_size)
+    no_room = need > usable
     thr = p.long_prefill_token_threshold if p.engine != "v0" else 0
-    for i, (a, b) in enumerate(zip(prompt, target)):
-        if a >= p.max_model_len:
+    step = prompt + target - 1
+    if not p.enable_chunked_prefill:
+        too_big = (step if thr <= 0 else np.minimum(step, thr)) > p.max_num_batched_tokens
+    else:
+        too_big = np.zeros_like(too_long)
+    bad = too_long | no_room | too_big
+    if bad.any():
+        i = int(np.argmax(bad))
+        a = int(prompt[i])
+        if too_long[i]:
             raise InputError(f"request {i}: prompt of {a} tokens does not fit max_model_len {p.max_model_len}")
-        if a + b > p.max_model_len:
-            target[i] = p.max_model_len - a
-            clipped += 1
-        need = cdiv(a + target[i], p.block_size)
-        if need > usable:
+        if no_room[i]:
             wm = f" less {p.watermark_blocks} kept free by the V0 watermark" if p.watermark_blocks else ""
-            raise InputError(f"request {i} needs {need} KV blocks; the cache has {p.num_blocks}{wm}")
-        step = a + target[i] - 1
-        if whole and (step if thr <= 0 else min(step, thr)) > p.max_num_batched_tokens:
-            raise InputError(
-                f"request {i}: a prefill of up to {step} tokens (prompt + output - 1 after a preemption) does not "
-                f"fit max_num_batched_tokens {p.max_num_batched_tokens} without chunked prefill")
+            raise InputError(f"request {i} needs {int(need[i])} KV blocks; the cache has {p.num_blocks}{wm}")
+        raise InputError(
+            f"request {i}: a prefill of up to {int(step[i])} tokens (prompt + output - 1 after a preemption) does "
+            f"not fit max_num_batched_tokens {p.max_num_batched_tokens} without chunked prefill")
+    clipped = int(over.sum())
     if clipped:
         notes.append(f"{clipped} request(s) had output_len clipped to fit max_model_len {p.max_model_len}")
-    return prompt, target, notes
+    return prompt.tolist(), target.tolist(), notes
 
 
 class SimCore:
@@ -86,10 +97,11 @@ class SimCore:
         self.prompt, self.target, self.notes = prepare(req, p)
         n = len(self.prompt)
         self.n = n
-        self.arr_ns = [int(round(a * 1e9)) for a in req.arrival_s.tolist()]
+        # seconds -> ns, rounded half to even (as int(round(a * 1e9)) on each float)
+        self.arr_ns = np.rint(np.asarray(req.arrival_s, dtype=np.float64) * 1e9).astype(np.int64).tolist()
         caching = p.enable_prefix_caching and p.engine == "v1"
         self.pid = req.prefix_id.tolist() if caching else [-1] * n
-        self.pblocks = [pl // p.block_size if caching else 0 for pl in req.prefix_len.tolist()]
+        self.pblocks = (np.asarray(req.prefix_len, dtype=np.int64) // p.block_size).tolist() if caching else [0] * n
         self.computed = [0] * n
         self.out = [0] * n
         self.held = [0] * n          # private KV blocks

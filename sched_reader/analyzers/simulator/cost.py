@@ -16,6 +16,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from sched_reader.models.cost.fast_step import compile_step_time
 from sched_reader.models.cost.speculative import SpeculativeModel
 
 NS_PER_S = 1_000_000_000
@@ -101,7 +102,8 @@ class StepTimer:
         self._draft = draft
         verify = getattr(cost, "verify_step_time", None)
         self._verify = verify if callable(verify) else None
-        self._scalar = cost.step_time
+        # the same function, faster where the cost model has an exact compiled form (models/cost/fast_step.py)
+        self._scalar = compile_step_time(cost) or cost.step_time
         vec = getattr(cost, "decode_step_time_vec", None)
         self._vec = vec if callable(vec) and self._agrees(cost, vec) else None
         lin = getattr(cost, "decode_linear", None)

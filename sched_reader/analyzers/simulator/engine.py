@@ -52,20 +52,28 @@ class Engine(SimCore):
         self.hist = [0] * p.block_size
         self.heap: list[tuple[int, int]] = []
         self.t_last = 0
-        self.in_fast = False
         self.fast_steps = self.slow_steps = self.stretches = 0
+        # scheduler knobs read on every step
+        self.bs = p.block_size
+        self.mnbt = p.max_num_batched_tokens
+        self.v0_whole = p.engine == "v0" and not p.enable_chunked_prefill
+        self.multi_step = p.num_scheduler_steps > 1
+        self.no_fast = self.v0_whole or bool(self.spec_k) or self.multi_step
+        self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
 
     # ------------------------------------------------------------------ steady set
     def lazify(self, r: int) -> None:
         """Move r (decode-ready, emitted at ``t_last``) into the steady set."""
-        off = self.computed[r] - self.S
+        S = self.S
+        off = self.computed[r] - S
         self.off[r] = off
-        self.out_off[r] = self.out[r] - self.S
+        o = self.out[r]
+        self.out_off[r] = o - S
         self.isdec[r] = True
         self.n_dec += 1
         self.sum_off += off
-        self.hist[off % self.p.block_size] += 1
-        heapq.heappush(self.heap, (self.S + self.target[r] - self.out[r], r))
+        self.hist[off % self.bs] += 1
+        heapq.heappush(self.heap, (S + self.target[r] - o, r))
         self.kv_tokens -= self.computed[r]
 
     def materialize_all(self) -> None:
@@ -89,80 +97,214 @@ class Engine(SimCore):
         return (self.out[r] > 0 and self.computed[r] + 1 == self.prompt[r] + self.out[r]
                 and self.last_emit[r] == end)
 
-    # hooks called by SimCore.run_sched
-    def extra_tokens(self) -> int:
-        return self.n_dec * (self.S + 1) + self.sum_off if self.in_fast else 0
-
-    def extra_batch(self) -> int:
-        return self.n_dec if self.in_fast else 0
-
-    def after_timing(self, dur: int, end: int) -> None:
-        if not self.in_fast:
-            return
-        self.S += 1
-        S = self.S
-        if self.n_dec:
-            self.rec.itl_many(dur, self.n_dec)
-        heap = self.heap
-        while heap and heap[0][0] == S:
-            _, r = heapq.heappop(heap)
-            self._finish_dec(r, end)
-
     def _finish_dec(self, r: int, t: int) -> None:
-        c = self.S + self.off[r]
+        """Steady decoder r emitted its last token at t: write its state back and finish it
+        (:meth:`~.core.SimCore.finish`, inlined for the counting allocator)."""
+        S = self.S
+        off = self.off[r]
+        c = S + off
         self.computed[r] = c
-        self.out[r] = self.S + self.out_off[r]
-        self.held[r] = cdiv(c, self.p.block_size) - (self.pblocks[r] if self.pref[r] >= 0 else 0)
+        self.out[r] = S + self.out_off[r]
         self.isdec[r] = False
         self.n_dec -= 1
-        self.sum_off -= self.off[r]
-        self.hist[self.off[r] % self.p.block_size] -= 1
-        self.kv_tokens += c          # finish() subtracts it again
+        self.sum_off -= off
+        self.hist[off % self.bs] -= 1
         self.last_emit[r] = t
-        self.finish(r, t)
+        self.rec.finish_ns[r] = t
+        # release: the private blocks (a prefix entry's blocks are the entry's), then the prefix reference;
+        # the tokens were never counted in kv_tokens while steady
+        pr = self.pref[r]
+        alloc = self.alloc
+        if pr >= 0:
+            alloc.give(cdiv(c, self.bs) - self.pblocks[r])
+            alloc.unref(pr)
+            self.pref[r] = -1
+        else:
+            alloc.give(cdiv(c, self.bs))
+        self.held[r] = 0
+        self.running.remove(r)
+        self.finished += 1
+        if self.maxc is not None:
+            if self.inflight == self.maxc:
+                self.reopen_ns = t
+        self.inflight -= 1
 
     # ------------------------------------------------------------------ steps
     def fast_step(self, now: int) -> int | None | bool:
         """One iteration with the steady decoders in aggregate. False when the conditions do not hold."""
-        p = self.p
-        if (p.engine == "v0" and not p.enable_chunked_prefill) or self.spec_k:
+        if self.no_fast:
             return False
         nd = self.n_dec
         running = self.running
+        alloc = self.alloc
         if nd:
-            if p.max_num_batched_tokens < nd:
+            if self.mnbt < nd:
                 return False
-            isdec = self.isdec
-            for r in running[nd:]:
-                if isdec[r]:
-                    return False
-            dem = self.hist[(-self.S) % p.block_size]
-            if dem > self.alloc.available:
-                return False
+            if len(running) > nd:
+                isdec = self.isdec
+                for i in range(nd, len(running)):
+                    if isdec[running[i]]:
+                        return False
+            dem = self.hist[(-self.S) % self.bs]
             if dem:
-                self.alloc.take(dem)
-        budget = p.max_num_batched_tokens - nd
+                if dem > alloc.free + alloc.evictable_blocks:
+                    return False
+                alloc.take(dem)
+        budget = self.mnbt - nd
         sched: list[tuple[int, int]] = []
         before = self.rec.npreempt
         # the non-steady RUNNING requests, in order (the same pass as SimCore.plan_v1)
-        budget, preempted = self.schedule_running(sched, nd, budget)
-        if not preempted:
+        preempted = False
+        if len(running) > nd:
+            budget, preempted = self.schedule_running(sched, nd, budget)
+        if not preempted and self.waiting:
             self.plan_waiting(sched, budget)
         self.last_preempted = self.rec.npreempt != before
         if not sched and not nd:
             return None
-        self.in_fast = True
-        end = self.run_sched(now, sched, nd, nd * (self.S + 1) + self.sum_off)
-        self.in_fast = False
+        end = self._run_fast(now, sched, nd, nd * (self.S + 1) + self.sum_off)
         self.t_last = end
-        for r, _ in sched:
-            if not self.isdec[r] and self.finish_ns_of(r) < 0 and self._decode_ready(r, end):
-                self.lazify(r)
         self.fast_steps += 1
         return end
 
-    def finish_ns_of(self, r: int) -> int:
-        return self.rec.finish_ns[r]
+    def _run_fast(self, now: int, sched: list[tuple[int, int]], nd0: int, ctx0: int) -> int:
+        """:meth:`~.core.SimCore.run_sched` with ``nd0`` steady decoders (context sum ``ctx0``) besides
+        ``sched``: time and record the step, advance every request, finish the steady decoders whose last
+        token this is, then move the scheduled requests that emitted and go on decoding into the steady
+        set. Returns the end time (ns)."""
+        computed, out, prompt = self.computed, self.out, self.prompt
+        nd, ctx = nd0, ctx0
+        pf = pairs2 = npf = 0
+        for r, k in sched:
+            c = computed[r]
+            if k == 1 and out[r] > 0 and c + 1 == prompt[r] + out[r]:
+                nd += 1
+                ctx += c + 1
+            else:
+                npf += 1
+                pf += k
+                pairs2 += k * (2 * c + k)
+        if not pf and not npf and nd > 0:          # StepTimer.step
+            dur = self.timer.decode(nd, ctx)
+        else:
+            dur = round(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
+            if dur < 1:
+                dur = 1
+        end = now + dur
+        alloc = self.alloc
+        rec = self.rec
+        # Recorder.step
+        blocks = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        rec.steps += 1
+        rec.busy_ns += dur
+        rec.kv_blocks_ns += blocks * dur
+        rec.kv_tokens_ns += (self.kv_tokens + ctx0) * dur
+        if blocks > rec.peak_blocks:
+            rec.peak_blocks = blocks
+        rec.ts_t.append(end)
+        rec.ts_batch.append(len(sched) + nd0)
+        rec.ts_blocks.append(blocks)
+        rec.ts_step.append(dur)
+        S = self.S + 1
+        self.S = S
+        if nd0:
+            rec.itl_v.append(dur)
+            rec.itl_w.append(nd0)
+        heap = self.heap
+        while heap and heap[0][0] == S:
+            self._finish_dec(heapq.heappop(heap)[1], end)
+        if not sched:
+            return end
+        done: list[int] = []
+        emitted: list[int] = []
+        target, last_emit, pid_of = self.target, self.last_emit, self.pid
+        for r, k in sched:
+            c = computed[r] + k
+            computed[r] = c
+            if pid_of[r] >= 0:
+                self._maybe_register(r, c, k)
+            o = out[r]
+            if c == prompt[r] + o:      # SimCore.emit
+                if o == 0:
+                    rec.first_ns[r] = end
+                else:
+                    rec.itl_v.append(end - last_emit[r])
+                    rec.itl_w.append(1)
+                last_emit[r] = end
+                o += 1
+                out[r] = o
+                if o == target[r]:
+                    done.append(r)
+                else:
+                    emitted.append(r)
+        for r in done:
+            self.finish(r, end)
+        if emitted:   # decode-ready (emitted at ``end``, computed + 1 == prompt + out): lazify, inlined
+            off_of, out_off, isdec, hist, heap, bs = self.off, self.out_off, self.isdec, self.hist, self.heap, self.bs
+            sum_off = kv = 0
+            for r in emitted:
+                c = computed[r]
+                off = c - S
+                off_of[r] = off
+                o = out[r]
+                out_off[r] = o - S
+                isdec[r] = True
+                sum_off += off
+                kv += c
+                hist[off % bs] += 1
+                heapq.heappush(heap, (S + target[r] - o, r))
+            self.n_dec += len(emitted)
+            self.sum_off += sum_off
+            self.kv_tokens -= kv
+        return end
+
+    def plan_waiting(self, sched: list[tuple[int, int]], budget: int) -> None:
+        """:meth:`~.core.SimCore.plan_waiting` with its lookups hoisted out of the loop (same decisions;
+        the reference loop keeps the plain form and the tests compare the two)."""
+        waiting = self.waiting
+        if not waiting or budget <= 0:
+            return
+        p = self.p
+        thr = p.long_prefill_token_threshold
+        bs = self.bs
+        chunked = p.enable_chunked_prefill
+        wm = p.watermark_blocks
+        max_seqs = p.max_num_seqs
+        running, alloc = self.running, self.alloc
+        prompt, out, pid_of, held, computed_of = self.prompt, self.out, self.pid, self.held, self.computed
+        kv = 0
+        while waiting and budget > 0 and len(running) < max_seqs:
+            r = waiting[0]
+            pid = pid_of[r]
+            hit = self._prefix_hit(r) if pid >= 0 else 0
+            computed = hit * bs
+            num_new = prompt[r] + out[r] - computed
+            if 0 < thr < num_new:
+                num_new = thr
+            if num_new > budget:
+                if not chunked:
+                    break
+                num_new = budget
+            need = -(-(computed + num_new) // bs) - hit
+            touch = 0
+            if hit:
+                e = alloc.hit(pid)
+                if e is not None and e.refs == 0:
+                    touch = e.blocks
+            if need > alloc.free + alloc.evictable_blocks - touch - wm:
+                break
+            waiting.popleft()
+            if hit:
+                alloc.ref(pid)
+                self.pref[r] = pid
+            alloc.take(need, r)
+            held[r] = need
+            computed_of[r] = computed
+            kv += computed + num_new
+            running.append(r)
+            sched.append((r, num_new))
+            budget -= num_new
+        self.kv_tokens += kv
 
     def slow_step(self, now: int) -> int | None:
         """Materialize everything, run the explicit step, then rebuild the steady set."""
@@ -185,49 +327,54 @@ class Engine(SimCore):
     def _head_blocked(self) -> bool:
         """True when the first WAITING request cannot be admitted now, and so not before a finish."""
         p = self.p
-        if not self.waiting or len(self.running) >= p.max_num_seqs:
+        if len(self.running) >= p.max_num_seqs:
             return True
         r = self.waiting[0]
-        bs = p.block_size
-        if p.engine == "v0" and not p.enable_chunked_prefill:
+        bs = self.bs
+        alloc = self.alloc
+        available = alloc.free + alloc.evictable_blocks
+        if self.v0_whole:
             num_new = self.prompt[r] + self.out[r]
-            return num_new > p.max_num_batched_tokens or \
-                cdiv(num_new, bs) > self.alloc.available - p.watermark_blocks
-        budget = p.max_num_batched_tokens - self.n_dec
+            return num_new > self.mnbt or cdiv(num_new, bs) > available - p.watermark_blocks
+        budget = self.mnbt - self.n_dec
         if budget <= 0:
             return True
-        hit = self._prefix_hit(r)
+        hit = self._prefix_hit(r) if self.pid[r] >= 0 else 0
         num_new = self.prompt[r] + self.out[r] - hit * bs
         if 0 < p.long_prefill_token_threshold < num_new:
             num_new = p.long_prefill_token_threshold
-        if not p.enable_chunked_prefill and num_new > budget:
-            return True
-        num_new = min(num_new, budget)
+        if num_new > budget:
+            if not p.enable_chunked_prefill:
+                return True
+            num_new = budget
         need = cdiv(hit * bs + num_new, bs) - hit
-        e = self.alloc.hit(self.pid[r]) if hit else None
-        if e is not None and e.refs == 0:
-            return False   # decode growth may evict that entry, and a miss can need fewer blocks
-        return need > self.alloc.available - p.watermark_blocks
+        if hit:
+            e = alloc.hit(self.pid[r])
+            if e is not None and e.refs == 0:
+                return False   # decode growth may evict that entry, and a miss can need fewer blocks
+        return need > available - p.watermark_blocks
 
     def stretch(self, now: int) -> int | None:
         """Take as many identical pure-decode iterations as certainly happen, up to and including the
         next one where a steady decoder finishes; returns the new time."""
-        p = self.p
         n = self.n_dec
-        if n == 0 or len(self.running) != n or p.max_num_batched_tokens < n or p.num_scheduler_steps > 1:
+        if n == 0 or len(self.running) != n or self.mnbt < n or self.multi_step:
             return None
         t_arr = None
         if self.waiting:
             if not self._head_blocked():
                 return None
-        elif len(self.running) < p.max_num_seqs and (
-                p.max_num_batched_tokens > n or (p.engine == "v0" and not p.enable_chunked_prefill)):
+        elif n < self.p.max_num_seqs and (self.mnbt > n or self.v0_whole):
             t_arr = self.next_send_time()
         # iterations S..S+k-1; the last one is where the earliest steady decoder emits its last token
-        k = min(self.heap[0][0] - self.S, STRETCH_CAP)
-        bs = p.block_size
+        heap = self.heap
         S = self.S
-        avail = self.alloc.available
+        k = heap[0][0] - S
+        if k > STRETCH_CAP:
+            k = STRETCH_CAP
+        bs = self.bs
+        alloc = self.alloc
+        avail = alloc.free + alloc.evictable_blocks
         if (avail // n) * bs < k:   # blocks may run out: exact count of the iterations that fit
             q, rem = divmod(avail, n)
             m, cum = 0, 0
@@ -254,67 +401,98 @@ class Engine(SimCore):
             hist = np.asarray(self.hist, dtype=np.int64)
             dem = hist[(-(S + np.arange(k, dtype=np.int64))) % bs]
             cum = np.cumsum(dem)
-            blocks = self.alloc.used + cum
+            blocks = alloc.used + cum
             tokens = n * (S + 1 + np.arange(k, dtype=np.int64)) + self.sum_off
             end = now + int(durs.sum())
             self.rec.run(durs, blocks, tokens, n, end)
             total = int(cum[-1])
             if total:
-                self.alloc.take(total)
+                alloc.take(total)
             self.S += k
         self.t_last = end
         self.stretches += 1
-        heap = self.heap
         S = self.S
         if heap and heap[0][0] == S:
             # the reference admits arrivals at the start of every iteration; before the finish step
             # that only matters now, because a finish changes the concurrency gate
             self.admit_arrivals(end - self.rec.ts_step[-1])
             while heap and heap[0][0] == S:
-                _, r = heapq.heappop(heap)
-                self._finish_dec(r, end)
+                self._finish_dec(heapq.heappop(heap)[1], end)
         return end
 
     def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
         """A short stretch step by step in Python (cheaper than numpy for a few iterations)."""
-        bs = self.p.block_size
+        bs = self.bs
         hist, alloc = self.hist, self.alloc
         S, sum_off = self.S, self.sum_off
-        used0 = used = alloc.used
-        form = self.timer.form(n)
-        decode = self.timer.decode
-        durs: list[int] = []
-        blocks: list[int] = []
-        ctxs: list[int] = []
-        ends: list[int] = []
+        used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        form = self.timer._forms.get(n, False)
+        if form is False:
+            form = self.timer.form(n)
+        if t_arr is None:
+            t_arr = _NEVER
+        rec = self.rec
+        ts_t, ts_blocks, ts_step = rec.ts_t, rec.ts_blocks, rec.ts_step
         t = now
         j = 0
-        while j < k and (t_arr is None or t < t_arr):
-            used += hist[(-(S + j)) % bs]
-            ctx = n * (S + j + 1) + sum_off
-            if form is None:
+        kvb = kvt = 0
+        ctx = n * (S + 1) + sum_off
+        if form is None:
+            decode = self.timer.decode
+            while j < k and t < t_arr:
+                used += hist[(-(S + j)) % bs]
                 d = decode(n, ctx)
-            else:   # StepTimer.decode, inlined
-                gi, sf, sw, cap, cpu, asy = form
+                t += d
+                kvb += used * d
+                kvt += ctx * d
+                ts_t.append(t)
+                ts_blocks.append(used)
+                ts_step.append(d)
+                ctx += n
+                j += 1
+        else:   # StepTimer.decode, inlined
+            gi, sf, sw, cap, cpu, asy = form
+            while j < k and t < t_arr:
+                used += hist[(-(S + j)) % bs]
                 g = gi + sf * ctx
                 if sw:
                     g = g + sw * (ctx if ctx < cap else cap)
                 d = round(((g if g >= cpu else cpu) if asy else g + cpu) * NS_PER_S)
                 if d < 1:
                     d = 1
-            t += d
-            durs.append(d)
-            blocks.append(used)
-            ctxs.append(ctx)
-            ends.append(t)
-            j += 1
+                t += d
+                kvb += used * d
+                kvt += ctx * d
+                ts_t.append(t)
+                ts_blocks.append(used)
+                ts_step.append(d)
+                ctx += n
+                j += 1
         if j == 0:
             return None
         if used > used0:
             alloc.take(used - used0)     # one claim evicts exactly what the per-step claims would
-        self.rec.decode_steps(durs, blocks, ctxs, n, ends)
+        # Recorder.decode_steps, from the per-step values appended above
+        rec.steps += j
+        rec.busy_ns += t - now
+        rec.kv_blocks_ns += kvb
+        rec.kv_tokens_ns += kvt
+        if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
+            rec.peak_blocks = used
+        if j == 1:
+            rec.ts_batch.append(n)
+            rec.itl_v.append(d)
+            rec.itl_w.append(n)
+        else:
+            nn = [n] * j
+            rec.ts_batch.extend(nn)
+            rec.itl_v.extend(ts_step[-j:])
+            rec.itl_w.extend(nn)
         self.S = S + j
         return t
+
+
+_NEVER = 1 << 62     # ns: a time no arrival reaches
 
 
 def _too_many_steps(eng: "Engine", loops: int) -> InputError:
@@ -333,8 +511,11 @@ def run_engine(req: Requests, p: SchedParams, cost: StepCost,
     eng = Engine(req, p, make_timer(cost, p), Recorder(len(req), p.num_blocks, p.block_size))
     now = 0
     loops = 0
-    while eng.finished < eng.n:
-        eng.admit_arrivals(now)
+    n = eng.n
+    arr = eng.arr_ns
+    while eng.finished < n:
+        if eng.nxt < n and arr[eng.nxt] <= now:
+            eng.admit_arrivals(now)
         t = eng.stretch(now)
         if t is not None:
             now = t

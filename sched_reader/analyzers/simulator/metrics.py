@@ -109,23 +109,34 @@ class Recorder:
         return np.concatenate(vs), np.concatenate(ws)
 
 
-def weighted_percentiles(values: np.ndarray, counts: np.ndarray, pcts=PCTS) -> list[float]:
-    """np.percentile (linear) of the list where values[i] appears counts[i] times, without expanding it."""
-    keep = counts > 0
-    v, w = values[keep], counts[keep]
+def weighted_percentiles(values: np.ndarray, counts: np.ndarray | None, pcts=PCTS) -> list[float]:
+    """np.percentile (linear) of the list where values[i] appears counts[i] times, without expanding it.
+
+    ``counts`` None: every value once. The order among equal values does not matter (the rank ranges of
+    a group of ties are the same whatever their order), so a plain, unstable sort is used."""
+    if counts is None:
+        v = np.sort(np.asarray(values)).astype(np.float64)
+        cum = None
+        total = int(v.size)
+    else:
+        keep = counts > 0
+        v, w = values[keep], counts[keep]
+        order = np.argsort(v)
+        v, w = v[order].astype(np.float64), w[order]
+        cum = np.cumsum(w)
+        total = int(cum[-1]) if cum.size else 0
     if v.size == 0:
         return [0.0 for _ in pcts]
-    order = np.argsort(v, kind="stable")
-    v, w = v[order].astype(np.float64), w[order]
-    cum = np.cumsum(w)
-    total = int(cum[-1])
     out = []
     for q in pcts:
         pos = q / 100.0 * (total - 1)
         lo = int(np.floor(pos))
         hi = min(lo + 1, total - 1)
-        a = v[np.searchsorted(cum, lo, side="right")]
-        b = v[np.searchsorted(cum, hi, side="right")]
+        if cum is None:    # rank r is index r
+            a, b = v[lo], v[hi]
+        else:
+            a = v[np.searchsorted(cum, lo, side="right")]
+            b = v[np.searchsorted(cum, hi, side="right")]
         t = pos - lo
         diff = b - a
         out.append(float(b - diff * (1.0 - t)) if t >= 0.5 else float(a + diff * t))  # numpy's lerp
@@ -134,9 +145,11 @@ def weighted_percentiles(values: np.ndarray, counts: np.ndarray, pcts=PCTS) -> l
 
 def _stats(values_ns: np.ndarray, counts: np.ndarray | None = None) -> dict[str, float]:
     if counts is None:
-        counts = np.ones_like(values_ns)
-    n = int(counts.sum())
-    mean = float(int(np.dot(values_ns.astype(np.int64), counts)) / n) / 1e6 if n else 0.0
+        n = int(values_ns.size)
+        mean = float(int(values_ns.astype(np.int64).sum()) / n) / 1e6 if n else 0.0
+    else:
+        n = int(counts.sum())
+        mean = float(int(np.dot(values_ns.astype(np.int64), counts)) / n) / 1e6 if n else 0.0
     med, p90, p99 = (x / 1e6 for x in weighted_percentiles(values_ns, counts))
     return {"mean": mean, "median": med, "p90": p90, "p99": p99}
 

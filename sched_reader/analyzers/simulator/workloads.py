@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
+from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError, combine
 from sched_reader.limits import (
     MAX_NESTING,
@@ -96,7 +97,7 @@ class Requests:
 # --------------------------------------------------------------------------------------------------
 
 
-class LengthDist(BaseModel):
+class LengthDist(DataModel):
     """A token-length distribution; draws are rounded and clipped to [min, max].
 
     ``fixed``: value. ``normal``: mean, std. ``lognormal``: median and sigma of the log (or mean and std,
@@ -169,7 +170,7 @@ def _as_dist(v: Any) -> LengthDist:
     return LengthDist.model_validate(v)
 
 
-class PrefixSpec(BaseModel):
+class PrefixSpec(DataModel):
     """A shared prompt prefix (system prompt, RAG header): requests of the class share ``len`` tokens."""
 
     model_config = ConfigDict(extra="forbid")
@@ -177,7 +178,7 @@ class PrefixSpec(BaseModel):
     len: int = Field(ge=1, le=MAX_TOKENS)
 
 
-class RequestClass(BaseModel):
+class RequestClass(DataModel):
     """One class of requests in a mix (e.g. chat 256/256 with weight 0.9)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -200,7 +201,7 @@ class RequestClass(BaseModel):
         return data
 
 
-class Arrival(BaseModel):
+class Arrival(DataModel):
     """Arrival process. ``poisson``/``gamma`` at ``rate`` req/s (gamma shape = ``burstiness``, 1 = Poisson,
     as in ``vllm bench serve --burstiness``); ``all_at_once`` (rate inf); ``closed_loop``: all sent at
     once and gated by ``max_concurrency``, so a new request starts when one finishes."""
@@ -261,7 +262,7 @@ def _sharegpt_lengths(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.
     return p_out[:n], o_out[:n]
 
 
-class WorkloadSpec(BaseModel):
+class WorkloadSpec(DataModel):
     """A workload: request classes (or a JSONL trace), an arrival process, a seed. The YAML form:
 
     .. code-block:: yaml

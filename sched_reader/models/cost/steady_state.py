@@ -32,14 +32,20 @@ from sched_reader.models.cost.speculative import SpeculativeModel
 # Per-request time outside the engine loop that lands in the TTFT a ``vllm bench serve`` client measures
 # at low load (HTTP request/response, request validation, chat template, tokenization, first streamed
 # chunk), per OpenAI entry point of vLLM's API server (seconds).
-#   completions  Assumed 5 ms: no chat template; HTTP + tokenization + one SSE chunk.
+#   completions  39 ms: the chat figure below less the Jinja chat-template intake that only chat requests
+#                pay (6.3 ms, models/cost/frontend.py API_INTAKE_S, from vLLM PR #18566's TTFT floor);
+#                the rest (HTTP, tokenization, the engine-core hand-off and wake-up, the first step's
+#                output path, one SSE chunk) is common to both entry points. Was an assumed 5 ms. Check
+#                outside the derivation: Qwen3-0.6B on an H100 at 16 req/s, vLLM 0.19, /v1/completions,
+#                512-token prompts (kvcached PR #331, tests/data/throughput_public.yaml): mean TTFT 38.9 ms
+#                for ~3 ms of GPU prefill.
 #   chat         45 ms: GPUStack performance lab, Qwen3-8B on one H100, same `vllm bench serve --backend
 #                openai-chat` client (docs/performance-lab/qwen3-8b/h100-latency.md, gpustack@47277d7):
 #                vLLM 0.11.0 mean/median TTFT 59.0/60.4 ms at concurrency 1 and 64.0/60.3 ms at
 #                concurrency 4, while the GPU prefill of the ~233-token prompts is ~12 ms (this cost
 #                model; SGLang 0.5.3 on the same GPU and client: 27 ms). 59 - 12 ~ 45 ms lands outside
 #                the GPU, independent of prompt length (p99 TTFT 73 ms).
-FRONTEND_TTFT_S: dict[str, float] = {"completions": 5e-3, "chat": 45e-3}
+FRONTEND_TTFT_S: dict[str, float] = {"completions": 39e-3, "chat": 45e-3}
 FRONTEND_OVERHEAD_S = FRONTEND_TTFT_S["completions"]  # default entry point (vllm bench serve --backend vllm)
 
 

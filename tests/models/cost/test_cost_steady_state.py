@@ -138,17 +138,18 @@ def test_speculative_block_reports_breakeven():
 
 
 def test_chat_entry_point_adds_its_fixed_frontend_ttft():
-    """TTFT = prefill + FRONTEND_TTFT_S[endpoint]: at one client the chat path is exactly 45 - 5 = 40 ms
-    slower to first token than /v1/completions (same GPU work), and the request lifetime grows with it."""
+    """TTFT = prefill + FRONTEND_TTFT_S[endpoint]: at one client the chat path is exactly 45 - 39 = 6 ms
+    slower to first token than /v1/completions (same GPU work: the Jinja template), and the request
+    lifetime grows with it."""
     from sched_reader.models.cost.steady_state import FRONTEND_TTFT_S, frontend_ttft_s
 
     assert frontend_ttft_s("chat") == FRONTEND_TTFT_S["chat"] == pytest.approx(45e-3)
     assert frontend_ttft_s("/v1/chat/completions") == FRONTEND_TTFT_S["chat"]
-    assert frontend_ttft_s(None) == frontend_ttft_s("completions") == pytest.approx(5e-3)
+    assert frontend_ttft_s(None) == frontend_ttft_s("completions") == pytest.approx(39e-3)
     w = Workload(max_concurrency=1, num_prompts=10, random_input_len=256, random_output_len=128)
     comp = estimate_performance(LLAMA8, H100, cfg(), w, kv_tokens=400_000)
     chat = estimate_performance(LLAMA8, H100, cfg(), w, kv_tokens=400_000, endpoint="chat")
-    assert chat["mean_ttft_ms"] - comp["mean_ttft_ms"] == pytest.approx(40.0, abs=1e-6)
+    assert chat["mean_ttft_ms"] - comp["mean_ttft_ms"] == pytest.approx(6.0, abs=1e-6)
     assert chat["mean_tpot_ms"] == pytest.approx(comp["mean_tpot_ms"])
     life = (chat["mean_ttft_ms"] + 127 * chat["mean_tpot_ms"]) / 1e3
     assert chat["output_throughput"] == pytest.approx(128 / life, rel=1e-6)
@@ -173,14 +174,14 @@ class _LinearCost:
 def test_closed_loop_prompt_split_into_even_chunks_is_computed_once():
     # concurrency 1, 8,192-token prompt, 128 output tokens, budget 8,192: the ~1 decoding request
     # leaves 8,191 tokens per step, so the prompt takes 2 steps of 4,096 tokens each (not 2 x 8,191).
-    # Decoding share Bd = 127 / (127 + 2); TTFT = 2 x (1 ms + (4,096 + Bd) us) + 5 ms completions frontend
+    # Decoding share Bd = 127 / (127 + 2); TTFT = 2 x (1 ms + (4,096 + Bd) us) + 39 ms completions frontend
     from sched_reader.models.cost.steady_state import SteadyStateModel
 
     m = SteadyStateModel(_LinearCost())
     op = m.operating_point(1.0, 8192.0, 128.0)
     bd = 127.0 / 129.0
     assert op.prefill_steps == 2
-    assert op.ttft_s == pytest.approx(2 * (1e-3 + 1e-6 * (4096 + bd)) + 5e-3, rel=1e-6)
+    assert op.ttft_s == pytest.approx(2 * (1e-3 + 1e-6 * (4096 + bd)) + 39e-3, rel=1e-6)
 
 
 def test_closed_loop_of_one_decodes_without_other_prompts():

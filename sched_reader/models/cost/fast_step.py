@@ -1,0 +1,176 @@
+"""A faster scalar ``step_time`` for the simulator: the same roofline arithmetic, with per-token-count memo.
+
+The simulator times about one mixed (prefill + decode) iteration per request, so
+``IterationCostModel.step_time`` (``iteration.py``) is on its hot path. :func:`compile_step_time` returns a
+function ``f(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs, num_prefill_seqs)``
+-> seconds that performs exactly the operations of ``IterationCostModel._evaluate`` on Python scalars, in
+the same order, so its floats are the same bit for bit; what it saves:
+
+* the terms that depend only on the step's token count T (dense projections, MLP, routed experts with
+  their measured efficiency curve) are summed once per distinct T and memoised (the partial sum
+  ``layers`` after those terms is a function of T alone);
+* no per-term breakdown bookkeeping, no closure per call, constants looked up once.
+
+It is an optimisation, never a second model: the returned function is checked against the model's own
+``step_time`` on probe points when it is built (mixed and pure steps, both sides of the CUDA-graph
+limit and of sliding windows) and ``None`` is returned when any probe differs in any bit, or when the
+cost is not an ``IterationCostModel`` (optionally wrapped by ``calibration_profile.CalibratedCost``).
+Callers then use ``step_time`` itself. Keep it in step with ``_evaluate`` (the test
+``tests/models/test_fast_step.py`` fails when they part).
+
+Units: seconds; token counts in tokens; attention pairs in (query, key) pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sched_reader.models.calibration_profile import CalibratedCost
+from sched_reader.models.cost import iteration as _it
+from sched_reader.models.cost.collectives import allgather_time, allreduce_time, p2p_time
+from sched_reader.models.cost.kernels import efficiency_at
+
+StepFn = Callable[[int, int, int, float, int], float]
+
+
+def compile_step_time(cost: Any) -> StepFn | None:
+    """The fast exact form of ``cost.step_time``, or None when there is none (see module docstring)."""
+    try:
+        fn = _build(cost)
+    except Exception:  # noqa: BLE001 - an unexpected model shape: the caller keeps step_time
+        return None
+    if fn is None or not _agrees(cost, fn):
+        return None
+    return fn
+
+
+def _build(cost: Any) -> StepFn | None:
+    if type(cost) is CalibratedCost:
+        base = _build(cost.base)
+        return None if base is None else _calibrated(cost, base)
+    if type(cost) is not _it.IterationCostModel:
+        return None
+    return _iteration(cost)
+
+
+def _calibrated(c: Any, base: StepFn) -> StepFn:
+    """CalibratedCost.step_time over a fast base (same expression)."""
+    ds, ps, oh, hs = c.ds, c.ps, c.oh, c.hs
+
+    def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
+        if nd + Tp <= 0:
+            return 0.0
+        whole = base(nd, S, Tp, P, nps)
+        if Tp <= 0:
+            return (oh + hs * nd) + ds * whole
+        dec = base(nd, S, 0, 0.0, 0) if nd > 0 else 0.0
+        host = oh + hs * (nd + max(1, nps))
+        return host + ds * dec + ps * max(0.0, whole - dec)
+
+    return f
+
+
+def _iteration(m: Any) -> StepFn:
+    """IterationCostModel._evaluate(..., max, min, detail=False, q=1) + _combine, specialised to m."""
+    eff = m.eff
+    bw = m.bw
+    ab = m.precision.act_bytes
+    linear = [(f, wbytes, abytes, rate) for _, (f, wbytes, abytes, rate) in m._linear_terms if f]
+    experts = list(m._experts)
+    moe_curve = m._moe_curve
+    expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
+    attn_rate, kv_bw = m.attn_rate, m.kv_bw
+    # per group: (count, decode seconds per context token, fpre, bpre, window)
+    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window)
+            for count, fdec, bdec, fpre, bpre, window in m._attn]
+    elem = m._elem_bytes_per_token
+    floor = m._L * eff.layer_overhead_graph_s
+    eager = m.eager
+    graph_max = m._graph_max_tokens
+    host = m._L * eff.layer_overhead_eager_s
+    emb_c = 2.0 * ab * m._hidden
+    f_lm, w_lm, io_lm, r_lm = m._lm
+    vocab = m._vocab
+    passes, logit_bytes = _it.SAMPLER_LOGIT_PASSES, _it.LOGIT_BYTES
+    tp, pp, gpu_spec, hidden = m.tp, m.pp, m.gpu, m._hidden
+    ep = m.shapes.ep if m._moe_layers else 1
+    moe_layers = m._moe_layers
+    step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
+    async_overlap = m.async_overlap
+    memo: dict[int, float] = {}
+
+    def t_only(T: int) -> float:
+        layers = 0.0
+        for f, wbytes, abytes, rate in linear:
+            fl = f * T
+            by = wbytes + abytes * T
+            layers = layers + max(fl / rate, by / bw)
+        for count, E, k, local, eparams, route_mult, io in experts:
+            Tr = T * route_mult
+            routed = Tr * k * local / E
+            distinct = local * (1.0 - (1.0 - k / E) ** Tr)
+            fl = count * 2.0 * routed * eparams
+            by = count * (distinct * eparams * expert_wb + ab * routed * io)
+            if moe_curve is not None:
+                t = max(fl / expert_peak, by / peak_bw) / efficiency_at(moe_curve, Tr)
+            else:
+                t = max(fl / expert_rate, by / bw)
+            layers = layers + t
+        memo[T] = layers
+        return layers
+
+    def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
+        if nd + Tp <= 0:
+            return 0.0
+        T = nd + Tp
+        emit = nd + nps
+        layers = memo.get(T)
+        if layers is None:
+            layers = t_only(T)
+        for count, dec_s, fpre, bpre, window in attn:
+            if window:
+                Se = min(S, nd * window)
+                Pe = min(P, Tp * window)
+            else:
+                Se, Pe = S, P
+            layers = layers + count * Se * dec_s + count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
+        layers = layers + T * elem / bw
+        layers = layers + floor
+        if eager or T > graph_max:
+            layers = layers + max(host - layers, 0.0)
+        t_emb = emb_c * T / bw
+        t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
+        t_smp = passes * emit * vocab * logit_bytes / bw
+        t_comm = 0.0
+        if tp > 1:
+            t_comm = ((2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff)
+                      + allgather_time(emit * vocab / tp * logit_bytes, tp, gpu_spec, eff))
+        if ep > 1:
+            t_comm = t_comm + moe_layers * 2 * allgather_time(T * hidden * ab, ep, gpu_spec, eff)
+        t_pp = (pp - 1) * p2p_time(2 * T * hidden * ab, gpu_spec, eff) if pp > 1 else 0.0
+        gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp
+        cpu = step_cpu + cpu_per_seq * (nd + nps)
+        return max(gpu, cpu) if async_overlap else gpu + cpu
+
+    return f
+
+
+def _probes(cost: Any) -> list[tuple[int, int, int, float, int]]:
+    """Mixed, prefill-only and decode-only steps around the model's thresholds."""
+    g = int(getattr(cost, "_graph_max_tokens", 512) or 512)
+    pts = [(0, 0, 1, 0.5, 1), (1, 17, 0, 0.0, 0), (0, 0, 8192, 8192 * 4096.0, 1), (255, 255 * 700, 1, 300.5, 1),
+           (3, 900, g - 3, (g - 3) * 12.5, 1), (3, 900, g - 2, (g - 2) * 12.5, 1), (g, g * 3000, 0, 0.0, 0),
+           (g + 1, (g + 1) * 3000, 0, 0.0, 0), (200, 200 * 80_000, 2048, 2048 * 50_000.0, 2),
+           (7, 7 * 5000, 300, 300 * 151.0, 3), (1, 1, 30_000, 30_000 * 15_000.0, 1)]
+    for window in {w for *_, w in getattr(getattr(cost, "base", cost), "_attn", []) if w}:
+        pts += [(4, 4 * window - 1, 2 * window, 2.0 * window * window, 1), (4, 4 * window + 9, 100, 100 * 60.0, 1),
+                (9, 9 * window * 3, 3 * window, 3.0 * window * window * 2, 2)]
+    return pts
+
+
+def _agrees(cost: Any, fn: StepFn) -> bool:
+    for nd, S, Tp, P, nps in _probes(cost):
+        want = cost.step_time(nd, S, Tp, P, nps)
+        if fn(nd, S, Tp, P, nps) != want or fn(nd, S, Tp, P, nps) != want:   # second call: memo hit
+            return False
+    return True

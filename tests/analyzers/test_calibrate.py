@@ -198,3 +198,10 @@ def test_cli_interleaved_log_exits_2(run_cli, tmp_path):
     code, out, err = run_cli("calibrate", "--bench", str(JSON80), "--log", str(p))
     _one_line_exit_2(code, out, err)
     assert "several engines in one log" in err
+
+
+def test_cli_log_of_another_model_than_the_config_exits_2(run_cli):
+    code, out, err = run_cli("calibrate", "--bench", str(JSON80), "--log", str(PHI4), "--gpu", "H100 SXM",
+                             "--vllm", "0.6.0", "--", *DEPLOY)
+    _one_line_exit_2(code, out, err)
+    assert "'microsoft/phi-4'" in err and "'neuralmagic/Meta-Llama-3.1-8B-FP8'" in err

@@ -169,7 +169,7 @@ def main(path: str | None = None) -> int:
             "activation": (j["memory"]["activation_peak_gib"], act),
             "non_torch": (j["memory"]["non_torch_gib"], lg["non_torch_gib"]),
             "kv_gib": (j["memory"]["kv_cache_gib"], lg["kv_cache_gib"]),
-            "tokens": ((j["kv_cache"]["tokens"], lg["kv_cache_tokens"]) if v1
+            "tokens": ((j["kv_cache"]["tokens"], lg["kv_cache_tokens"]) if v1 and lg["kv_cache_tokens"]
                        else (j["kv_cache"]["num_blocks"], lg["gpu_blocks"])),
         }
         cells = []

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.models.cost.iteration import IterationCostModel  # noqa: E402
+from sched_reader.models.cost.frontend import endpoint_for  # noqa: E402
 from sched_reader.models.cost.performance import estimate_performance  # noqa: E402
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 from sched_reader.models.workload import Workload  # noqa: E402
@@ -130,9 +131,7 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
     from sched_reader.models.cost.frontend import ApiServerModel
 
-    endpoint = endpoint or "completions"
-    if "chat" in endpoint and str(getattr(arch, "model_type", "")) == "gpt_oss":
-        endpoint = "chat-harmony"  # vLLM renders gpt-oss chats with openai_harmony, not Jinja
+    endpoint = endpoint_for(endpoint, getattr(arch, "model_type", None))
     frontend = ApiServerModel(endpoint) if FRONTEND else None
     return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt),
                                           frontend=frontend), endpoint)
@@ -232,7 +231,8 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
         if pred is not None:
             kind += " (simulator)"
     if pred is None:
-        pred = estimate_performance(arch, gpu, cfg, wl, ckpt, kv_tokens=kv, endpoint=row_endpoint(row))
+        pred = estimate_performance(arch, gpu, cfg, wl, ckpt, kv_tokens=kv,
+                                    endpoint=endpoint_for(row_endpoint(row), getattr(arch, "model_type", None)))
         if not steady:
             kind = "burst (closed form, sim-pending)"
     other = (row.get("config_flags") or {}).get("other") or {}

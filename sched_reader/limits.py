@@ -199,8 +199,11 @@ def check_json_depth(text: str, *, file: str | None = None, line: int | None = N
 
 
 def loads_json(text: str, *, file: str | None = None, line: int | None = None, key: str | None = None,
-               limit: int = MAX_NESTING) -> Any:
+               limit: int = MAX_NESTING, allow_nonfinite: bool = False) -> Any:
     """``json.loads`` after the nesting check; ``NaN``/``Infinity`` and huge integers are refused.
+
+    ``allow_nonfinite`` lets ``Infinity``/``NaN`` through as floats: Hugging Face ``config.json`` files
+    written by ``transformers`` hold them (Nemotron-H ``"time_step_limit": [0.0, Infinity]``).
 
     Raises ``json.JSONDecodeError`` for malformed JSON (callers word that error themselves) and
     ``InputError`` for input over a bound.
@@ -219,6 +222,8 @@ def loads_json(text: str, *, file: str | None = None, line: int | None = None, k
                              file=file, line=line, key=key)
         return int(digits)
 
+    if allow_nonfinite:
+        return json.loads(text, parse_int=parse_int)
     return json.loads(text, parse_constant=bad_constant, parse_int=parse_int)
 
 

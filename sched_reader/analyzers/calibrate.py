@@ -35,6 +35,7 @@ from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flag
 
 ITERATIONS = 6
 CONVERGED = 0.005
+SKEWED_TPOT = 1.5   # mean / median TPOT above which a result's mean is stall-dominated
 OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
 SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
 API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
@@ -267,6 +268,12 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     if any(t.at_bound for t in terms.values()):
         notes.append("a term hit its bound: the model and the measurements disagree beyond a plausible "
                      "efficiency factor (check the config, GPU and release match the benchmark)")
+    skewed = [b.label() for b in benches if b.mean_tpot_ms and b.median_tpot_ms
+              and b.mean_tpot_ms > SKEWED_TPOT * b.median_tpot_ms]
+    if skewed:
+        notes.append(f"mean TPOT above {SKEWED_TPOT:g}x the median in {', '.join(skewed)}: short requests caught in "
+                     "scheduling stalls (prefill steps, preemptions) dominate the mean; the decode term is fitted "
+                     "to the median, and predicted mean TPOT under such load runs low")
     if any(b.output_lens and 0 in b.output_lens for b in benches):
         notes.append("requests that produced no token (refused by the server) are left out of the replay")
     if log_note:

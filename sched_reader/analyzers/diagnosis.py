@@ -24,11 +24,11 @@ from sched_reader.models.capacity import estimate_capacity
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
 from sched_reader.models.cost.error_bands import attach_ranges
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.engine_spec import EngineSpec
-from sched_reader.models.workload import Workload
+from sched_reader.models.workload import Workload, endpoint_kind
 
 
 class Diagnosis:
@@ -100,8 +100,24 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
     a section with ``classes`` / ``arrival`` / ``dataset`` / ``trace`` resolves to requests that are replayed
     exactly (arrival times, lengths, prefixes, count); the bench-style summary only describes them. With
     none, the defaults of ``vllm bench serve --dataset-name random``: 1,024 in / 128 out tokens, 1,000
-    prompts, all at once.
+    prompts, all at once. ``overrides["endpoint"]`` (``--backend`` / ``--endpoint``: the API entry point the
+    client calls) applies to every source, a replayed trace included.
     """
+    overrides = dict(overrides)
+    endpoint = overrides.pop("endpoint", None)
+    if endpoint is None:
+        endpoint = (spec.workload or {}).get("endpoint")
+    bench, requests = _resolve_requests(spec, overrides)
+    if endpoint is not None:
+        try:
+            bench = bench.model_copy(update={"endpoint": endpoint_kind(endpoint)})
+        except ValueError as err:
+            raise InputError(str(err), key="--endpoint / --backend") from None
+    return bench, requests
+
+
+def _resolve_requests(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, Any | None]:
+    """``resolve_workload`` without the entry point."""
     overrides = dict(overrides)
     wfile = overrides.pop("workload_file", None)
     seed = overrides.pop("seed", None)
@@ -117,7 +133,7 @@ def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, 
         kind = "trace" if is_jsonl(Path(wfile)) else "workload file"
         return summarize_requests(requests, f"{kind} {wfile}"), requests
     flags_given = any(v is not None for v in overrides.values())
-    section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items()}
+    section = {k.replace("-", "_"): v for k, v in (spec.workload or {}).items() if k != "endpoint"}
     if not flags_given and any(k in section for k in _RICH_WORKLOAD_KEYS):
         from pydantic import ValidationError
 
@@ -273,7 +289,8 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
         # No simulation asked (lint): the in-flight count of an open loop still comes from Little's law,
         # with the steady-state formula's throughput and latency (~20 ms), not from the request count.
         verdict_perf = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
-                                            spec.checkpoint_quantization, kv_tokens=kv.tokens)
+                                            spec.checkpoint_quantization, kv_tokens=kv.tokens,
+                                            endpoint=_api_endpoint(spec, workload))
     verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
@@ -300,6 +317,11 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
                            kv_budget_bytes=int(kv.tokens) * int(kv.bytes_per_token))
 
 
+def _api_endpoint(spec: EngineSpec, workload: Any) -> str:
+    """The API entry point the workload's client calls, as the API-server model keys it."""
+    return endpoint_for(getattr(workload, "endpoint", None), getattr(spec.arch, "model_type", None))
+
+
 def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,
                  sim_opts: dict[str, Any] | None = None) -> dict[str, Any]:
     """``vllm bench serve`` metrics: simulated when the workload queues, else the steady-state formula.
@@ -309,8 +331,9 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     sim_opts = sim_opts or {}
     seed = int(sim_opts.get("seed") or 0)
     eff = spec.effective
+    endpoint = _api_endpoint(spec, workload)
     steady = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, workload,
-                                  spec.checkpoint_quantization, kv_tokens=kv.tokens)
+                                  spec.checkpoint_quantization, kv_tokens=kv.tokens, endpoint=endpoint)
 
     if not needs_queueing(workload, requests) and active_profile() is None and not sim_opts.get("percentiles") \
             and not sim_opts.get("goodput"):
@@ -323,7 +346,8 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     sim = with_frontend_latency(simulate(
         requests, params_for("vllm", eff, blocks), calibrated(model), slo_ttft_ms=goodput.get("ttft"),
         slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
-        percentiles=tuple(sim_opts.get("percentiles") or ()), frontend=ApiServerModel(**frontend_kwargs())))
+        percentiles=tuple(sim_opts.get("percentiles") or ()),
+        frontend=ApiServerModel(endpoint, **frontend_kwargs())), endpoint)
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")

@@ -25,7 +25,7 @@ from pydantic import Field
 
 from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.calibration_profile import calibrated, frontend_kwargs, use_profile
@@ -160,8 +160,9 @@ def _effective_for(spec: Any, flags: dict[str, Any]) -> Any:
 
 
 def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str, float],
-             percentile: str = "p99", profile: Any = None) -> Point:
-    """One point of the sweep (pure: safe to run in another process or a Ray task)."""
+             percentile: str = "p99", profile: Any = None, endpoint: str = "completions") -> Point:
+    """One point of the sweep (pure: safe to run in another process or a Ray task). ``endpoint``: the API
+    entry point the workload's client calls ("completions" or "chat")."""
 
     if profile is not None:
         use_profile(profile)
@@ -180,9 +181,10 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     pt.kv_tokens = int(cap.kv_cache.tokens or 0)
     cost = calibrated(IterationCostModel(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization), profile)
 
+    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None))
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
-                                         frontend=ApiServerModel(**frontend_kwargs(profile))))
+                                         frontend=ApiServerModel(endpoint, **frontend_kwargs(profile))), endpoint)
     pt.output_throughput = float(res["output_throughput"])
     pt.throughput_per_gpu = pt.output_throughput / max(1, gpus)
     pt.request_goodput = float(res.get("request_goodput") or 0.0) if targets else None
@@ -206,15 +208,15 @@ def _eval_many(args: tuple) -> list[tuple[int, Point]]:
 
 
 def _eval_batch(spec: Any, batch: list, requests: Any, targets: dict, percentile: str,
-                profile: Any) -> list[tuple[int, Point]]:
-    return [(i, evaluate(spec, flags, requests, targets, percentile, profile)) for i, flags in batch]
+                profile: Any, endpoint: str = "completions") -> list[tuple[int, Point]]:
+    return [(i, evaluate(spec, flags, requests, targets, percentile, profile, endpoint)) for i, flags in batch]
 
 
 def run_sweep(spec: Any, requests: Any, grid: dict[str, list[Any]], targets: dict[str, float], *,
               percentile: str = "p99", executor: str = "local", workers: int | None = None,
               progress: Callable[[int, int], None] | None = None, profile: Any = None,
-              workload_label: str = "") -> TuneResult:
-    """Evaluate every grid point; see module docstring."""
+              workload_label: str = "", endpoint: str = "completions") -> TuneResult:
+    """Evaluate every grid point; see module docstring. ``endpoint``: the API entry point the client calls."""
     if executor not in ("local", "serial", "ray"):
         raise InputError(f"unknown executor {executor!r} (local, serial, ray)", key="--executor")
     configs = expand(grid)
@@ -223,7 +225,7 @@ def run_sweep(spec: Any, requests: Any, grid: dict[str, list[Any]], targets: dic
     total = len(indexed)
     if executor == "serial" or total <= 1:
         for i, flags in indexed:
-            done[i] = evaluate(spec, flags, requests, targets, percentile, profile)
+            done[i] = evaluate(spec, flags, requests, targets, percentile, profile, endpoint)
             if progress:
                 progress(len(done), total)
     elif executor == "local":
@@ -233,7 +235,7 @@ def run_sweep(spec: Any, requests: Any, grid: dict[str, list[Any]], targets: dic
         # small batches keep every worker busy to the end and the progress bar moving
         batches = [indexed[i:i + max(1, total // (n * 8))] for i in range(0, total, max(1, total // (n * 8)))]
         with ProcessPoolExecutor(max_workers=n) as pool:
-            futs = [pool.submit(_eval_many, (spec, b, requests, targets, percentile, profile)) for b in batches]
+            futs = [pool.submit(_eval_many, (spec, b, requests, targets, percentile, profile, endpoint)) for b in batches]
             for f in as_completed(futs):
                 for i, p in f.result():
                     done[i] = p
@@ -252,7 +254,7 @@ def run_sweep(spec: Any, requests: Any, grid: dict[str, list[Any]], targets: dic
             remote = ray.remote(_eval_batch)
             spec_ref, req_ref = ray.put(spec), ray.put(requests)
             n = max(1, int(ray.available_resources().get("CPU", 1)))
-            pending = [remote.remote(spec_ref, b, req_ref, targets, percentile, profile)
+            pending = [remote.remote(spec_ref, b, req_ref, targets, percentile, profile, endpoint)
                        for b in _chunks(indexed, n * 4) if b]
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1)

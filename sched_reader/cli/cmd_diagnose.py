@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    BackendOption,
+    EndpointOption,
     BurstinessOption,
     Dataset,
     DatasetNameOption,
@@ -58,6 +60,8 @@ def diagnose(
     request_rate: Optional[str] = RequestRateOption,
     burstiness: Optional[float] = BurstinessOption,
     max_concurrency: Optional[int] = MaxConcurrencyOption,
+    backend: Optional[str] = BackendOption,
+    endpoint: Optional[str] = EndpointOption,
     seed: int = SeedOption,
     metric_percentiles: Optional[str] = MetricPercentilesOption,
     goodput: Optional[List[str]] = GoodputOption,
@@ -87,7 +91,7 @@ def diagnose(
             workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,
             random_input_len=random_input_len, random_output_len=random_output_len,
             random_range_ratio=random_range_ratio, num_prompts=num_prompts, request_rate=request_rate,
-            burstiness=burstiness, max_concurrency=max_concurrency, seed=seed,
+            burstiness=burstiness, max_concurrency=max_concurrency, backend=backend, endpoint=endpoint, seed=seed,
             metric_percentiles=metric_percentiles, goodput=goodput)
         return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value,
                           explain=explain, overrides=overrides, plot=plot, sets=sets, effects=effects, fail_on=fail_on,

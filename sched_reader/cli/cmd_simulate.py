@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    BackendOption,
+    EndpointOption,
     BurstinessOption,
     Dataset,
     DatasetNameOption,
@@ -54,6 +56,8 @@ def simulate(
     request_rate: Optional[str] = RequestRateOption,
     burstiness: Optional[float] = BurstinessOption,
     max_concurrency: Optional[int] = MaxConcurrencyOption,
+    backend: Optional[str] = BackendOption,
+    endpoint: Optional[str] = EndpointOption,
     seed: int = SeedOption,
     metric_percentiles: Optional[str] = MetricPercentilesOption,
     goodput: Optional[List[str]] = GoodputOption,
@@ -93,7 +97,7 @@ def simulate(
             workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,
             random_input_len=random_input_len, random_output_len=random_output_len,
             random_range_ratio=random_range_ratio, num_prompts=num_prompts, request_rate=request_rate,
-            burstiness=burstiness, max_concurrency=max_concurrency, seed=seed,
+            burstiness=burstiness, max_concurrency=max_concurrency, backend=backend, endpoint=endpoint, seed=seed,
             metric_percentiles=metric_percentiles, goodput=goodput)
         return runner.run(files, policy=policy, compare=compare, overrides=overrides, slo_ttft_ms=slo_ttft_ms,
                           slo_tpot_ms=slo_tpot_ms, chunk_size=chunk_size, plot=plot, timeseries=timeseries,

@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 
 from sched_reader.cli.common import (
+    BackendOption,
+    EndpointOption,
     Dataset,
     FormatOption,
     GpuOption,
@@ -35,6 +37,8 @@ def tune(
                                               help="Requests per point (default 1000)."),
     request_rate: Optional[str] = typer.Option(None, "--request-rate", help="Requests/s, or inf (default inf)."),
     max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", min=1, help="Cap on requests in flight."),
+    backend: Optional[str] = BackendOption,
+    endpoint: Optional[str] = EndpointOption,
     executor: str = typer.Option("local", "--executor", help="local (this machine's cores), serial, or ray "
                                                              "(pip install 'sched-reader[ray]')."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Local processes (default: all cores)."),
@@ -63,7 +67,8 @@ def tune(
         activate_profile(profile)
         overrides = {"dataset_name": dataset_name.value if dataset_name else None,
                      "random_input_len": random_input_len, "random_output_len": random_output_len,
-                     "num_prompts": num_prompts, "request_rate": request_rate, "max_concurrency": max_concurrency}
+                     "num_prompts": num_prompts, "request_rate": request_rate, "max_concurrency": max_concurrency,
+                     "endpoint": endpoint if endpoint is not None else backend}
         return runner.run(files, goodput=goodput, percentile=percentile, workload=workload, overrides=overrides,
                           executor=executor, workers=workers, max_gpus=max_gpus, top=top, axis=axis, gpu=gpu,
                           vllm=vllm, model_config=model_config, fmt=fmt.value, echo=typer.echo,

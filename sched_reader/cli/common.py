@@ -147,6 +147,13 @@ BurstinessOption = typer.Option(
          "< 1 burstier, > 1 more uniform.")
 MaxConcurrencyOption = typer.Option(
     None, "--max-concurrency", min=1, max=MAX_PROMPTS, metavar="N", help="Cap on requests in flight.")
+BackendOption = typer.Option(
+    None, "--backend", "--endpoint-type", metavar="NAME",
+    help="vllm bench serve's client backend: vllm / openai (/v1/completions, the default) or openai-chat "
+         "(/v1/chat/completions: chat template per request, larger TTFT share).")
+EndpointOption = typer.Option(
+    None, "--endpoint", metavar="PATH",
+    help="API path the client calls, e.g. /v1/chat/completions (default /v1/completions; wins over --backend).")
 # bounds (limits.py): lengths <= MAX_TOKENS, counts <= MAX_PROMPTS, seed in [0, MAX_SEED] (numpy's range)
 SeedOption = typer.Option(0, "--seed", min=0, max=MAX_SEED, metavar="N", help="Random seed of the generated workload.")
 MetricPercentilesOption = typer.Option(
@@ -224,11 +231,13 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
                     num_prompts: int | None = None, request_rate: str | None = None,
                     burstiness: float | None = None, max_concurrency: int | None = None,
                     seed: int | None = None, metric_percentiles: str | None = None,
-                    goodput: list[str] | None = None) -> dict[str, Any]:
+                    goodput: list[str] | None = None, backend: str | None = None,
+                    endpoint: str | None = None) -> dict[str, Any]:
     """The workload overrides of one command line, as ``resolve_workload`` and ``diagnose`` read them.
 
     ``--input-len``/``--output-len`` map to the dataset-specific flags as in vLLM's ``main_async`` (an
     explicit ``--random-input-len`` loses to ``--input-len`` there too). ``--burstiness`` must be > 0.
+    ``--endpoint`` (the path called) wins over ``--backend``; either becomes ``"chat"`` or ``"completions"``.
     """
     if burstiness is not None and not 0 < burstiness <= _MAX_BURSTINESS:  # nan and inf refused too
         raise InputError(f"must be > 0 and at most {_MAX_BURSTINESS:g}, got {burstiness}", key="--burstiness")
@@ -251,6 +260,9 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
         "burstiness": burstiness,
         "max_concurrency": max_concurrency,
     }
+    entry = endpoint if endpoint is not None else backend
+    if entry is not None:
+        out["endpoint"] = entry  # checked and resolved to chat / completions by resolve_workload
     if workload is not None:
         out["workload_file"] = str(workload)
     if seed:

@@ -19,7 +19,7 @@ State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_co
 * Mamba-1: conv ``I / tp x (kernel - 1)`` + SSM ``I / tp x N``.
 
 Dtypes: the conv state takes the model dtype; the SSM / temporal state takes ``mamba_ssm_dtype`` from
-the config when present (Qwen3.5 ships float32), else the model dtype. Both checked against real logs:
+the config when present (Qwen3.5 ships float32), else the model dtype; Nemotron-H: ``resolved_ssm_dtype``. Both checked against real logs:
 Qwen3-Next-80B-A3B TP2 (v0.10.2: "Setting attention block size to 544 tokens", "Padding mamba page
 size by 1.49%") and Qwen3.5-0.8B (544, 2.64%) / Qwen3.6-27B (784) in public LMCache/GPUStack docs.
 Units: bytes.
@@ -89,6 +89,27 @@ def state_shapes(arch: ModelArch, kind: str, tp: int) -> list[tuple[int, int]]:
         kern = int(c.get("mamba_d_conv") or 4)
         return [(inter // tp * (kern - 1), 0), (inter // tp * n, 1)]
     return []
+
+
+# vLLM's NemotronHForCausalLMConfig hook (vllm/model_executor/models/config.py) replaces --mamba-ssm-cache-dtype
+# "auto" by the config's ``mamba_ssm_cache_dtype``, else a default: float16 since vLLM 0.13.0
+# (https://github.com/vllm-project/vllm/pull/29978, merged 2025-12, the release that added the "float16" choice),
+# float32 since https://github.com/vllm-project/vllm/pull/39032 (opened and reviewed 2026-04-05, after 0.19.0's
+# 2026-04-02 branch point; its merge date was not read: first in 0.20.0, cut 2026-04-27, is an assumption).
+# Before 0.13.0 "auto" meant the model dtype for every model.
+_NEMOTRON_H_HOOK = (0, 13, 0)
+_NEMOTRON_H_FP32_DEFAULT = (0, 20, 0)
+
+
+def resolved_ssm_dtype(arch: ModelArch, flag: str | None, vllm_version: tuple[int, int, int]) -> str | None:
+    """The SSM state dtype vLLM uses for ``--mamba-ssm-cache-dtype flag`` (None: model dtype / config rule)."""
+    if flag not in (None, "auto"):
+        return flag
+    if arch.model_type == "nemotron_h" or "NemotronHForCausalLM" in arch.architectures:
+        if vllm_version >= _NEMOTRON_H_HOOK:
+            return str(arch.config.get("mamba_ssm_cache_dtype") or (
+                "float32" if vllm_version >= _NEMOTRON_H_FP32_DEFAULT else "float16"))
+    return flag
 
 
 def state_bytes(arch: ModelArch, kind: str, tp: int, model_dtype_bytes: int, ssm_dtype: str | None = None) -> int:

@@ -28,7 +28,7 @@ from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
-from sched_reader.models.hybrid import layer_mixers, state_bytes
+from sched_reader.models.hybrid import layer_mixers, resolved_ssm_dtype, state_bytes
 from sched_reader.models import drafter
 
 
@@ -108,7 +108,8 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
         if kind == "none":
             continue
         if kind == "mamba":
-            sb = state_bytes(arch, mixers[i], tp, dtb, getattr(cfg, "mamba_ssm_cache_dtype", None))
+            ssm = resolved_ssm_dtype(arch, getattr(cfg, "mamba_ssm_cache_dtype", None), parse_version(cfg.vllm_version))
+            sb = state_bytes(arch, mixers[i], tp, dtb, ssm)
             out.append(LayerKV(index=i, kind="mamba", bytes_per_token=0, state_bytes=sb))
             continue
         if kind == "mla":

@@ -135,6 +135,7 @@ FLASHINFER_SAMPLER_BEFORE_0_12 = False
 # 0.23.0 docker log in tests/data/logs/repo-qwen25vl-7b-a100-v0230-video-profile.log prints "Using FlashInfer
 # for top-p & top-k sampling." with no flag set.
 FLASHINFER_SAMPLER_DEFAULT_FROM = (0, 21, 0)
+V1_SAMPLER_PROFILED_FROM = (0, 8, 0)   # first release whose V1 profile_run runs the dummy sampler
 
 
 def sampler_path(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[str, float]:
@@ -338,7 +339,16 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
              inputs=fwd_in, value=fwd, unit="bytes"),
     ]
     sampler = 0
-    if last_stage:
+    if last_stage and cfg.engine == "v1" and parse_version(cfg.vllm_version) < V1_SAMPLER_PROFILED_FROM:
+        # V1 before 0.8.0 runs no sampler in profile_run: it computes the logits of every dummy token
+        # ("logits = self.model.compute_logits(hidden_states, None)"; vLLM issue 13507 "[V1][Bug]: Consider
+        # sampler in memory profiling", 2025-02-19) and frees them with the hidden states.
+        v = arch.vocab_size
+        sampler = tokens * arch.hidden_size * dt + tokens * v * dt + moe_ws
+        terms.append(Term(
+            name="sampler_peak", formula="V1 < 0.8: hidden states + logits of all T tokens (T x V x dtype), no sampler",
+            inputs={"T": tokens, "V": v, "moe_workspace": moe_ws}, value=sampler, unit="bytes"))
+    elif last_stage:
         r = min(int(cfg.max_num_seqs), tokens)
         v = arch.vocab_size
         f32 = 4 * r * v

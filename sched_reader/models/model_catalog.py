@@ -397,7 +397,7 @@ def _from_config_path(path: str, name: str | None) -> ModelResolution:
     cfg_file = p / "config.json" if os.path.isdir(p) else p
     try:
         raw = loads_json(read_text_file(cfg_file, key="--model-config", what="model config"),
-                         file=str(cfg_file), key="--model-config")
+                         file=str(cfg_file), key="--model-config", allow_nonfinite=True)
     except json.JSONDecodeError as exc:
         raise InputError(f"model config is not valid JSON: {exc.msg}", file=str(cfg_file), line=exc.lineno,
                          key="--model-config") from None

@@ -168,6 +168,11 @@ def _format_from_config(qc: dict[str, Any], formats: dict[str, WeightFormat]) ->
         return formats["mxfp4"]
     if method in ("modelopt", "nvfp4", "modelopt_fp4"):
         algo = str(qc.get("quant_algo", "")).upper()
+        if algo == "MIXED_PRECISION":  # per-layer algorithms: the format of the bulk (MLP) weights names it
+            layers = qc.get("quantized_layers") if isinstance(qc.get("quantized_layers"), dict) else {}
+            algos = [str(v.get("quant_algo", "")).upper() for k, v in layers.items()
+                     if isinstance(v, dict) and ".mlp." in str(k)]
+            algo = max(set(algos), key=algos.count) if algos else algo
         return formats["nvfp4"] if ("FP4" in algo or method != "modelopt") else formats["fp8_e4m3_per_tensor"]
     if method == "bitsandbytes":
         return formats["nf4_double_quant"] if qc.get("load_in_4bit", True) else formats["int8_weight_only"]

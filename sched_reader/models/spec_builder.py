@@ -35,6 +35,7 @@ from sched_reader.readers import read_command_line, read_path
 from sched_reader.compat.matrix import entry
 from sched_reader.compat.releases import known_releases
 from sched_reader.readers.images import accelerator_family
+from sched_reader.versions import parse_version
 
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
 _MODEL_DESTS = {"model", "model_tag"}
@@ -475,8 +476,24 @@ def _resolve_dtype(explicit: str | None, arch_dtype: str, quantization: str | No
     return d, f"auto: checkpoint torch_dtype {arch_dtype}"
 
 
-def build_effective(spec: EngineSpec) -> EffectiveConfig:
-    """The configuration vLLM will run with: explicit values, else the release's defaults."""
+def _engine_from_env(raw: Any, release: str) -> str | None:
+    """``VLLM_USE_V1`` where the release has both engines (0.6.4..0.10.x): "v1"/"v0", else None.
+
+    V1 is opt-in from 0.6.4 and the default from 0.8.0; V0 is gone in 0.11.0 (facts.yaml engine_timeline).
+    """
+    hint = raw.env.get("VLLM_USE_V1") if getattr(raw, "env", None) else None
+    if hint is None or hint.value is None:
+        return None
+    ver = parse_version(release)
+    if not ((0, 6, 4) <= ver < (0, 11, 0)):
+        return None
+    return "v0" if str(hint.value).strip().lower() in ("0", "false", "no", "off", "") else "v1"
+
+
+def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveConfig:
+    """The configuration vLLM will run with: explicit values, else the release's defaults.
+
+    ``engine`` ("v0"/"v1") overrides the release's default engine (``VLLM_USE_V1``)."""
     facts = release_facts(spec.vllm_version)
     reasons: dict[str, str] = {}
 
@@ -515,6 +532,7 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         spec.hardware.gpu.cuda_total_gib,
         max_model_len=int(max_model_len),
         explicit=explicit_values,
+        engine=engine.upper() if engine else None,
     )
 
     def pick(dest: str, fallback: Any) -> Any:
@@ -527,7 +545,9 @@ def build_effective(spec: EngineSpec) -> EffectiveConfig:
         reasons[dest] = f"vLLM default {fallback!r}"
         return fallback
 
-    engine = str(facts.get("engine", "v1") if isinstance(facts, dict) else getattr(facts, "engine", "v1")).lower()
+    if engine:
+        reasons["engine"] = f"VLLM_USE_V1 selects {engine.upper()}"
+    engine = engine or str(facts.get("engine", "v1") if isinstance(facts, dict) else getattr(facts, "engine", "v1")).lower()
     spec_cfg = explicit("speculative_config")
     speculative = _normalize_speculative(spec, spec_cfg)
     return EffectiveConfig(
@@ -719,7 +739,7 @@ def build_spec(
         shared_gpu_group=raw.shared_gpu_group,
     )
     _check_stages(spec, pp)
-    spec.effective = build_effective(spec)
+    spec.effective = build_effective(spec, engine=_engine_from_env(raw, release))
     fi = raw.env.get("VLLM_USE_FLASHINFER_SAMPLER") if getattr(raw, "env", None) else None
     if fi is not None and spec.effective is not None and fi.value is not None:
         on = str(fi.value).strip().lower() not in ("0", "false", "no", "off", "")

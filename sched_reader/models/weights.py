@@ -143,6 +143,7 @@ class QuantLayout(DataModel):
     quantize_attention: bool = True
     quantize_dense_mlp: bool = True
     quantize_experts: bool = True
+    by_kind: dict[str, float] = {}  # bytes per weight per component when formats differ (mixed precision)
     note: str = ""
 
 
@@ -172,6 +173,45 @@ def _compressed_tensors_layout(qc: dict[str, Any]) -> QuantLayout:
                        note=f"compressed-tensors w{bits}a16, group {g}, fp16 scales")
 
 
+# ModelOpt per-layer algorithms -> bytes per stored weight (incl. scales): FP8 per-tensor; NVFP4 E2M1 + FP8 per 16
+_MODELOPT_ALGO_BYTES = {"FP8": 1.0, "NVFP4": 0.5 + 1 / 16, "W4A16_NVFP4": 0.5 + 1 / 16}
+
+
+def _layer_kind(name: str) -> str | None:
+    """Weight component of a checkpoint module name (``model.layers.3.mlp.gate_proj`` -> mlp_dense)."""
+    if ".self_attn." in name or ".linear_attn." in name or ".mixer." in name:
+        return "attention"
+    if ".shared_expert" in name:
+        return "moe_shared"
+    if ".experts." in name:
+        return "moe_routed_experts"
+    if ".mlp." in name:
+        return "mlp_dense"
+    return None
+
+
+def _modelopt_mixed_layout(qc: dict[str, Any]) -> QuantLayout | None:
+    """ModelOpt ``quant_algo: MIXED_PRECISION``: ``quantized_layers`` names each module's algorithm (e.g. Qwen3.6
+    NVFP4: attention and Gated DeltaNet projections FP8, MLP NVFP4); the most common one per component. The
+    lm_head stays in the model dtype here as in the other layouts."""
+    layers = qc.get("quantized_layers")
+    if not isinstance(layers, dict) or not layers:
+        return None
+    counts: dict[str, dict[float, int]] = {}
+    for name, spec in layers.items():
+        kind = _layer_kind(str(name))
+        algo = str((spec or {}).get("quant_algo", "")).upper() if isinstance(spec, dict) else ""
+        if kind and algo in _MODELOPT_ALGO_BYTES:
+            b = _MODELOPT_ALGO_BYTES[algo]
+            counts.setdefault(kind, {})[b] = counts.setdefault(kind, {}).get(b, 0) + 1
+    if not counts:
+        return None
+    by_kind = {k: max(v.items(), key=lambda kv: kv[1])[0] for k, v in counts.items()}
+    return QuantLayout(name="modelopt_mixed", bytes_per_weight=max(by_kind.values()), by_kind=by_kind,
+                       note="ModelOpt mixed precision: " + ", ".join(
+                           f"{k} {'FP8' if b == 1.0 else 'NVFP4'}" for k, b in sorted(by_kind.items())))
+
+
 def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization: str | None) -> QuantLayout | None:
     """The run-time layout of quantized linear layers, or None for an unquantized model.
 
@@ -184,6 +224,10 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
         return None
     if method in ("compressed-tensors", "compressed_tensors") and qc:
         return _compressed_tensors_layout(qc)
+    if method == "modelopt" and str(qc.get("quant_algo", "")).upper() == "MIXED_PRECISION":
+        mixed = _modelopt_mixed_layout(qc)
+        if mixed is not None:
+            return mixed
     if method in ("fp8", "fbgemm_fp8", "modelopt", "ptpc_fp8", "fp8_dynamic", "fp8-dynamic",
                   "compressed-tensors", "compressed_tensors"):
         blk = qc.get("weight_block_size")
@@ -217,6 +261,9 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
 
 def is_moe_layer(c: dict[str, Any], i: int) -> bool:
     """Whether decoder layer ``i`` (0-based) of an HF config is a mixture-of-experts layer in vLLM."""
+    pat = c.get("hybrid_override_pattern")
+    if isinstance(pat, str) and i < len(pat):  # Nemotron-H / Nemotron 3: 'E' marks a MoE block
+        return pat[i] == "E"
     if c.get("n_routed_experts"):  # DeepSeek family
         k = int(c.get("first_k_dense_replace", 0) or 0)
         freq = int(c.get("moe_layer_freq", 1) or 1)
@@ -267,7 +314,8 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
     o_rank = (q_out // tp) * h + (h if o_bias else 0)
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
-    if arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2") or (
+    if arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2") or arch.model_type.startswith(
+            "qwen3_vl") or (                                # Qwen3-VL text attention keeps Qwen3's q_norm / k_norm
             c.get("use_qk_norm") and not arch.model_type.startswith("llama4")):  # Llama-4's qk norm has no weight
         norms = 2 * hd
     return (qkv_total + o_total + sinks_total, qkv_rank + o_rank + sinks_total // tp, norms,
@@ -338,6 +386,16 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         ch = c["hybrid_override_pattern"][i]
         if ch == "-":
             lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=False)
+        elif ch == "E":                              # NemotronHMoE: squared-ReLU experts (up + down, no gate)
+            n_exp = int(c.get("n_routed_experts") or 0)
+            mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
+            per_expert = 2 * h * mi
+            lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
+            r = h * n_exp + n_exp                    # router weight + e_score_correction_bias
+            lay.router = (r, r)
+            si = int(c.get("n_shared_experts") or 0) * int(c.get("moe_shared_expert_intermediate_size") or 0)
+            if si:
+                lay.moe_shared = (2 * h * si, 2 * h * si // tp)
         return lay
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
     if is_moe_layer(c, i):
@@ -463,6 +521,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     def bpw(kind: str) -> float:
         if q is None:
             return float(dt)
+        if q.by_kind:
+            return q.by_kind.get(kind, float(dt))
         flag = {"attention": q.quantize_attention, "mlp_dense": q.quantize_dense_mlp,
                 "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
         return q.bytes_per_weight if flag else float(dt)

@@ -27,6 +27,22 @@ SHAREGPT_SOURCE = ("mean of total_input_tokens / total_output_tokens over 1000-p
                    "tests/data/throughput.yaml (GPUStack performance lab, vLLM 0.10.2/0.11.0)")
 
 
+_NOT_GENERATION = ("embed", "pooling", "rerank", "score", "audio", "transcription", "classify")
+
+
+def endpoint_kind(value: object) -> str:
+    """``"chat"`` or ``"completions"`` for a ``vllm bench serve --backend`` name (``vllm``, ``openai``,
+    ``openai-chat`` ...) or an ``--endpoint`` path (``/v1/completions``, ``/v1/chat/completions``).
+    None means the default, ``--backend vllm`` on /v1/completions. Raises ValueError for an entry point
+    that does not generate text (embeddings, pooling, audio ...): its requests are not what the cost model
+    prices."""
+    text = "completions" if value is None else str(value).strip().lower()
+    if any(word in text for word in _NOT_GENERATION):
+        raise ValueError(f"{value!r} is not a text-generation entry point; sched-reader prices /v1/completions "
+                         "and /v1/chat/completions")
+    return "chat" if "chat" in text else "completions"
+
+
 class Workload(DataModel):
     """One ``vllm bench serve`` run. Lengths in tokens; ``request_rate`` in requests/second."""
 
@@ -41,10 +57,19 @@ class Workload(DataModel):
     request_rate: float = math.inf
     max_concurrency: int | None = Field(None, ge=1)
     burstiness: float = Field(1.0, gt=0)        # vllm bench serve --burstiness: gamma shape, 1 = Poisson
+    # The API entry point the client calls: "completions" (/v1/completions, `--backend vllm`, the default) or
+    # "chat" (/v1/chat/completions, `--backend openai-chat`): a chat request costs the API server a chat
+    # template (models/cost/frontend.py) and a larger fixed TTFT share (models/cost/steady_state.py).
+    endpoint: Literal["completions", "chat"] = "completions"
     # Set when the requests come from a trace or a workload file (replayed request by request): where they
     # come from, and their length percentiles (tokens); the random_* lengths are then the trace's means.
     source: str | None = None
     length_stats: dict | None = None
+
+    @field_validator("endpoint", mode="before")
+    @classmethod
+    def _endpoint(cls, v):
+        return endpoint_kind(v)
 
     @field_validator("request_rate", mode="before")
     @classmethod

@@ -9,6 +9,7 @@ command-line settings (vLLM: command line > config file). A missing config file 
 from __future__ import annotations
 
 import os
+import re
 
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,8 +150,21 @@ def _group_by_visible_devices(engines: list[RawEngine]) -> None:
                                "fractions add up on each GPU")
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def read_argv(argv: list[str], file: str) -> list[RawEngine]:
-    """One engine from an argv list (after sched-reader's ``--``)."""
+    """One engine from an argv list (after sched-reader's ``--``).
+
+    Leading ``env`` and ``NAME=value`` words (``VLLM_USE_V1=1 vllm serve ...``) set the engine's environment,
+    as a shell would."""
+    env: dict[str, str] = {}
+    argv = list(argv)
+    while argv and (argv[0] == "env" or _ASSIGNMENT.match(argv[0])):
+        word = argv.pop(0)
+        if word != "env":
+            name, value = word.split("=", 1)
+            env[name] = value
     toks = [Tok(a, None) for a in argv]
     if not toks:
         raise InputError("empty command line", file=file, hint="give e.g. -- vllm serve MODEL --max-model-len 8192")
@@ -162,4 +176,6 @@ def read_argv(argv: list[str], file: str) -> list[RawEngine]:
         raise InputError(f"no vLLM server command found in: {' '.join(argv)[:120]}", file=file,
                          hint="expected `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server "
                               "...`, `docker run ... vllm/vllm-openai:TAG ...` or bare --flags")
+    for name, value in env.items():
+        engine.env.setdefault(name, Hint(value=value, origin=Origin(file=file, source="command-line", key=name)))
     return [engine]

@@ -327,6 +327,8 @@ def describe_workload(w: Any) -> str:
 
     rate = "all at once" if math.isinf(w.request_rate) else f"{w.request_rate:.3g} req/s"
     conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
+    if getattr(w, "endpoint", "completions") == "chat":
+        conc += ", via /v1/chat/completions"
     if getattr(w, "source", None):
         st = w.length_stats or {}
         over = f" over {st['arrival_span_s']:,.0f} s" if st.get("arrival_span_s") else ""

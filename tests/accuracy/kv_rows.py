@@ -45,7 +45,8 @@ def row_argv(row: dict) -> list[str]:
         argv += ["--max-num-batched-tokens", str(row["max_num_batched_tokens"])]
     if row["max_num_seqs"]:
         argv += ["--max-num-seqs", str(row["max_num_seqs"])]
-    return argv
+    # environment the source sets on the command line (e.g. VLLM_USE_V1=1 before 0.8)
+    return [f"{k}={v}" for k, v in (row.get("env") or {}).items()] + argv
 
 
 def row_spec(row: dict):

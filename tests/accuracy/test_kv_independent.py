@@ -13,6 +13,9 @@ from kv_rows import load_rows, predict
 ROWS = load_rows(Path(__file__).resolve().parents[1] / "data" / "kv_logs_independent.yaml")
 
 XFAIL = {
+    "vllm-pr12569-llama-3.1-70b-w8a8-h100-v1-0.7.0":
+        "V1 0.7.0 (no sampler in the profile; logits of all 8,192 dummy tokens): +6.1% blocks, 0.4 GiB of the "
+        "non-KV memory unexplained (was -34% before the 0.7 profile was modelled)",
     "vllm-issue-13061-2x4090-r1-distill-qwen14b-tp2":
         "V0 0.7.x at TP 2 logs ~0.16 GiB more weights per rank than the checkpoint's shards (cause not found)",
     "vllm-issue-12664-2x48gb-qwen2.5-32b-family-tp2":
@@ -23,10 +26,10 @@ XFAIL = {
 def _kv_error(row: dict) -> float:
     j = predict(row)
     lg = row["logged"]
-    if row["engine_core"] == "v0" and lg["gpu_blocks"]:
-        return j["kv_cache"]["num_blocks"] / lg["gpu_blocks"] - 1
-    if lg["kv_cache_tokens"]:
+    if lg["kv_cache_tokens"] and row["engine_core"] == "v1":
         return j["kv_cache"]["tokens"] / lg["kv_cache_tokens"] - 1
+    if lg["gpu_blocks"]:
+        return j["kv_cache"]["num_blocks"] / lg["gpu_blocks"] - 1
     return j["memory"]["kv_cache_gib"] / lg["kv_cache_gib"] - 1
 
 

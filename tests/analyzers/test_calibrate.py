@@ -77,6 +77,8 @@ def test_fit_reduces_the_error_and_stays_in_bounds(spec):
         assert abs(r["calibrated_error"][k]) < abs(r["uncalibrated_error"][k])
         assert abs(r["calibrated_error"][k]) < 0.10
     assert any("one result" in n for n in prof.fit["notes"])
+    # this run's mean TPOT (16.3 ms) is 2.2x its median (7.27 ms): said, since the fit uses the median
+    assert any("mean TPOT above 1.5x the median" in n for n in prof.fit["notes"])
     # TTFT the bounded prefill term cannot reach is attributed to API intake, and then fits
     if prof.terms["prefill_time_scale"].at_bound:
         assert prof.terms["api_ms"].fitted and prof.terms["api_ms"].value > 0
@@ -196,3 +198,10 @@ def test_cli_interleaved_log_exits_2(run_cli, tmp_path):
     code, out, err = run_cli("calibrate", "--bench", str(JSON80), "--log", str(p))
     _one_line_exit_2(code, out, err)
     assert "several engines in one log" in err
+
+
+def test_cli_log_of_another_model_than_the_config_exits_2(run_cli):
+    code, out, err = run_cli("calibrate", "--bench", str(JSON80), "--log", str(PHI4), "--gpu", "H100 SXM",
+                             "--vllm", "0.6.0", "--", *DEPLOY)
+    _one_line_exit_2(code, out, err)
+    assert "'microsoft/phi-4'" in err and "'neuralmagic/Meta-Llama-3.1-8B-FP8'" in err

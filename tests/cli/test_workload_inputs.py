@@ -14,6 +14,7 @@ from sched_reader.analyzers.simulator.workloads import (
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "workloads"
+ROOT = Path(__file__).resolve().parents[2]
 TRACE = DATA / "rag_600_poisson4.jsonl"
 
 # vLLM 0.6.3 is a V0 release: chunked prefill turns itself on only above max-model-len 32768, so here it is
@@ -204,3 +205,46 @@ def test_lint_agrees_with_diagnose_on_an_open_loop_trace(run_cli, v0_dir):
     assert code in (0, 1), err
     rules = {f["rule"] for f in json.loads(out)["findings"]}
     assert "SR202" not in rules and "SR205" in rules
+
+
+def _perf(run_cli, *flags):
+    code, out, err = run_cli("diagnose", "--format", "json", "--no-effects", *flags, "--", "vllm", "serve",
+                             "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "4096")
+    assert code in (0, 1), err
+    e = json.loads(out)["engines"][0]
+    return e["workload"], e["performance"]
+
+
+def test_backend_and_endpoint_flags_price_the_chat_entry_point(run_cli):
+    """`--backend openai-chat` (or `--endpoint /v1/chat/completions`) is vllm bench serve's chat client: every
+    request goes through a chat template in the one API-server process before the engine sees it. For a
+    500-prompt burst that intake is serial, so the mean TTFT must grow by seconds (500 requests x a few ms),
+    while a completions run keeps the default; the endpoint path wins over the backend name."""
+    base = ["--num-prompts", "500", "--random-input-len", "512", "--random-output-len", "64", "--gpu", "H100"]
+    wl_c, perf_c = _perf(run_cli, *base)
+    wl_chat, perf_chat = _perf(run_cli, *base, "--backend", "openai-chat")
+    wl_path, perf_path = _perf(run_cli, *base, "--endpoint", "/v1/chat/completions")
+    wl_win, _ = _perf(run_cli, *base, "--backend", "openai-chat", "--endpoint", "/v1/completions")
+    assert wl_c["endpoint"] == "completions" and wl_chat["endpoint"] == "chat" == wl_path["endpoint"]
+    assert wl_win["endpoint"] == "completions"
+    assert perf_chat["mean_ttft_ms"] == perf_path["mean_ttft_ms"]
+    assert perf_chat["mean_ttft_ms"] - perf_c["mean_ttft_ms"] > 1000.0
+    assert perf_chat["output_throughput"] <= perf_c["output_throughput"]
+
+
+def test_a_non_generation_endpoint_is_one_line_exit_2(run_cli):
+    code, out, err = run_cli("diagnose", "--endpoint", "/v1/embeddings", "--", "vllm", "serve",
+                             "meta-llama/Llama-3.1-8B-Instruct")
+    assert code == 2 and out == "" and "text-generation" in err and len(err.strip().splitlines()) == 1
+
+
+def test_workload_section_may_name_the_endpoint(run_cli, tmp_path):
+    """sched-reader's own file: ``workload: {endpoint: ...}`` beside the classes (the section is replayed as
+    written; the entry point only changes what the API server costs)."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text((ROOT / "examples" / "llama3-8b-h100.yaml").read_text().replace(
+        "  seed: 0\n", "  seed: 0\n  endpoint: /v1/chat/completions\n"))
+    code, out, err = run_cli("diagnose", "--format", "json", "--no-effects", str(cfg))
+    assert code in (0, 1), err
+    wl = json.loads(out)["engines"][0]["workload"]
+    assert wl["endpoint"] == "chat" and wl["num_prompts"] == 500

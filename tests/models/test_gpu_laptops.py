@@ -1,4 +1,4 @@
-"""Laptop (mobile) GeForce GPUs resolve by the names nvidia-smi prints, apart from the desktop cards."""
+"""Laptop (mobile) GeForce GPUs and a few more workstation/desktop cards resolve by the names nvidia-smi prints."""
 
 from __future__ import annotations
 
@@ -12,6 +12,11 @@ from sched_reader.models.gpu_catalog import resolve_gpu
     ("NVIDIA GeForce RTX 4090 Laptop GPU", "nvidia-rtx-4090-laptop-16gb"),
     ("NVIDIA GeForce RTX 3080 Ti Laptop GPU", "nvidia-rtx-3080-ti-laptop-16gb"),
     ("NVIDIA GeForce RTX 4070", "nvidia-rtx-4070-12gb"),        # the desktop card is not taken for a laptop
+    ("NVIDIA GeForce RTX 3070", "nvidia-rtx-3070-8gb"),
+    ("NVIDIA RTX A4500", "nvidia-rtx-a4500-20gb"),
+    ("NVIDIA A2", "nvidia-a2-16gb"),
+    ("Quadro RTX 6000", "nvidia-quadro-rtx-6000-24gb"),
+    ("NVIDIA GeForce RTX 2080", "nvidia-rtx-2080-8gb"),
 ])
 def test_laptop_names(name, gpu_id):
     r = resolve_gpu(name)

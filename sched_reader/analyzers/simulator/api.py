@@ -13,12 +13,12 @@ from sched_reader.analyzers.simulator.static import run_static
 from sched_reader.analyzers.simulator.workloads import Requests, drop_overlong
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.limits import MAX_SIM_TOKENS
-from sched_reader.models.calibration_profile import active_profile, api_seconds
+from sched_reader.models.calibration_profile import active_profile, api_seconds, frontend_kwargs
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
 from sched_reader.models.calibration_profile import calibrated
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
@@ -175,9 +175,12 @@ def engine_inputs(spec: Any, apply_profile: bool = True) -> tuple[StepCost, int]
 def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vllm",), *,
                   chunk_size: int = 512, slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
                   progress: Callable[[str, int, int], None] | None = None,
-                  slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = ()) -> dict[str, dict[str, Any]]:
-    """Simulate one EngineSpec under each policy; returns {policy: metrics}."""
+                  slo_e2el_ms: float | None = None, percentiles: tuple[float, ...] = (),
+                  endpoint: str = "completions") -> dict[str, dict[str, Any]]:
+    """Simulate one EngineSpec under each policy; returns {policy: metrics}. ``endpoint``: the API entry
+    point the client calls ("completions" or "chat"), with the calibrated API terms of an active profile."""
     cost, blocks = engine_inputs(spec)
+    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None))
     out: dict[str, dict[str, Any]] = {}
     for pol in policies:
         if pol not in POLICIES:
@@ -186,7 +189,8 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         cb = (lambda d, t, _p=pol: progress(_p, d, t)) if progress else None
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
                                                   slo_tpot_ms=slo_tpot_ms, progress=cb, slo_e2el_ms=slo_e2el_ms,
-                                                  percentiles=percentiles, frontend=ApiServerModel()))
+                                                  percentiles=percentiles,
+                                                  frontend=ApiServerModel(endpoint, **frontend_kwargs())), endpoint)
     return out
 
 

@@ -48,10 +48,10 @@ def run(files: list[str] | None, *, policy: str, compare: str | None, overrides:
     try:
         if prog is not None:
             prog.start()
-        for spec, (requests, desc) in zip(specs, per_engine):
+        for spec, (requests, desc, endpoint) in zip(specs, per_engine):
             res = simulate_spec(spec, requests, pols, chunk_size=chunk_size, slo_ttft_ms=slo.get("ttft"),
                                 slo_tpot_ms=slo.get("tpot"), slo_e2el_ms=slo.get("e2el"),
-                                percentiles=tuple(overrides.get("metric_percentiles") or ()),
+                                percentiles=tuple(overrides.get("metric_percentiles") or ()), endpoint=endpoint,
                                 progress=(lambda p, d, t, _n=spec.name: cb(f"{_n}:{p}", d, t)) if cb else None)
             engines.append({"name": spec.name, "file": spec.file, "workload": desc, "results": res})
     finally:
@@ -131,9 +131,10 @@ def _inputs(config: list[str] | None) -> tuple[list[str], list[str] | None]:
 
 
 def _workload(spec, overrides: dict[str, Any]):
-    """(requests, description) for one engine: --workload FILE, else the bench flags, else the file's
-    workload section (a trace or classes, replayed request by request), else vllm bench serve's defaults."""
+    """(requests, description, API entry point) for one engine: --workload FILE, else the bench flags, else
+    the file's workload section (a trace or classes, replayed request by request), else vllm bench serve's
+    defaults."""
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = bench_requests(bench, int(overrides.get("seed") or 0))
-    return req, describe_workload(bench)
+    return req, describe_workload(bench), bench.endpoint

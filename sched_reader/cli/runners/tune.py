@@ -50,13 +50,14 @@ def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, 
         raise InputError(f"cannot tune {spec.name!r}: model not resolved", file=spec.file,
                          hint="pass --model-config PATH")
     overrides = {**overrides, "request_rate": parse_rate(overrides.get("request_rate"))}
-    requests, label = _requests(workload, spec, overrides)
+    requests, label, endpoint = _requests(workload, spec, overrides)
     grid = default_grid(spec, max_gpus=max_gpus)
     grid.update(parse_axes(axis))
     progress, close = _progress()
     try:
         res = run_sweep(spec, requests, grid, targets, percentile=percentile, executor=executor,
-                        workers=workers, progress=progress, profile=active_profile(), workload_label=label)
+                        workers=workers, progress=progress, profile=active_profile(), workload_label=label,
+                        endpoint=endpoint)
     finally:
         close()
     if plot is not None:
@@ -68,9 +69,9 @@ def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, 
     return 0
 
 
-def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[Any, str]:
-    """The sweep's requests and their one-line description: the same resolution as ``diagnose`` (a
-    ``--workload`` file or trace wins and refuses bench flags beside it; then bench flags; then the file's
+def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[Any, str, str]:
+    """The sweep's requests, their one-line description and the API entry point the client calls: the same
+    resolution as ``diagnose`` (a ``--workload`` file or trace wins and refuses bench flags beside it; then bench flags; then the file's
     ``workload:`` section; then ``vllm bench serve`` defaults)."""
     if path is not None:
         if not path.is_file():
@@ -79,7 +80,7 @@ def _requests(path: Path | None, spec: Any, overrides: dict[str, Any]) -> tuple[
     bench, req = resolve_workload(spec, overrides)
     if req is None:
         req = bench_requests(bench)
-    return req, describe_workload(bench)
+    return req, describe_workload(bench), bench.endpoint
 
 
 def _progress() -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:

@@ -74,6 +74,14 @@ API_INTAKE_PER_PROMPT_TOKEN_S = 1.0e-6
 _BINS = 4096
 
 
+def endpoint_for(endpoint: str | None, model_type: str | None) -> str:
+    """The ``ApiServerModel`` entry point for a client's ``endpoint`` ("completions" or "chat") and a model:
+    gpt-oss chats are rendered by the Rust ``openai_harmony`` encoder, not a Jinja template (vLLM
+    serving_chat's harmony path), so they take "chat-harmony"."""
+    e = endpoint or "completions"
+    return "chat-harmony" if "chat" in e and str(model_type or "") == "gpt_oss" else e
+
+
 def endpoint_key(endpoint: str | None) -> str:
     """The API_INTAKE_S key of an entry point: "completions", "chat" or "chat-harmony"."""
     e = (endpoint or "completions").lower()

@@ -16,7 +16,6 @@ check to run around an optimisation, not a test.
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 import sys
 from pathlib import Path

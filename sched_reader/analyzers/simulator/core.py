@@ -85,6 +85,29 @@ def prepare(req: Requests, p: SchedParams) -> tuple[list[int], list[int], list[s
     return prompt.tolist(), target.tolist(), notes
 
 
+def step_shape(sched: list[tuple[int, int]], computed: list[int], out: list[int], prompt: list[int],
+               nd: int = 0, ctx: int = 0, pending: list[int] | None = None) -> tuple[int, int, int, int, int]:
+    """What one iteration computes, for its step time: ``(nd, ctx, pf, pairs2, npf)``.
+
+    A scheduled ``(request, tokens)`` pair is a decode when it is one token, the request has emitted and
+    that token is the next after everything computed (``nd`` += 1, context ``ctx`` += tokens so far + 1);
+    otherwise it is a prefill chunk (``npf`` += 1, ``pf`` += tokens, ``pairs2`` += k (2c + k): twice the
+    query-key pairs its causal attention computes). ``nd``/``ctx`` start from decoders the caller already
+    counted; ``pending``: tokens computed but not yet emitted (V0 multi-step rounds) count as emitted."""
+    pf = pairs2 = npf = 0
+    for r, k in sched:
+        c = computed[r]
+        emitted = out[r] if pending is None else out[r] + pending[r]
+        if k == 1 and emitted > 0 and c + 1 == prompt[r] + emitted:
+            nd += 1
+            ctx += c + 1
+        else:
+            npf += 1
+            pf += k
+            pairs2 += k * (2 * c + k)
+    return nd, ctx, pf, pairs2, npf
+
+
 class SimCore:
     """State plus the explicit (per-request) scheduling step. Times are integer nanoseconds."""
 
@@ -357,16 +380,7 @@ class SimCore:
                     self.kv_tokens += 1
                 if not sched:
                     break
-            nd = ctx = pf = pairs2 = npf = 0
-            for r, k in sched:
-                c = computed[r]
-                if k == 1 and out[r] + pending[r] > 0 and c + 1 == prompt[r] + out[r] + pending[r]:
-                    nd += 1
-                    ctx += c + 1
-                else:
-                    npf += 1
-                    pf += k
-                    pairs2 += k * (2 * c + k)
+            nd, ctx, pf, pairs2, npf = step_shape(sched, computed, out, prompt, pending=pending)
             # the round's host work (schedule, prepare, output processing) is paid by its first pass
             dur = self.timer.decode_device(nd, ctx) if s and not npf else self.timer.step(nd, ctx, pf, pairs2, npf)
             t += dur
@@ -402,16 +416,7 @@ class SimCore:
     def run_sched(self, now: int, sched: list[tuple[int, int]], nd: int = 0, ctx: int = 0) -> int:
         """Time the planned iteration, record it, advance every scheduled request; returns the end time.
         ``nd``/``ctx``: decode sequences and their context already counted by the caller."""
-        pf = pairs2 = npf = 0
-        for r, k in sched:
-            c = self.computed[r]
-            if k == 1 and self.out[r] > 0 and c + 1 == self.prompt[r] + self.out[r]:
-                nd += 1
-                ctx += c + 1
-            else:
-                npf += 1
-                pf += k
-                pairs2 += k * (2 * c + k)
+        nd, ctx, pf, pairs2, npf = step_shape(sched, self.computed, self.out, self.prompt, nd, ctx)
         dur = self.timer.step(nd, ctx, pf, pairs2, npf)
         end = now + dur
         self.rec.step(dur, self.alloc.used, self.kv_tokens + self.extra_tokens(), len(sched) + self.extra_batch(),

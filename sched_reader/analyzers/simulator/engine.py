@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
-from sched_reader.analyzers.simulator.core import SimCore
+from sched_reader.analyzers.simulator.core import SimCore, step_shape
 from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
@@ -179,17 +179,7 @@ class Engine(SimCore):
         token this is, then move the scheduled requests that emitted and go on decoding into the steady
         set. Returns the end time (ns)."""
         computed, out, prompt = self.computed, self.out, self.prompt
-        nd, ctx = nd0, ctx0
-        pf = pairs2 = npf = 0
-        for r, k in sched:
-            c = computed[r]
-            if k == 1 and out[r] > 0 and c + 1 == prompt[r] + out[r]:
-                nd += 1
-                ctx += c + 1
-            else:
-                npf += 1
-                pf += k
-                pairs2 += k * (2 * c + k)
+        nd, ctx, pf, pairs2, npf = step_shape(sched, computed, out, prompt, nd0, ctx0)
         if not pf and not npf and nd > 0:          # StepTimer.step
             dur = self.timer.decode(nd, ctx)
         else:
@@ -466,54 +456,28 @@ class Engine(SimCore):
         m = -S                          # iteration j grows the sequences at offset (m - j) mod bs
         ctx = n * (S + 1) + self.sum_off
         d = 0
-        if form is None:
-            decode = timer.decode
-            while j < k and t < t_arr:
-                used += hist[(m - j) % bs]
+        decode = timer.decode if form is None else None
+        gi, sf, sw, cap, cpu, asy = form if form is not None else (0.0, 0.0, 0.0, 0, 0.0, False)
+        ns = NS_PER_S
+        while j < k and t < t_arr:
+            used += hist[(m - j) % bs]
+            if decode is not None:
                 d = decode(n, ctx)
-                t += d
-                ts_t.append(t)
-                ts_blocks.append(used)
-                ts_step.append(d)
-                kvb += used * d
-                kvt += ctx * d
-                ctx += n
-                j += 1
-        else:   # StepTimer.decode, inlined
-            gi, sf, sw, cap, cpu, asy = form
-            ns = NS_PER_S
-            if not sw and asy:
-                while j < k and t < t_arr:
-                    used += hist[(m - j) % bs]
-                    g = gi + sf * ctx
-                    d = round((g if g >= cpu else cpu) * ns)
-                    if d < 1:
-                        d = 1
-                    t += d
-                    ts_t.append(t)
-                    ts_blocks.append(used)
-                    ts_step.append(d)
-                    kvb += used * d
-                    kvt += ctx * d
-                    ctx += n
-                    j += 1
-            else:
-                while j < k and t < t_arr:
-                    used += hist[(m - j) % bs]
-                    g = gi + sf * ctx
-                    if sw:
-                        g = g + sw * (ctx if ctx < cap else cap)
-                    d = round(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
-                    if d < 1:
-                        d = 1
-                    t += d
-                    ts_t.append(t)
-                    ts_blocks.append(used)
-                    ts_step.append(d)
-                    kvb += used * d
-                    kvt += ctx * d
-                    ctx += n
-                    j += 1
+            else:                       # StepTimer.decode, inlined
+                g = gi + sf * ctx
+                if sw:
+                    g = g + sw * (ctx if ctx < cap else cap)
+                d = round(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
+                if d < 1:
+                    d = 1
+            t += d
+            ts_t.append(t)
+            ts_blocks.append(used)
+            ts_step.append(d)
+            kvb += used * d
+            kvt += ctx * d
+            ctx += n
+            j += 1
         if j == 0:
             return None
         if used > used0:

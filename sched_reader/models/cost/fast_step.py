@@ -119,32 +119,6 @@ def _iteration(m: Any) -> StepFn:
         memo[T] = layers
         return layers
 
-    if len(attn) == 1 and not attn[0][4] and tp == 1 and pp == 1 and ep == 1:
-        # one attention group without a window on one GPU (most dense models): the general form below
-        # with the loop unrolled and the zero communication terms dropped (x + 0.0 == x for x >= 0)
-        count, dec_s, fpre, bpre, _ = attn[0]
-
-        def f1(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
-            if nd + Tp <= 0:
-                return 0.0
-            T = nd + Tp
-            emit = nd + nps
-            layers = memo.get(T)
-            if layers is None:
-                layers = t_only(T)
-            layers = layers + count * S * dec_s + count * max(fpre * P / attn_rate, bpre * Tp / bw)
-            layers = layers + T * elem / bw
-            layers = layers + floor
-            if eager or T > graph_max:
-                layers = layers + max(host - layers, 0.0)
-            gpu = (layers + emb_c * T / bw
-                   + (max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0)
-                   + passes * emit * vocab * logit_bytes / bw)
-            cpu = step_cpu + cpu_per_seq * (nd + nps)
-            return max(gpu, cpu) if async_overlap else gpu + cpu
-
-        return f1
-
     def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
         if nd + Tp <= 0:
             return 0.0

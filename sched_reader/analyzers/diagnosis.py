@@ -446,6 +446,11 @@ def _fp8_kv_supported(spec: EngineSpec) -> bool:
         return False
 
 
+# a binding scheduler flag -> (its finding's rule, the flag's dest, the flag as typed), at the flag's line
+_BINDING_FLAG_RULES = {"max_num_seqs": ("SR203", "max_num_seqs", "--max-num-seqs"),
+                       "token_budget": ("SR204", "max_num_batched_tokens", "--max-num-batched-tokens")}
+
+
 def _verdict_findings(spec: EngineSpec, cap: Any, verdict: Any) -> list[Finding]:
     """Capacity findings (SR2xx) with the figures that justify them."""
     out: list[Finding] = []
@@ -462,20 +467,13 @@ def _verdict_findings(spec: EngineSpec, cap: Any, verdict: Any) -> list[Finding]
         out.append(Finding(
             rule="SR202", severity="warning", message=verdict.summary, file=spec.file, line=spec.line,
             fix=f"{r.flag} {r.suggested}: {r.why}" if r else None))
-    elif verdict.bottleneck == "max_num_seqs":
+    elif verdict.bottleneck in _BINDING_FLAG_RULES:
+        rule, dest, key = _BINDING_FLAG_RULES[verdict.bottleneck]
         r = verdict.recommendations[0]
-        fv = spec.args.get("max_num_seqs")
+        fv = spec.args.get(dest)
         out.append(Finding(
-            rule="SR203", severity="info", message=verdict.summary, file=spec.file,
-            line=fv.origin.line if fv else spec.line, key="--max-num-seqs",
-            fix=f"{r.flag} {r.suggested}: {r.why}"))
-    elif verdict.bottleneck == "token_budget":
-        r = verdict.recommendations[0]
-        fv = spec.args.get("max_num_batched_tokens")
-        out.append(Finding(
-            rule="SR204", severity="info", message=verdict.summary, file=spec.file,
-            line=fv.origin.line if fv else spec.line, key="--max-num-batched-tokens",
-            fix=f"{r.flag} {r.suggested}: {r.why}"))
+            rule=rule, severity="info", message=verdict.summary, file=spec.file,
+            line=fv.origin.line if fv else spec.line, key=key, fix=f"{r.flag} {r.suggested}: {r.why}"))
     if eff is not None and not eff.enable_chunked_prefill and eff.max_num_batched_tokens >= 8192:
         out.append(Finding(
             rule="SR205", severity="info",

@@ -118,17 +118,37 @@ def _build_gpu(row: dict[str, Any]) -> GPU:
     )
 
 
+class _LazyGPUs(dict):
+    """gpu id -> ``GPU``, each built from its catalog row on first access (a command uses one or two of the
+    ~90 entries; building them all cost ~10 ms of every start-up)."""
+
+    def __init__(self, rows: dict[str, dict[str, Any]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def __missing__(self, gpu_id: str) -> GPU:
+        gpu = self[gpu_id] = _build_gpu(self.rows[gpu_id])
+        return gpu
+
+    def __contains__(self, gpu_id: object) -> bool:
+        return gpu_id in self.rows
+
+    def get(self, gpu_id: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[gpu_id] if gpu_id in self.rows else default
+
+
 class _Catalog:
-    """Parsed catalog plus the lookup indexes."""
+    """Parsed catalog plus the lookup indexes (names are indexed from the rows; ``GPU`` objects are built
+    when asked for)."""
 
     def __init__(self, data: dict[str, Any]) -> None:
-        self.gpus: list[GPU] = [_build_gpu(r) for r in data["gpus"]]
-        self.by_id: dict[str, GPU] = {g.id: g for g in self.gpus}
+        rows = {r["id"]: r for r in data["gpus"]}
+        self.by_id: _LazyGPUs = _LazyGPUs(rows)
         self.keys: dict[str, str] = {}          # normalized name -> gpu id
         self.display: dict[str, str] = {}       # normalized name -> a readable spelling
-        for g in self.gpus:
-            for spelling in [g.id, g.name, *g.aliases, *g.smi_names]:
-                self._add(normalize_gpu_name(str(spelling)), g.id, str(spelling))
+        for gid, r in rows.items():
+            for spelling in [gid, r["name"], *(r.get("aliases") or []), *(r.get("smi_names") or [])]:
+                self._add(normalize_gpu_name(str(spelling)), gid, str(spelling))
         # Ambiguous short names: key -> (default id, note)
         self.ambiguous: dict[str, tuple[str, str]] = {}
         for entry in data.get("ambiguous", []):
@@ -141,6 +161,11 @@ class _Catalog:
                     raise ValueError(f"gpus.yaml: ambiguous name {spelling!r} is also an exact name")
                 self.ambiguous[key] = (default, entry["note"])
                 self.display.setdefault(key, str(spelling))
+
+    @property
+    def gpus(self) -> list[GPU]:
+        """Every GPU, in catalog order (builds them all)."""
+        return [self.by_id[gid] for gid in self.by_id.rows]
 
     def _add(self, key: str, gpu_id: str, spelling: str) -> None:
         if not key:

@@ -32,6 +32,21 @@ INDEPENDENT = ROOT / "tests" / "data" / "kv_logs_independent.yaml"
 SWEEPS = ("github.com/llm-d-incubation/llm-d-planner",)
 
 
+
+def _add_to_groups(groups: dict[str, dict[str, list[float]]], row: dict, err: float, is_sweep: bool) -> None:
+    """File one relative error under the row's source, release era and GPU class."""
+    groups["source"].setdefault(source_of(row) + (" (sweep)" if is_sweep else ""), []).append(err)
+    groups["era"].setdefault(era_of(row), []).append(err)
+    groups["gpu class"].setdefault(gpu_class_of(row), []).append(err)
+
+
+def _print_groups(groups: dict[str, dict[str, list[float]]], heading: str) -> None:
+    """One block per grouping (source, era, GPU class): median / p90 / max per key."""
+    for name, g in groups.items():
+        print(f"\n{heading} {name}:")
+        for k in sorted(g):
+            print(f"  {k[:60]:60s} {_stats(g[k])}")
+
 def source_of(row: dict) -> str:
     """A source key: the repository (for repo files) or the issue/PR thread."""
     url = str(row["source_url"])
@@ -92,16 +107,11 @@ def grouped_report(rows: list[dict], token_err: dict[str, float | None]) -> None
         (sweep if is_sweep else indep).append(e)
         if not is_sweep and not r.get("constants_from_this_row"):
             indep_out.append(e)
-        groups["source"].setdefault(source_of(r) + (" (sweep)" if is_sweep else ""), []).append(e)
-        groups["era"].setdefault(era_of(r), []).append(e)
-        groups["gpu class"].setdefault(gpu_class_of(r), []).append(e)
+        _add_to_groups(groups, r, e, is_sweep)
     print(f"{'independent sources':44s} {_stats(indep)}")
     print(f"{'  of which no constant was read off':44s} {_stats(indep_out)}")
     print(f"{'sweep rows (' + ', '.join(s.split('/')[-1] for s in SWEEPS) + ')':44s} {_stats(sweep)}")
-    for name, g in groups.items():
-        print(f"\nby {name}:")
-        for k in sorted(g):
-            print(f"  {k[:60]:60s} {_stats(g[k])}")
+    _print_groups(groups, "by")
 
 
 def logs_report() -> None:
@@ -130,18 +140,13 @@ def logs_report() -> None:
         row = {"source_url": url, "vllm_version": ex.release, "engine_core": ex.engine_core or "v1", "gpu": ex.gpu}
         is_sweep = any(sw in url for sw in SWEEPS)
         (sweep if is_sweep else indep).append(err)
-        errs["source"].setdefault(source_of(row) + (" (sweep)" if is_sweep else ""), []).append(err)
-        errs["era"].setdefault(era_of(row), []).append(err)
-        errs["gpu class"].setdefault(gpu_class_of(row), []).append(err)
+        _add_to_groups(errs, row, err, is_sweep)
         print(f"  {e['file'][:60]:60s} {what:10s} {100 * err:+6.2f}%  (largest term: {ex.differs or '-'}"
               f"{'' if ex.differs_by_gib is None else f' {ex.differs_by_gib:+.2f} GiB'})")
     print(f"answered {answered}/{len(man['files'])} logs")
     print(f"{'independent sources':44s} {_stats(indep)}")
     print(f"{'sweep logs (' + ', '.join(sw.split('/')[-1] for sw in SWEEPS) + ')':44s} {_stats(sweep)}")
-    for name, g in errs.items():
-        print(f"\nlogs by {name}:")
-        for k in sorted(g):
-            print(f"  {k[:60]:60s} {_stats(g[k])}")
+    _print_groups(errs, "logs by")
 
 
 def main(path: str | None = None) -> int:

@@ -9,10 +9,10 @@ import typer
 
 from sched_reader.cli.common import (
     BackendOption,
-    EndpointOption,
     BurstinessOption,
     Dataset,
     DatasetNameOption,
+    EndpointOption,
     FormatOption,
     GoodputOption,
     GpuOption,

@@ -9,15 +9,16 @@ import typer
 
 from sched_reader.cli.common import (
     BackendOption,
-    EndpointOption,
     Dataset,
+    EndpointOption,
     FormatOption,
     GpuOption,
     ModelConfigOption,
-    PlotOption,
     OutputFormat,
+    PlotOption,
     ProfileOption,
     VllmOption,
+    bench_overrides,
     run_guarded,
 )
 
@@ -65,10 +66,10 @@ def tune(
         from sched_reader.cli.runners.profile import activate_profile
 
         activate_profile(profile)
-        overrides = {"dataset_name": dataset_name.value if dataset_name else None,
-                     "random_input_len": random_input_len, "random_output_len": random_output_len,
-                     "num_prompts": num_prompts, "request_rate": request_rate, "max_concurrency": max_concurrency,
-                     "endpoint": endpoint if endpoint is not None else backend}
+        overrides = bench_overrides(dataset_name=dataset_name, random_input_len=random_input_len,
+                                    random_output_len=random_output_len, num_prompts=num_prompts,
+                                    request_rate=request_rate, max_concurrency=max_concurrency, backend=backend,
+                                    endpoint=endpoint)
         return runner.run(files, goodput=goodput, percentile=percentile, workload=workload, overrides=overrides,
                           executor=executor, workers=workers, max_gpus=max_gpus, top=top, axis=axis, gpu=gpu,
                           vllm=vllm, model_config=model_config, fmt=fmt.value, echo=typer.echo,

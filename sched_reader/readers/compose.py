@@ -19,7 +19,7 @@ from sched_reader.errors import InputError
 from sched_reader.limits import MAX_GPUS
 from sched_reader.readers.argv import find_invocation, vllm_signature
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
-from sched_reader.readers.images import gpu_quantity, is_vllm_image, vllm_version_from_image
+from sched_reader.readers.images import gpu_quantity, is_vllm_image, release_from_image
 from sched_reader.errors import SchedReaderError
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Unresolved
 from sched_reader.readers.shell import Tok, Var
@@ -218,12 +218,8 @@ def _service(sname: str, svc: YMap, services: YMap, file: str, dotenv: dict, bas
             e.notes.append(f"image {raw_image}: {', '.join(image_unresolved)} is not set in .env; the vLLM release "
                            "is unknown")
         elif version_image:
-            version = vllm_version_from_image(version_image)
-            if version is not None:
-                e.vllm_version = Hint(value=version, origin=Origin(file=file, line=svc.kline("image") or svc.kline("build"),
-                                                                   source="compose", key=version_image))
-            else:
-                e.notes.append(f"image {version_image} does not name a vLLM release")
+            release_from_image(e, version_image, Origin(file=file, line=svc.kline("image") or svc.kline("build"),
+                                                        source="compose", key=version_image))
         _gpus(e, svc, file, dotenv)
         cvd = e.env.get("CUDA_VISIBLE_DEVICES") or e.env.get("NVIDIA_VISIBLE_DEVICES")
         ids = [d for d in str(cvd.value).split(",") if d.strip()] if cvd is not None else []

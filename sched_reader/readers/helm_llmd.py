@@ -12,7 +12,7 @@ from __future__ import annotations
 from sched_reader.readers.argv import parse_args
 from sched_reader.readers.chart_facts import chart_facts
 from sched_reader.readers.cmdline import Context, engine_from_tokens
-from sched_reader.readers.images import vllm_version_from_image
+from sched_reader.readers.images import release_from_image
 from sched_reader.readers.kubernetes import _l, _m, _words, container_env, gpu_count_hint
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting
 from sched_reader.readers.yaml_tree import YMap
@@ -103,12 +103,8 @@ def _role(root: YMap, section: YMap, role: str, file: str) -> list[RawEngine]:
                                                                      key=f"env.{k}")))
         image = c.get("image")
         if image is not None:
-            version = vllm_version_from_image(str(image))
-            if version is not None:
-                e.vllm_version = Hint(value=version, origin=Origin(file=file, line=c.kline("image"),
-                                                                   source="helm-field", key=str(image)))
-            else:
-                e.notes.append(f"image {image} does not name a vLLM release (llm-d images carry their own version)")
+            release_from_image(e, str(image), Origin(file=file, line=c.kline("image"), source="helm-field",
+                                                     key=str(image)), " (llm-d images carry their own version)")
         _gpus(e, root, c, sizes, par, role, file)
         if "replicas" in section:
             e.replicas = Hint(value=section["replicas"], origin=Origin(

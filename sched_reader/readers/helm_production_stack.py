@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sched_reader.readers.argv import parse_args
 from sched_reader.readers.chart_facts import chart_facts, go_string
-from sched_reader.readers.images import downloaded_model, vllm_version_from_image
+from sched_reader.readers.images import downloaded_model, release_from_image
 from sched_reader.readers.kubernetes import _l, _m, gpu_type_from_terms
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting
 from sched_reader.readers.shell import Tok
@@ -142,12 +142,8 @@ def _version(e: RawEngine, spec: YMap, file: str) -> None:
     if repo is None:
         return
     image = f"{repo}:{tag}" if tag is not None else str(repo)
-    version = vllm_version_from_image(image)
-    if version is None:
-        e.notes.append(f"image {image} does not name a vLLM release")
-        return
-    e.vllm_version = Hint(value=version, origin=Origin(file=file, line=spec.kline("tag" if tag is not None else "repository"),
-                                                       source="helm-field", key=image))
+    release_from_image(e, image, Origin(file=file, line=spec.kline("tag" if tag is not None else "repository"),
+                                        source="helm-field", key=image))
 
 
 def _gpus(e: RawEngine, spec: YMap, ray: YMap, use_ray: bool, file: str) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 from sched_reader.limits import MAX_INT_DIGITS
+from sched_reader.origin import Origin
+from sched_reader.readers.raw import Hint, RawEngine
 
 # Image repositories (last path component) that ship vLLM with the release in the tag:
 # vllm/vllm-openai (https://hub.docker.com/r/vllm/vllm-openai/tags), vllm-openai-rocm, vllm-cpu, mirrors
@@ -140,3 +142,14 @@ def downloaded_model(path: str, scripts: list[str]) -> str | None:
             if m.group(2).rstrip("/") == want:
                 return m.group(1)
     return None
+
+
+def release_from_image(e: RawEngine, image: str, origin: Origin, why_unknown: str = "") -> None:
+    """Set ``e.vllm_version`` from the release ``image`` names (a hint at ``origin``), or note on the engine
+    that it names none (``why_unknown`` is appended to that note, e.g. " (llm-d images carry their own
+    version)")."""
+    version = vllm_version_from_image(image)
+    if version is not None:
+        e.vllm_version = Hint(value=version, origin=origin)
+    else:
+        e.notes.append(f"image {image} does not name a vLLM release{why_unknown}")

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Callable
 
 from sched_reader.readers.argv import parse_args
-from sched_reader.readers.images import accelerator_family, gpu_quantity, vllm_version_from_image
+from sched_reader.readers.images import accelerator_family, gpu_quantity, release_from_image, vllm_version_from_image
 from sched_reader.readers.raw import Hint, Origin, RawEngine, Setting, Unresolved
 from sched_reader.readers.shell import Tok, parse_script
 from sched_reader.readers.yaml_tree import YList, YMap, load_documents
@@ -372,12 +372,8 @@ def _llmisvc_pool(pool: YMap, file: str, name: str, role: str | None, model: Set
         e.notes.append("no accelerator resource is requested: a CPU deployment")
     image = main.get("image")
     if image:
-        version = vllm_version_from_image(str(image))
-        if version is not None:
-            e.vllm_version = Hint(value=version, origin=Origin(file=file, line=main.kline("image"),
-                                                               source="kubernetes", key=str(image)))
-        else:
-            e.notes.append(f"image {image} does not name a vLLM release")
+        release_from_image(e, str(image), Origin(file=file, line=main.kline("image"), source="kubernetes",
+                                                 key=str(image)))
     else:
         e.notes.append("no image given: the runtime image comes from the cluster's LLMInferenceServiceConfig")
     e.gpu_type = k.gpu_type_hint(template, file)

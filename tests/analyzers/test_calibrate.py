@@ -42,11 +42,24 @@ def test_read_text_summary():
     assert b.max_concurrency == 32 and b.duration_s == 150.87
 
 
-def test_refused_requests_are_left_out_of_the_replay():
+def test_requests_that_streamed_no_text_still_ran_in_the_replay():
+    """The LambdaLabs 0.6.0 run counts all 80 requests completed and its total_input_tokens (19,504) is the
+    sum over all 80 prompts, the 24 with output 0 included: vLLM 0.6's benchmark counts only successful
+    requests there, so those 24 got a 200 stream that detokenized to no text; they ran (prefill + one token)."""
     b = read_bench(JSON80)
+    zeros = sum(1 for o in b.output_lens if o == 0)
+    assert zeros == 24 and b.completed == len(b.output_lens) == 80
     req = requests_for(b)
-    assert len(req) == sum(1 for o in b.output_lens if o > 0)
-    assert int(req.output_len.sum()) == 8600
+    assert len(req) == 80 and int(req.prompt_len.sum()) == b.total_input_tokens == 19504
+    assert int(req.output_len.sum()) == 8600 + zeros      # one (text-less) token each
+
+
+def test_failed_requests_are_left_out_of_the_replay():
+    """A run that counts fewer completed requests than it lists: the zero-output ones failed (refused) and
+    never reached the engine."""
+    b = read_bench(JSON80).model_copy(update={"completed": 56})
+    req = requests_for(b)
+    assert len(req) == 56 and int(req.output_len.sum()) == 8600
 
 
 @pytest.mark.parametrize("content,msg", [

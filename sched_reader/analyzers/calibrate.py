@@ -234,12 +234,15 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     # search: the streaming cost (host terms at 0), then the host terms at that cost
     intake: float | None = None
     if any(math.isinf(b.request_rate) and not b.max_concurrency and b.mean_ttft_ms for b in benches):
-        scored = []
-        for c in INTAKE_CANDIDATES_MS:
-            ds, ps, info = _fit_scales(spec, benches, reqs, 0.0, 0.0, tok_candidates[0], (1.0, 1.0), c)
-            scored.append((_loss(benches, info["preds"]), c))
-        intake = min(scored, key=lambda x: x[0])[1]
-    trials = [(t, 0.0, 0.0) for t in tok_candidates]
+        warm = (1.0, 1.0)
+        for c in INTAKE_CANDIDATES_MS:   # each fit starts from the previous one's scales
+            ds, ps, info = _fit_scales(spec, benches, reqs, 0.0, 0.0, tok_candidates[0], warm, c)
+            warm = (ds, ps)
+            loss = _loss(benches, info["preds"])
+            if best is None or loss < best[0] - 1e-9:
+                best = (loss, ds, ps, 0.0, 0.0, tok_candidates[0], info)
+                intake = c
+    trials = [(t, 0.0, 0.0) for t in tok_candidates if best is None or t != best[5]]
     for stage in (0, 1):
         for tok, oh, hs in trials:
             start = (best[1], best[2]) if best is not None else (1.0, 1.0)

@@ -69,6 +69,8 @@ def row_argv(row: dict) -> list[str]:
             argv += ["--" + key.replace("_", "-")]
     if other.get("async_scheduling"):
         argv += ["--async-scheduling"]
+    if other.get("enable_expert_parallel"):
+        argv += ["--enable-expert-parallel"]
     if flags.get("enable_chunked_prefill") is False:
         argv += ["--no-enable-chunked-prefill"]
     if other.get("quantization"):

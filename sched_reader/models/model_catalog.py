@@ -15,7 +15,7 @@ import difflib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -330,6 +330,10 @@ def _name_keys() -> list[tuple[str, Any, float | None]]:
                 if k2.size_b is not None and k2.family == key.family:
                     key = k2
                     break
+        if key.modality is None and m.vision_config:
+            # a vision-language checkpoint whose name has no modality word (Mistral-Small-3.2, Gemma 3):
+            # a text-only name of the same size then prefers a text-only entry
+            key = replace(key, modality="vl")
         params_b = m.official_params / 1e9 if m.official_params else None
         out.append((m.id, key, params_b))
     return out

@@ -229,6 +229,12 @@ QWEN_VL_MAX_FRAME_PAIRS = 16
 # Qwen3-VL's video processor caps a whole video at longest_edge 25165824 pixels = 24576 x (16 x 2)^2
 # (vllm/model_executor/models/qwen3_vl.py: "Official recommended max pixels is 24576 * 32 * 32").
 QWEN3_VL_MAX_VIDEO_TOKENS = 24576
+# vLLM 0.11.0-0.11.2 widen every dummy encoder output to the whole encoder budget before caching it
+# ("if encoder_output_shape[0] < encoder_budget: expanded = output.new_zeros((encoder_budget, hidden))",
+# vllm/v1/worker/gpu_model_runner.py profile_run, vLLM PR 25810 "[MM] Optimize memory profiling for scattered
+# multimodal embeddings"); 0.12.0 widens only to the item's own placeholder count (max_tokens_by_modality).
+# So in 0.11.x the N items held through the text profile take N x budget rows, not N x T.
+ENCODER_CACHE_TO_BUDGET = ((0, 11, 0), (0, 12, 0))
 _QWEN_VL = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_omni_moe")
 _GATED_VIT = ("qwen2_5_vl", "pixtral")   # SwiGLU MLP (gate_up then act: 3 x intermediate live); others GELU (2 x)
 
@@ -317,8 +323,11 @@ def encoder_profile_bytes(arch: ModelArch, cfg: EffectiveConfig, dt: int) -> tup
     per_patch = 2 * hv + max(4 * hv, mlp)            # residual + normed input + the larger of qkv/out, MLP
     pixel_bytes = patches * geo["pixels"] * (4 + dt)  # fp32 pixel_values from the processor + the cast copy
     enc_fwd = patches * per_patch * dt + pixel_bytes
-    cache = n * t * arch.hidden_size * dt
+    lo, hi = ENCODER_CACHE_TO_BUDGET
+    rows = budget if lo <= parse_version(cfg.vllm_version) < hi and t < budget else t
+    cache = n * rows * arch.hidden_size * dt
     info = dict(modality=geo.get("modality", "image"), items=n, tokens_per_item=t, encoder_budget=budget,
+                cached_rows_per_item=rows,
                 patches=patches, vit_hidden=hv, vit_mlp_elems=mlp, model_type=geo["model_type"])
     return enc_fwd, cache, info
 

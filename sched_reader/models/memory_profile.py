@@ -136,6 +136,10 @@ FLASHINFER_SAMPLER_BEFORE_0_12 = False
 # for top-p & top-k sampling." with no flag set.
 FLASHINFER_SAMPLER_DEFAULT_FROM = (0, 21, 0)
 V1_SAMPLER_PROFILED_FROM = (0, 8, 0)   # first release whose V1 profile_run runs the dummy sampler
+# V1 gpu_worker.determine_available_memory wraps profile_run in memory_profiling (torch peak increase over the
+# pre-profile snapshot + non-torch increase since worker init) from 0.9.1 (vllm 0.9.1 wheel); 0.7.0-0.9.0 take
+# the ABSOLUTE torch peak ("allocated_bytes.all.peak") plus (total - free) - torch allocated after empty_cache.
+V1_MEMORY_PROFILING_FROM = (0, 9, 1)
 
 
 def sampler_path(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[str, float]:
@@ -332,6 +336,25 @@ def encoder_profile_bytes(arch: ModelArch, cfg: EffectiveConfig, dt: int) -> tup
     return enc_fwd, cache, info
 
 
+def runner_buffer_bytes(arch: ModelArch, cfg: EffectiveConfig, dt: int) -> int:
+    """Persistent GPU buffers the V1 model runner allocates at init, before the weights (bytes).
+
+    Counted only where the profile takes the absolute torch peak (V1 0.7.0-0.9.0): ``GPUModelRunner.__init__``
+    allocates ``inputs_embeds = torch.zeros((max_num_tokens, hidden_size), dtype)`` (every model in 0.7.0-0.9.1),
+    ``input_ids`` int32 and ``positions`` int64 of ``max_num_tokens``, ``mrope_positions`` (3, T + 1) int64 for
+    M-RoPE models, and the block table ``(max_num_reqs, cdiv(max_model_len, block_size))`` int32
+    (vllm/v1/worker/gpu_model_runner.py, block_table.py of 0.7.0 / 0.8.5 / 0.9.0). From 0.9.1 memory_profiling
+    measures the increase over a snapshot taken after them, so they drop out of the KV budget formula.
+    """
+    if cfg.engine != "v1" or parse_version(cfg.vllm_version) >= V1_MEMORY_PROFILING_FROM:
+        return 0
+    t = int(cfg.max_num_batched_tokens)
+    mrope = bool((arch.config.get("rope_scaling") or {}).get("mrope_section")) if isinstance(
+        arch.config.get("rope_scaling"), dict) else False
+    blocks = -(-int(cfg.max_model_len) // max(1, int(cfg.block_size or 16)))
+    return t * arch.hidden_size * dt + 12 * t + (24 * (t + 1) if mrope else 0) + int(cfg.max_num_seqs) * blocks * 4
+
+
 def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
                     last_stage: bool = True) -> tuple[int, int, int, list[Term]]:
     """(peak, forward_peak, sampler_peak) bytes of the profiling run, with explain terms."""
@@ -383,6 +406,15 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
             inputs=enc_in, value=enc_fwd, unit="bytes"))
     sampler_moment = sampler + enc_cache if sampler else 0
     peak = max(fwd + moe_ws + enc_cache, sampler_moment, enc_fwd) + cublas
+    buffers = runner_buffer_bytes(arch, cfg, dt)
+    if buffers:
+        peak += buffers
+        terms.append(Term(
+            name="runner_buffers",
+            formula="V1 0.7.0-0.9.0 absolute torch peak: inputs_embeds T x hidden x dtype + input_ids/positions "
+                    "(12 B/token, +24 B/token M-RoPE) + block table max_num_seqs x ceil(max_model_len / block) x 4 B",
+            inputs={"T": tokens, "hidden": arch.hidden_size, "block_size": cfg.block_size}, value=buffers,
+            unit="bytes"))
     terms.append(Term(name="cublas_workspace", formula="torch cuBLAS workspace allocated on first GEMM",
                       inputs={"compute_capability": cc}, value=cublas, unit="bytes", guessed=True))
     terms.append(Term(name="activation_peak",
@@ -400,12 +432,12 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     tp, pp = cfg.tensor_parallel_size, cfg.pipeline_parallel_size
     # Eras (vLLM source, see /vllm facts kv_cache_memory.eras): V0 up to 0.6.4 counts everything the device
     # holds beyond torch (CUDA context included); V0 0.6.5+ and V1 0.9.2+ count the increase over a baseline
-    # snapshot (memory_profiling); V1 0.7.0..0.9.1 counts (total - free) - torch allocated: context included.
+    # snapshot (memory_profiling); V1 0.7.0..0.9.0 counts (total - free) - torch allocated: context included.
     if cfg.engine == "v0":
         base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V0_PROFILING
     elif ver >= (0, 19, 0):
         base = NON_TORCH_TP1_V1_NEW
-    elif ver < (0, 9, 2):
+    elif ver < V1_MEMORY_PROFILING_FROM:
         base = NON_TORCH_TP1_V1_OLD + CUDA_CONTEXT
     elif ver < (0, 11, 0):
         base = NON_TORCH_TP1_V1_010
@@ -422,7 +454,7 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     elif nvls:
         comm, path = TP_COMM_NVLINK_HOPPER_OLD, "nccl + custom all-reduce (hopper nvlink, before 0.19)"
     elif link in ("none", "pcie") or getattr(cfg, "custom_all_reduce", None) is False:
-        if cfg.engine == "v1" and ver >= (0, 9, 2):
+        if cfg.engine == "v1" and ver >= V1_MEMORY_PROFILING_FROM:
             comm = TP_COMM_NO_CUSTOM_AR_V1
         else:
             comm = TP_COMM_NO_P2P

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 _FAMILIES = (
     "deepseek-coder", "vicuna", "zephyr", "openchat", "tulu",
     "tinyllama", "codellama", "llama", "qwq", "qwen", "gemma", "mixtral", "ministral", "mistral", "magistral",
-    "devstral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
+    "devstral", "pixtral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
     "falcon", "internlm", "olmo", "smollm", "exaone", "hunyuan", "baichuan", "starcoder", "jamba", "command-r",
     "yi", "ernie", "seed-oss", "dbrx", "aya",
 )
@@ -32,7 +32,8 @@ _FAMILIES = (
 # Zephyr and OpenChat-3.5 are Mistral-7B fine-tunes; Tulu-3 is Llama-3.1.
 _LINEAGE = {"vicuna": ("llama", "2"), "codellama": ("llama", "2"), "deepseek-coder": ("llama", "2"),
             "olmo": ("llama", "2"), "zephyr": ("mistral", None), "openchat": ("mistral", None),
-            "tulu": ("llama", "3.1"), "devstral": ("mistral", None), "magistral": ("mistral", None)}
+            "tulu": ("llama", "3.1"), "devstral": ("mistral", None), "magistral": ("mistral", None),
+            "pixtral": ("mistral", None)}   # Pixtral-12B: the Mistral-NeMo-12B decoder behind a Pixtral ViT
 # Mistral names its open-weight lines by tier and release date (YYMM) instead of a size: "Small" checkpoints
 # from 2501 on (Mistral-Small-24B-Instruct-2501, Mistral-Small-3.1/3.2, Devstral-Small-2505/2507,
 # Magistral-Small-2506/2507/2509) are the 24B Mistral-Small-3 text shape (model cards on
@@ -159,7 +160,11 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"
-    if size_hits and not known_line:
+    # A family the catalog knows only as recurrent-state hybrids (Nemotron-H / Nano v2: Mamba-2 + a few attention
+    # layers) is not mapped onto a dense model of the same size: its KV per token would be off several-fold.
+    fam_ids = [mid for mid, k, _ in candidates if query.family and k.family == query.family]
+    hybrid_family = bool(fam_ids) and all(mid in hybrid_ids for mid in fam_ids)
+    if size_hits and not known_line and not hybrid_family:
         size_hits.sort()
         return size_hits[0][1], "same size"
     return None

@@ -75,6 +75,20 @@ def test_mistral_tier_version_keeps_a_vision_fine_tune_on_its_base():
     assert name_key("acme/small-model-2599").size_b is None                   # month 99 is no date code
 
 
+def test_pixtral_is_the_mistral_nemo_decoder():
+    # Pixtral-12B: a Pixtral ViT in front of the Mistral-NeMo-12B decoder (40 layers, 8 KV heads of 128)
+    r = resolve_model("mistralai/Pixtral-12B-2409")
+    assert r.arch.id == "mistralai/Mistral-Nemo-Instruct-2407" and r.guessed
+
+
+def test_a_hybrid_family_is_not_mapped_onto_a_dense_model_by_size():
+    # the catalog knows Nemotron-Nano only as Mamba-2 hybrids; Mistral-NeMo (12B, dense, 40 full-attention layers)
+    # would put KV on every layer where Nemotron-Nano-12B-v2 has 6 attention layers: refused with a hint instead
+    with pytest.raises(UnknownModelError) as exc:
+        resolve_model("nvidia/NVIDIA-Nemotron-Nano-12B-v2")
+    assert "--model-config" in exc.value.hint
+
+
 def test_family_match_is_named_as_an_assumption():
     r = resolve_model("acme/qwen2.5-7b-sft-v2")
     assert r.guessed and "assumed architecture of Qwen/Qwen2.5-7B" in r.note and "--model-config" in r.note

@@ -69,6 +69,8 @@ def row_argv(row: dict) -> list[str]:
             argv += ["--" + key.replace("_", "-")]
     if other.get("async_scheduling"):
         argv += ["--async-scheduling"]
+    if other.get("enable_expert_parallel"):
+        argv += ["--enable-expert-parallel"]
     if flags.get("enable_chunked_prefill") is False:
         argv += ["--no-enable-chunked-prefill"]
     if other.get("quantization"):
@@ -427,7 +429,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{r['id'][:58]:58} {m['published_key'][:18]:18} {f(m['published'], 10)} "
                   f"{f(m['predicted'], 10)} {f(m['error_pct'], 8)}  {r['kind']}")
-    print()
+    ok = _ok(results)
+    print(f"\ncorpus: {len(ok)} rows evaluated from {len({r['source'] for r in ok})} sources "
+          f"({sum(r['status'] != 'ok' for r in results)} skipped, {len(report['kept_out_rows'])} kept out)")
     for group, g in summary.items():
         parts = [f"{metric}: {f(g[metric]['median_abs_error_pct'], 6)}% (n={g[metric]['n']})" for metric, _ in METRICS]
         print(f"median |error| {group:7} rows={g['rows']:2}  " + "  ".join(parts))

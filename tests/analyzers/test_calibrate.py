@@ -218,3 +218,20 @@ def test_cli_log_of_another_model_than_the_config_exits_2(run_cli):
                              "--vllm", "0.6.0", "--", *DEPLOY)
     _one_line_exit_2(code, out, err)
     assert "'microsoft/phi-4'" in err and "'neuralmagic/Meta-Llama-3.1-8B-FP8'" in err
+
+
+def test_fitted_intake_spaces_a_burst_into_the_engine(spec):
+    """A fitted api_intake_ms replaces the endpoint's default intake (an unfitted one does not), and a burst
+    of N requests then enters the engine N x (intake - hand-off) later (models/cost/frontend.py's two
+    passes): 80 requests at 4 ms instead of 2 ms start ~80 x 2 ms = 160 ms later, so the mean TTFT grows by
+    about that much (the engine's own work is the same)."""
+    from sched_reader.analyzers.calibrate import _profile, predict
+    from sched_reader.models.calibration_profile import frontend_kwargs
+
+    assert "intake_s" not in frontend_kwargs(_profile(1.0, 1.0, 0.0))
+    assert frontend_kwargs(_profile(1.0, 1.0, 0.0, intake_ms=4.0))["intake_s"] == pytest.approx(0.004)
+    b = read_bench(JSON80)
+    req = requests_for(b)
+    slow = predict(spec, b, _profile(1.0, 1.0, 0.0, intake_ms=4.0), req)["mean_ttft_ms"]
+    fast = predict(spec, b, _profile(1.0, 1.0, 0.0, intake_ms=2.0), req)["mean_ttft_ms"]
+    assert 110 < slow - fast < 220

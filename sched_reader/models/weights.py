@@ -36,7 +36,7 @@ VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE
 
 COMPONENTS = (
     "embedding", "lm_head", "attention", "mlp_dense", "moe_routed_experts", "moe_shared",
-    "router", "norms", "vision", "other_buffers",
+    "router", "norms", "vision", "other_buffers", "allocator_rounding",
 )
 
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp32": 4,
@@ -530,6 +530,77 @@ def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None,
     return n_exp * per_expert, note, guessed
 
 
+# ---- PyTorch CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp; the same constants since PyTorch 1.x) ----
+# vLLM's "Loading model weights took X GB" and every later budget use torch's *allocated* bytes, which count whole
+# blocks: a request of S >= 10 MiB (kMinLargeAlloc) gets its own cudaMalloc segment rounded up to 2 MiB
+# (kRoundLarge); the block is split only when the remainder exceeds 1 MiB (kSmallSize, should_split), so a
+# remainder of <= 1 MiB stays inside the allocated block. Requests of 1-10 MiB take a 20 MiB segment (kLargeBuffer)
+# and are split; requests <= 1 MiB come from 2 MiB small-pool segments, rounded to 512 B (kMinBlockSize).
+# Without expandable segments (vLLM does not set them) every weight tensor whose size is not close to a 2 MiB
+# multiple therefore takes up to 1 MiB more: Qwen2.5-7B's per-layer qkv (31.5 MiB), gate_up (259 MiB), down
+# (129.5 MiB) and both 1039.5 MiB embeddings add 57 MiB, the logged 14.2488 GB vs 14.193 GiB of shapes.
+ALLOC_MIN_BLOCK = 512
+ALLOC_SMALL = 1 << 20
+ALLOC_MIN_LARGE = 10 << 20
+ALLOC_ROUND_LARGE = 2 << 20
+
+
+def allocator_rounding(nbytes: int) -> int:
+    """Bytes torch's caching allocator counts as allocated beyond ``nbytes`` for one tensor."""
+    if nbytes <= 0:
+        return 0
+    size = pad_up(nbytes, ALLOC_MIN_BLOCK)
+    extra = size - nbytes
+    if size >= ALLOC_MIN_LARGE:
+        rest = pad_up(size, ALLOC_ROUND_LARGE) - size
+        if rest <= ALLOC_SMALL:
+            extra += rest
+    return extra
+
+
+def _layer_tensor_bytes(arch: ModelArch, i: int, tp: int, ep: bool, wbytes) -> list[int]:
+    """Bytes per rank of the large weight tensors vLLM allocates for decoder layer ``i``: fused qkv, o_proj,
+    fused gate_up, down (or up/down), the fused-MoE w13 / w2 and the shared expert's. Layers or tensors whose
+    storage layout is not modelled here (MLA, Mamba / linear-attention mixers, expert parallel, formats without
+    a plain per-element size) are left out: no rounding is assumed for them."""
+    c = arch.config
+    h = arch.hidden_size
+    mixers = layer_mixers(arch)
+    mixer = mixers[i] if mixers else "attention"
+    out: list[int] = []
+    wa = wbytes("attention")
+    if mixer == "attention" and not arch.is_mla and wa:
+        hd = arch.head_dim
+        q_rank = arch.num_attention_heads * hd // tp
+        gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
+        kvr = kv_heads_per_rank(arch.num_kv_heads, tp)
+        out += [int(h * (gate * q_rank + 2 * kvr * hd) * wa), int(q_rank * h * wa)]
+    pat = c.get("hybrid_override_pattern")
+    if isinstance(pat, str):
+        ch = pat[i] if i < len(pat) else ""
+        wm = wbytes("mlp_dense")
+        if ch == "-" and wm:
+            inter = dense_intermediate(arch) // tp
+            out += [int(inter * h * wm)] * 2
+        return out
+    if is_moe_layer(c, i):
+        we = wbytes("moe_routed_experts")
+        n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts") or 0)
+        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0)
+        if we and not ep and arch.model_type != "gpt_oss":
+            out += [int(n_exp * 2 * (mi // tp) * h * we), int(n_exp * h * (mi // tp) * we)]
+        si = shared_expert_intermediate(arch)
+        ws = wbytes("moe_shared")
+        if si and ws:
+            out += [int(2 * (si // tp) * h * ws), int(h * (si // tp) * ws)]
+    else:
+        wm = wbytes("mlp_dense")
+        if wm:
+            inter = dense_intermediate(arch) // tp
+            out += [int(2 * inter * h * wm), int(h * inter * wm)]
+    return out
+
+
 def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                      checkpoint_quantization: str | None = None, gpu: GPU | None = None) -> WeightBreakdown:
     """Bytes of weights per GPU (largest PP stage, one TP rank), by component, with explain terms.
@@ -554,9 +625,23 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                 "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
         return q.bytes_per_weight if flag else float(dt)
 
+    def wbytes(kind: str) -> float:
+        """Bytes per element of the main weight tensor of ``kind`` (scales are separate tensors); 0 = unknown."""
+        if q is None:
+            return float(dt)
+        if q.by_kind:
+            b = q.by_kind.get(kind)
+            return float(dt) if b is None else (1.0 if b == 1.0 else 0.5 if abs(b - (0.5 + 1 / 16)) < 1e-9 else 0.0)
+        flag = {"attention": q.quantize_attention, "mlp_dense": q.quantize_dense_mlp,
+                "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
+        if not flag:
+            return float(dt)
+        return {"fp8": 1.0, "int8": 1.0, "w8a16": 1.0, "w4a16": 0.5, "nvfp4": 0.5}.get(q.name, 0.0)
+
     rows = vocab_rows_per_rank(vocab, tp)
     emb_rank = rows * h
     layers = [_layer_params(arch, i, tp) for i in range(L)]
+    ep = bool(getattr(cfg, "enable_expert_parallel", False))
 
     stages: list[dict[str, list[int]]] = []   # component -> [params_total, params_rank, bytes_rank]
     for s in range(pp):
@@ -573,14 +658,19 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
             acc["moe_routed_experts"][0] += lay.expert_bias[0]
             acc["moe_routed_experts"][1] += lay.expert_bias[1]
             acc["moe_routed_experts"][2] += lay.expert_bias[1] * dt
+        rounding = sum(allocator_rounding(b) for i in range(start, end)
+                       for b in _layer_tensor_bytes(arch, i, tp, ep, wbytes))
         if s == 0:
             acc["embedding"] = [vocab * h, emb_rank, emb_rank * dt]
+            rounding += allocator_rounding(emb_rank * dt)
         if s == pp - 1:
             acc["norms"][0] += h
             acc["norms"][1] += h
             acc["norms"][2] += h * dt
             if not tied or pp > 1:
                 acc["lm_head"] = [0 if tied else vocab * h, emb_rank, emb_rank * dt]
+                rounding += allocator_rounding(emb_rank * dt)
+        acc["allocator_rounding"] = [0, 0, float(rounding)]
         stages.append(acc)
 
     mx_note = ""
@@ -640,7 +730,11 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     ]
     for k in COMPONENTS:
         cpt = comps[k]
-        if cpt.bytes_per_gpu and k == "other_buffers":
+        if cpt.bytes_per_gpu and k == "allocator_rounding":
+            explain.append(Term(name="weights_allocator_rounding", formula="sum over weight tensors >= 10 MiB of the "
+                                "2 MiB-segment remainder when <= 1 MiB (torch caching allocator counts it as allocated)",
+                                inputs={}, value=cpt.bytes_per_gpu, unit="bytes"))
+        elif cpt.bytes_per_gpu and k == "other_buffers":
             explain.append(Term(name="weights_other_buffers", formula="sum of the buffers vLLM allocates at load "
                                 "time (rotary cos/sin caches: the rope_cache_* terms below)",
                                 inputs={}, value=cpt.bytes_per_gpu, unit="bytes"))

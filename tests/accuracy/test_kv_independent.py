@@ -18,13 +18,6 @@ XFAIL = {
         "runner's 0.13 GiB init buffers; graphs captured after the KV sizing; 8,192 / 1,024 the serve defaults on "
         "H100, all checked in the 0.7.0 wheel): +4.2% blocks, 0.29 GiB of the non-KV memory unexplained (non-torch "
         "is measured as (total - free) - torch allocated in this era; the GPU itself is assumed, not printed)",
-    "vllm-issue-13061-2x4090-r1-distill-qwen14b-tp2":
-        "the log's weights are 164 MiB per rank above the checkpoint's TP 2 shards; not a TP term (Llama-3.1-8B TP 2 "
-        "on V0 logs the predicted 7.51 GB) but a Qwen2-family excess also seen at TP 1 (Qwen2.5-7B +57 MiB); cause "
-        "not found in vLLM's source",
-    "vllm-issue-12664-2x48gb-qwen2.5-32b-family-tp2":
-        "the log's weights are 168 MiB per rank above the checkpoint's TP 2 shards (the Qwen2-family excess of the "
-        "13061 row) and non-torch 0.04 GiB above the no-P2P figure (custom all-reduce on two P2P PCIe cards?)",
 }
 
 

@@ -144,6 +144,10 @@ class QuantLayout(DataModel):
     quantize_dense_mlp: bool = True
     quantize_experts: bool = True
     by_kind: dict[str, float] = {}  # bytes per weight per component when formats differ (mixed precision)
+    # bytes per output channel of every quantized linear: compressed-tensors 8-bit "channel" strategy keeps a float32
+    # weight_scale of shape (sum(output_partition_sizes), 1) (vllm compressed_tensors_w8a8_int8.py / _w8a8_fp8.py
+    # create_weights, ChannelQuantScaleParameter); 0 when scales are per tensor or already in bytes_per_weight
+    channel_scale_bytes: int = 0
     note: str = ""
 
 
@@ -161,10 +165,13 @@ def _compressed_tensors_layout(qc: dict[str, Any]) -> QuantLayout:
     typ = str(w.get("type", "int"))
     gs = w.get("group_size")
     sym = w.get("symmetric", True)
+    ch = 4 if str(w.get("strategy", "")).lower() == "channel" else 0
     if bits == 8 and typ == "float":
-        return QuantLayout(name="fp8", bytes_per_weight=1.0, note="compressed-tensors FP8 (per-channel scale)")
+        return QuantLayout(name="fp8", bytes_per_weight=1.0, channel_scale_bytes=ch,
+                           note="compressed-tensors FP8" + (" (fp32 scale per output channel)" if ch else ""))
     if bits == 8:
-        return QuantLayout(name="int8", bytes_per_weight=1.0, note="compressed-tensors INT8")
+        return QuantLayout(name="int8", bytes_per_weight=1.0, channel_scale_bytes=ch,
+                           note="compressed-tensors INT8" + (" (fp32 scale per output channel)" if ch else ""))
     if bits == 4 and typ == "float":
         return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="compressed-tensors NVFP4")
     g = int(gs) if gs else 128
@@ -252,7 +259,12 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
         zp = 0.5 / g if (method.startswith("awq") or not qc.get("sym", True)) else 0.0
         return QuantLayout(name=f"w{bits}a16", bytes_per_weight=bits / 8 + 2 / g + zp,
                            note=f"{method} {bits}-bit, group {g}, fp16 scales")
-    if method in ("int8", "w8a8", "smoothquant", "bitsandbytes", "experts_int8"):
+    if method == "w8a8":
+        # a "quantized.w8a8" / "-W8A8" checkpoint named without its config: compressed-tensors INT8, whose published
+        # recipes quantize weights per output channel (fp32 weight_scale (N, 1)) and activations per token
+        return QuantLayout(name="int8", bytes_per_weight=1.0, channel_scale_bytes=4,
+                           note="w8a8 (compressed-tensors INT8, fp32 scale per output channel assumed)")
+    if method in ("int8", "smoothquant", "bitsandbytes", "experts_int8"):
         return QuantLayout(name="int8", bytes_per_weight=1.0, note=method)
     return None
 
@@ -558,46 +570,40 @@ def allocator_rounding(nbytes: int) -> int:
     return extra
 
 
-def _layer_tensor_bytes(arch: ModelArch, i: int, tp: int, ep: bool, wbytes) -> list[int]:
-    """Bytes per rank of the large weight tensors vLLM allocates for decoder layer ``i``: fused qkv, o_proj,
-    fused gate_up, down (or up/down), the fused-MoE w13 / w2 and the shared expert's. Layers or tensors whose
-    storage layout is not modelled here (MLA, Mamba / linear-attention mixers, expert parallel, formats without
-    a plain per-element size) are left out: no rounding is assumed for them."""
+def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tuple[str, int, int]]:
+    """(component, elements per rank, output channels per rank) of the large weight tensors vLLM allocates for
+    decoder layer ``i``: fused qkv, o_proj, fused gate_up, down (or up/down), the fused-MoE w13 / w2 and the shared
+    expert's. Layers or tensors whose storage is not modelled here (MLA, Mamba / linear-attention mixers, expert
+    parallel, gpt-oss experts) are left out: no allocator rounding or channel scale is assumed for them."""
     c = arch.config
     h = arch.hidden_size
     mixers = layer_mixers(arch)
     mixer = mixers[i] if mixers else "attention"
-    out: list[int] = []
-    wa = wbytes("attention")
-    if mixer == "attention" and not arch.is_mla and wa:
+    out: list[tuple[str, int, int]] = []
+    if mixer == "attention" and not arch.is_mla:
         hd = arch.head_dim
         q_rank = arch.num_attention_heads * hd // tp
         gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
-        kvr = kv_heads_per_rank(arch.num_kv_heads, tp)
-        out += [int(h * (gate * q_rank + 2 * kvr * hd) * wa), int(q_rank * h * wa)]
+        n_qkv = gate * q_rank + 2 * kv_heads_per_rank(arch.num_kv_heads, tp) * hd
+        out += [("attention", h * n_qkv, n_qkv), ("attention", q_rank * h, h)]
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str):
-        ch = pat[i] if i < len(pat) else ""
-        wm = wbytes("mlp_dense")
-        if ch == "-" and wm:
+        if i < len(pat) and pat[i] == "-":
             inter = dense_intermediate(arch) // tp
-            out += [int(inter * h * wm)] * 2
+            out += [("mlp_dense", inter * h, inter), ("mlp_dense", inter * h, h)]
         return out
     if is_moe_layer(c, i):
-        we = wbytes("moe_routed_experts")
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts") or 0)
-        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0)
-        if we and not ep and arch.model_type != "gpt_oss":
-            out += [int(n_exp * 2 * (mi // tp) * h * we), int(n_exp * h * (mi // tp) * we)]
-        si = shared_expert_intermediate(arch)
-        ws = wbytes("moe_shared")
-        if si and ws:
-            out += [int(2 * (si // tp) * h * ws), int(h * (si // tp) * ws)]
+        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0) // tp
+        if not ep and arch.model_type != "gpt_oss":
+            out += [("moe_routed_experts", n_exp * 2 * mi * h, n_exp * 2 * mi),
+                    ("moe_routed_experts", n_exp * h * mi, n_exp * h)]
+        si = shared_expert_intermediate(arch) // tp
+        if si:
+            out += [("moe_shared", 2 * si * h, 2 * si), ("moe_shared", h * si, h)]
     else:
-        wm = wbytes("mlp_dense")
-        if wm:
-            inter = dense_intermediate(arch) // tp
-            out += [int(2 * inter * h * wm), int(h * inter * wm)]
+        inter = dense_intermediate(arch) // tp
+        out += [("mlp_dense", 2 * inter * h, 2 * inter), ("mlp_dense", h * inter, h)]
     return out
 
 
@@ -658,8 +664,13 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
             acc["moe_routed_experts"][0] += lay.expert_bias[0]
             acc["moe_routed_experts"][1] += lay.expert_bias[1]
             acc["moe_routed_experts"][2] += lay.expert_bias[1] * dt
-        rounding = sum(allocator_rounding(b) for i in range(start, end)
-                       for b in _layer_tensor_bytes(arch, i, tp, ep, wbytes))
+        rounding = 0
+        for i in range(start, end):
+            for kind, elems, outs in _layer_linear_tensors(arch, i, tp, ep):
+                if wbytes(kind):
+                    rounding += allocator_rounding(int(elems * wbytes(kind)))
+                if q is not None and q.channel_scale_bytes and wbytes(kind) != dt:
+                    acc[kind][2] += outs * q.channel_scale_bytes
         if s == 0:
             acc["embedding"] = [vocab * h, emb_rank, emb_rank * dt]
             rounding += allocator_rounding(emb_rank * dt)

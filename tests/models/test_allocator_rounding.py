@@ -63,3 +63,19 @@ def test_llama_8b_rounds_only_its_embeddings():
     # V0 0.6.x TP 2 log "Loading model weights took 7.5122 GB" (stored-code index id 40902855807); a 0.7.x
     # LeaderWorkerSet example prints 7.5100 GB (id 7354110786).
     assert wb.bytes_per_gpu / GIB == pytest.approx(7.5122, abs=0.0005)
+
+
+def test_w8a8_channel_scales_match_vllm_pr12569():
+    # neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8 (compressed-tensors INT8, per-channel weight scales):
+    # fp32 (N, 1) per linear: qkv 10,240 + o 8,192 + gate_up 57,344 + down 8,192 channels x 4 B x 80 layers
+    # = 26,869,760 B. Every INT8 tensor and the bf16 embeddings are 2 MiB multiples (no rounding).
+    # vLLM PR 12569's 0.7.0 log: "Loading model weights took 67.7229 GB".
+    plain = _wb("meta-llama/Llama-3.1-70B-Instruct")
+    wb = weight_breakdown(resolve_model("neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8").arch, cfg(),
+                          "w8a8")
+    assert wb.component_bytes("allocator_rounding") == 0
+    linear_params = plain.components["attention"].params_per_gpu + plain.components["mlp_dense"].params_per_gpu
+    scales = (10_240 + 8_192 + 57_344 + 8_192) * 4 * 80
+    assert scales == 26_869_760
+    assert (wb.component_bytes("attention") + wb.component_bytes("mlp_dense")) == linear_params + scales
+    assert wb.bytes_per_gpu / GIB == pytest.approx(67.7229, abs=0.002)

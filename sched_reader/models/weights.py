@@ -484,7 +484,7 @@ def _mllama_vision_params(vc: dict, text_hidden: int) -> int:
 
 
 def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) -> tuple[int, str]:
-    """Vision tower + projector parameters (replicated on every rank of the first stage).
+    """Vision tower + projector parameters (whole tower; split over TP ranks where ``vision_tp_sharded``).
 
     When the catalog gives the unquantized checkpoint's exact element count, vision = that count minus
     the text model (a quantized checkpoint's count mixes packed elements, so it is not used); otherwise
@@ -492,6 +492,9 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
     """
     vc = arch.vision_config
     if not vc:
+        counts = str(arch.official_params_counts or "")
+        if "vision" in counts and arch.official_params and arch.official_params > text_total and not quantized:
+            return arch.official_params - text_total, f"checkpoint element count ({counts}) minus the text model"
         return 0, ""
     if arch.official_params and arch.official_params > text_total and not quantized:
         return arch.official_params - text_total, "checkpoint element count minus the text model"
@@ -510,6 +513,19 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
     per_layer = 4 * hv * hv + 4 * hv + 2 * hv * iv + iv + hv + 4 * hv
     proj = hv * arch.hidden_size * 2
     return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"
+
+
+# Vision encoders vLLM builds from its tensor-parallel linear layers (QKVParallelLinear / ColumnParallelLinear /
+# RowParallelLinear: Llama-4 mllama4.py, Qwen2/2.5/3-VL, SigLIP (Gemma 3), CLIP (LLaVA), InternViT, Idefics2, the HF
+# Pixtral encoder; vllm 0.11.0 wheel) are split over the TP group under the default --mm-encoder-tp-mode weights.
+# MoonViT (Kimi-VL) and the Mistral-format Pixtral VisionTransformer use plain nn.Linear: one full copy per rank.
+_REPLICATED_VISION = ("moonvit",)
+
+
+def vision_tp_sharded(arch: ModelArch) -> bool:
+    """Whether vLLM splits this model's vision tower over the tensor-parallel ranks."""
+    mt = str((arch.vision_config or {}).get("model_type") or "")
+    return not (mt in _REPLICATED_VISION or arch.model_type == "pixtral")
 
 
 def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None,
@@ -698,7 +714,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     text_total = sum(st[k][0] for st in stages for k in COMPONENTS)
     vis, vis_note = _vision_params(arch, text_total, quantized=q is not None)
     if vis:
-        stages[0]["vision"] = [vis, vis, vis * dt]
+        vis_rank = -(-vis // tp) if vision_tp_sharded(arch) else vis
+        stages[0]["vision"] = [vis, vis_rank, vis_rank * dt]
 
     # load-time buffers
     buffers: list[Term] = []

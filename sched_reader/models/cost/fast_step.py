@@ -7,8 +7,9 @@ function ``f(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs,
 the same order, so its floats are the same bit for bit; what it saves:
 
 * the terms that depend only on the step's token count T (dense projections, MLP, routed experts with
-  their measured efficiency curve) are summed once per distinct T and memoised (the partial sum
-  ``layers`` after those terms is a function of T alone);
+  their measured efficiency curves) are summed once per distinct T and memoised (the partial sum
+  ``layers`` after those terms is a function of T alone), and the lm_head's measured-table time once per
+  number of emitting sequences;
 * no per-term breakdown bookkeeping, no closure per call, constants looked up once.
 
 It is an optimisation, never a second model: the returned function is checked against the model's own
@@ -23,6 +24,7 @@ Units: seconds; token counts in tokens; attention pairs in (query, key) pairs.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from sched_reader.models.calibration_profile import CalibratedCost
@@ -87,7 +89,8 @@ def _iteration(m: Any) -> StepFn:
     dfit, pcurve, attn_peak = m._dec_fit, m._pre_curve, m._attn_peak
     pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
     lm_curve, lm_peak = m._lm_curve, m._lm_peak
-    log2 = _it._log2
+    log2 = math.log2
+    interp = interp_scalar
     elem = m._elem_bytes_per_token
     floor = m._L * eff.layer_overhead_graph_s
     eager = m.eager
@@ -103,6 +106,7 @@ def _iteration(m: Any) -> StepFn:
     step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
     async_overlap = m.async_overlap
     memo: dict[int, float] = {}
+    lm_memo: dict[int, float] = {}      # lm_head seconds by emitting sequences (measured-table path)
 
     def t_only(T: int) -> float:
         layers = 0.0
@@ -149,7 +153,7 @@ def _iteration(m: Any) -> StepFn:
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:
                 x = log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
-                tpre = count * max(fpre * Pe / attn_peak, bpre * Tp / peak_bw_all) / interp_scalar(x, pxs, pys)
+                tpre = count * max(fpre * Pe / attn_peak, bpre * Tp / peak_bw_all) / interp(x, pxs, pys)
             else:
                 tpre = count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre
@@ -159,8 +163,11 @@ def _iteration(m: Any) -> StepFn:
             layers = layers + max(host - layers, 0.0)
         t_emb = emb_c * T / bw
         if lm_curve is not None:
-            t_lm = (max(f_lm * emit / lm_peak, (w_lm + io_lm * emit) / peak_bw_all) / efficiency_at(lm_curve, emit)
-                    if emit > 0 else 0.0)
+            t_lm = lm_memo.get(emit)
+            if t_lm is None:
+                t_lm = (max(f_lm * emit / lm_peak, (w_lm + io_lm * emit) / peak_bw_all)
+                        / efficiency_at(lm_curve, emit) if emit > 0 else 0.0)
+                lm_memo[emit] = t_lm
         else:
             t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
         t_smp = passes * emit * vocab * logit_bytes / bw

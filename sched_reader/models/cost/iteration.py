@@ -168,10 +168,6 @@ class DecodeLinearModel:
         return max(gpu, self.cpu_s) if self.async_overlap else gpu + self.cpu_s
 
 
-def _log2(x: float) -> float:
-    return math.log2(x)
-
-
 def _roof(flops, nbytes, rate, bw, mx):
     return mx(flops / rate, nbytes / bw)
 
@@ -392,7 +388,7 @@ class IterationCostModel:
             if dfit is not None:   # measured: kernel launch (when any sequence decodes) + per-sequence cost
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:   # measured: efficiency at the equivalent prompt length 2 P / Tp
-                x = _log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
+                x = math.log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
                 tpre = count * mx(fpre * Pe / self._attn_peak, bpre * Tp / peak_bw) / interp_scalar(x, pcurve[0], pcurve[1])
             else:
                 tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)

@@ -32,6 +32,7 @@ Tables whose measured efficiency never reaches ``MIN_TRUSTED`` are left out.
 from __future__ import annotations
 
 import json
+import math
 from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
@@ -75,7 +76,7 @@ SHAPES_KEY = "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency 
 
 
 def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: int = 0, experts: int = 0,
-                         top_k: int = 0) -> tuple[np.ndarray, np.ndarray, str] | None:
+                         top_k: int = 0) -> tuple | None:
     """(log2 tokens, efficiency, provenance) of the measured MoE shape nearest to (hidden, per-GPU
     intermediate size, per-GPU experts, top-k) on ``gpu_name`` in format ``fmt_key``; None when not
     measured. Nearest = smallest sum of |log ratio| over the four sizes."""
@@ -94,16 +95,25 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
     if e.max() < MIN_TRUSTED:
         return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
-    return t, e, (f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
-                  f"({cell['kernel']}, vLLM {table[name]['vllm_release']}, aiconfigurator)")
+    return _curve(t, e, f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
+                        f"({cell['kernel']}, vLLM {table[name]['vllm_release']}, aiconfigurator)")
 
 
-def efficiency_at(curve: tuple[np.ndarray, np.ndarray, str], tokens):
-    """Efficiency at ``tokens`` per step (float or array), interpolated in log2(tokens)."""
-    lt, e, _ = curve
-    x = np.log2(np.maximum(np.asarray(tokens, dtype=float), 1.0))
-    out = np.interp(x, lt, e)
-    return float(out) if np.ndim(out) == 0 else out
+def _curve(t: np.ndarray, e: np.ndarray, provenance: str) -> tuple:
+    """(log2 tokens, efficiency, provenance, the same two as lists): the lists feed :func:`interp_scalar`."""
+    return t, e, provenance, [float(v) for v in t], [float(v) for v in e]
+
+
+def efficiency_at(curve: tuple, tokens):
+    """Efficiency at ``tokens`` per step (float or array), interpolated in log2(tokens).
+
+    Scalars and arrays go through the same pure-Python :func:`interp_scalar`, so that the cost model's
+    vector form, its scalar form and the simulator's compiled form agree bit for bit."""
+    xs, ys = curve[3], curve[4]
+    if type(tokens) is int or type(tokens) is float or np.ndim(tokens) == 0:
+        return interp_scalar(math.log2(max(float(tokens), 1.0)), xs, ys)
+    flat = [interp_scalar(math.log2(max(float(v), 1.0)), xs, ys) for v in np.ravel(tokens)]
+    return np.asarray(flat, dtype=float).reshape(np.shape(tokens))
 
 
 # ---------------------------------------------------------------------------------------------- dense GEMMs
@@ -131,7 +141,7 @@ def gemm_format(fmt: str | None, weight_bytes: float, compute_key: str) -> str:
     return ""
 
 
-def gemm_efficiency_curve(gpu_name: str, key: str, n: int, k: int) -> tuple[np.ndarray, np.ndarray, str] | None:
+def gemm_efficiency_curve(gpu_name: str, key: str, n: int, k: int) -> tuple | None:
     """(log2 tokens, efficiency, provenance) of a dense ``n x k`` GEMM on ``gpu_name`` in format ``key``:
     the measured curve interpolated in log2(n x k) between weight classes (held outside them); None
     when not measured."""
@@ -146,7 +156,7 @@ def gemm_efficiency_curve(gpu_name: str, key: str, n: int, k: int) -> tuple[np.n
     if e.max() < MIN_TRUSTED:
         return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
-    return t, e, f"{name} {key} GEMM ({cell['kernel']}, vLLM {entry['gemm']['vllm_release']}, aiconfigurator)"
+    return _curve(t, e, f"{name} {key} GEMM ({cell['kernel']}, vLLM {entry['gemm']['vllm_release']}, aiconfigurator)")
 
 
 # ---------------------------------------------------------------------------------------------- attention

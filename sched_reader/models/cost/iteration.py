@@ -475,9 +475,13 @@ class IterationCostModel:
         notes = list(self.precision.notes)
         if self._moe_curve is not None:
             notes.append(f"experts: measured fused-MoE efficiency by tokens per step, {self._moe_curve[2]}")
-        gemm_src = sorted({p[0][4][2] for _, _, p in self._linear_terms if p})
+        gemm_src = sorted({p[0][4][2] for _, _, p in self._linear_terms if p}
+                          | ({self._lm_curve[2]} if self._lm_curve is not None else set()))
         if gemm_src:
             notes.append("dense GEMMs: measured efficiency by tokens per step and weight size, " + "; ".join(gemm_src))
+        unmeasured = sorted({name for name, (f, *_), p in self._linear_terms if f and not p})
+        if unmeasured:
+            notes.append(f"{', '.join(unmeasured)}: {self._const_gemm}")
         if self._dec_fit is not None:
             notes.append(f"decode attention: measured launch + per-sequence time, {self._dec_fit[3]}; KV reads at "
                          f"kv_read_bandwidth {self.eff.kv_read_bandwidth:.2f} of peak")

@@ -16,8 +16,10 @@ with the FLOPs and bytes counted exactly as ``IterationCostModel`` counts them, 
   nvfp4), by tokens per step M (1-32,768) and weight-size class log2(n x k). A GEMM's latency floor
   (~2.5 us bf16) makes small GEMMs slow at decode: at M = 1 a 1024 x 4096 GEMM streams its weights at
   ~0.38 of H100's HBM peak, an 8192 x 28672 one at ~0.89; large-M GEMMs reach ~0.8 of dense peak.
-  Weight-only INT4/INT8 (Marlin), MXFP4 on Hopper and block-FP8 (timed without CUDA graphs by the
-  collector: ~160 us per call whatever the shape) are not measured: the named constants apply.
+  Block-FP8 was timed without CUDA graphs by the collector (~160 us per call whatever the shape): the
+  graph-timed per-tensor FP8 table stands in for it (same tensor cores and weight bytes; named so in
+  the term's source). Weight-only INT4/INT8 (Marlin) and MXFP4 on Hopper are not measured: the named
+  constants apply.
 * decode attention (``decode_attention_fit``): per KV dtype, latency per layer = launch + per_seq x
   batch + KV bytes / (peak B/s x fraction), fitted to the table (randomised paged block tables).
 * prefill attention (``prefill_attention_curve``): per KV dtype, causal-attention efficiency against
@@ -26,7 +28,8 @@ with the FLOPs and bytes counted exactly as ``IterationCostModel`` counts them, 
 Between measured points efficiencies are interpolated (in log2 of tokens or weights); outside, held.
 A GPU without its own table uses its family's (``FAMILY``: H100 PCIe -> H100 SXM...); a GPU or format
 without any keeps the named constants of efficiency.py, and ``TermCost.source`` says which applied.
-Tables whose measured efficiency never reaches ``MIN_TRUSTED`` are left out.
+MoE tables whose measured efficiency never reaches ``MIN_TRUSTED`` are left out (dense GEMM curves are
+kept: a small GEMM's low efficiency is its measured latency floor).
 """
 
 from __future__ import annotations
@@ -146,17 +149,24 @@ def gemm_efficiency_curve(gpu_name: str, key: str, n: int, k: int) -> tuple | No
     the measured curve interpolated in log2(n x k) between weight classes (held outside them); None
     when not measured."""
     name, entry = _entry(gpu_name)
-    cell = (entry.get("gemm") or {}).get(key) if key else None
+    gemm = entry.get("gemm") or {}
+    cell = gemm.get(key) if key else None
+    stand_in = ""
+    if not cell and key == "fp8_block" and gemm.get("fp8"):
+        # block-FP8 was timed without CUDA graphs (left out by the derivation): the per-tensor FP8 GEMM
+        # (same FP8 tensor cores and weight bytes, graph-timed) stands in for it
+        cell, stand_in = gemm["fp8"], " standing in for fp8_block (timed without CUDA graphs)"
     if not cell:
         return None
     lw = np.asarray(cell["log2_weights"], dtype=float)
     grid = np.asarray(cell[GEMM_KEY], dtype=float)
     x = float(np.log2(max(1, int(n) * int(k))))
+    # no MIN_TRUSTED cut here: a small GEMM's low efficiency is its measured latency floor (a few us)
     e = np.array([np.interp(x, lw, grid[:, j]) for j in range(grid.shape[1])])
-    if e.max() < MIN_TRUSTED:
-        return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
-    return _curve(t, e, f"{name} {key} GEMM ({cell['kernel']}, vLLM {entry['gemm']['vllm_release']}, aiconfigurator)")
+    shown = "fp8" if stand_in else key
+    return _curve(t, e, f"{name} {shown} GEMM{stand_in} ({cell['kernel']}, vLLM {gemm['vllm_release']}, "
+                        "aiconfigurator)")
 
 
 # ---------------------------------------------------------------------------------------------- attention

@@ -86,8 +86,15 @@ def test_fit_reduces_the_error_and_stays_in_bounds(spec):
     r = prof.fit["results"][0]
     # the decode term is fitted to throughput and the median TPOT (the mean of a saturated V0 run is
     # dominated by short requests straddling prefill rounds: a scheduling effect, not a per-token cost)
+    # (one decode scale serves both: the fit lowers their joint error; one already within a few percent
+    # uncalibrated may give a little back to the other)
+    import math
+
+    def joint(e):
+        return sum(math.log1p(e[k]) ** 2 for k in ("output_throughput", "median_tpot_ms", "mean_ttft_ms"))
+
+    assert joint(r["calibrated_error"]) < 0.5 * joint(r["uncalibrated_error"])
     for k in ("output_throughput", "median_tpot_ms"):
-        assert abs(r["calibrated_error"][k]) < abs(r["uncalibrated_error"][k])
         assert abs(r["calibrated_error"][k]) < 0.10
     assert any("one result" in n for n in prof.fit["notes"])
     # this run's mean TPOT (16.3 ms) is 2.2x its median (7.27 ms): said, since the fit uses the median

@@ -154,6 +154,18 @@ def test_moe_touches_fewer_experts_at_batch1_than_512():
     assert b512 / b1 > 15
 
 
+def test_moe_layers_add_the_routing_kernel_the_measured_tables_leave_out():
+    """NVIDIA's collector times fused_experts() with top-k ids computed outside the timed region
+    (ai-dynamo/aiconfigurator collector/vllm/collect_moe.py), so the measured MoE latency lacks vLLM's
+    routing kernel: one more ~2 us graph-replayed kernel per MoE layer, none for a dense layer."""
+    moe = IterationCostModel(QWEN3_MOE, H100, cfg()).breakdown(1, 1000, 0, 0.0)
+    dense = IterationCostModel(LLAMA8, H100, cfg()).breakdown(1, 1000, 0, 0.0)
+    # Qwen3-30B-A3B: 48 layers, every one MoE: 48 x (12 us small kernels + 2 us top-k) = 672 us
+    assert moe.terms["layer_overhead"].time_s == pytest.approx(48 * 14e-6, rel=1e-9)
+    # Llama-3.1-8B: 32 dense layers x 12 us = 384 us, no routing kernel
+    assert dense.terms["layer_overhead"].time_s == pytest.approx(32 * 12e-6, rel=1e-9)
+
+
 def test_sliding_window_layers_read_at_most_the_window():
     arch = ModelArch(id="swa-test", model_type="mistral", config=dict(
         hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,

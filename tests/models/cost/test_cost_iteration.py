@@ -249,11 +249,17 @@ _M = IterationCostModel(LLAMA8, H100, cfg(tensor_parallel_size=2))
 @settings(max_examples=60, deadline=None)
 @given(nd=st.integers(0, 600), ctx=st.integers(1, 8000), tp=st.integers(0, 4096), extra=st.integers(1, 512))
 def test_more_work_never_takes_less_time(nd, ctx, tp, extra):
+    # The GEMM terms come from measured kernel latencies (aiconfigurator's H100 tables), which are not strictly
+    # monotone in tokens per step: cuBLAS picks another tile at M = 8 than at M = 4, and the MLP GEMMs of this
+    # model measure 1.4% faster there (2,167 -> 2,136 us per step). The whole step may therefore shrink by a
+    # few tenths of a percent when work is added (0.30% at most over a scan of 0-4,700 prompt tokens x 0-600
+    # decodes); it must never shrink by more than 0.5%.
+    floor = 1 - 0.005
     pairs = tp * (tp / 2.0)
     base = _M.step_time(nd, nd * ctx, tp, pairs, 1 if tp else 0)
-    assert _M.step_time(nd + extra, (nd + extra) * ctx, tp, pairs, 1 if tp else 0) >= base
-    assert _M.step_time(nd, nd * ctx + extra, tp, pairs, 1 if tp else 0) >= base
-    assert _M.step_time(nd, nd * ctx, tp + extra, (tp + extra) ** 2 / 2.0, 1) >= base
+    assert _M.step_time(nd + extra, (nd + extra) * ctx, tp, pairs, 1 if tp else 0) >= base * floor
+    assert _M.step_time(nd, nd * ctx + extra, tp, pairs, 1 if tp else 0) >= base * floor
+    assert _M.step_time(nd, nd * ctx, tp + extra, (tp + extra) ** 2 / 2.0, 1) >= base * floor
 
 
 def test_pcie_gpu_uses_pcie_for_allreduce():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import typer
@@ -99,12 +98,7 @@ def app_for(args: list[str]) -> typer.Typer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: splits off a command line after ``--``, then runs typer.
-
-    pydantic plugins are off in the CLI process (``PYDANTIC_DISABLE_PLUGINS``, unless the caller set it):
-    sched-reader's models are internal, and finding plugins reads the metadata of every installed
-    distribution when the first model is built (~10 ms in a small virtualenv, more in a large one)."""
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    """Console-script entry point: splits off a command line after ``--``, then runs typer."""
     args = list(sys.argv[1:] if argv is None else argv)
     if "--" in args:
         i = args.index("--")

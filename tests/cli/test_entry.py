@@ -56,3 +56,18 @@ def test_the_entry_point_turns_the_collector_off():
     r = subprocess.run([sys.executable, "-c", "import gc, sched_reader.cli.entry; print(gc.isenabled())"],
                        cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False", r.stderr
+
+
+def _entry_output(*args: str) -> str:
+    r = subprocess.run([sys.executable, "-m", "sched_reader", *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    return r.stdout
+
+
+def test_the_entry_point_prints_what_the_app_prints(run_cli):
+    """Ending the process without the last full collection (gc.freeze) loses no output."""
+    for args in (("config", "--format", "json", "examples/llama3-8b-h100.yaml"),
+                 ("diagnose", "examples/llama70b-fp8-tp4.yaml")):
+        _, in_process, _ = run_cli(*args)
+        assert _entry_output(*args) == in_process != ""

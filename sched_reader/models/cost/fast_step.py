@@ -7,8 +7,9 @@ function ``f(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs,
 the same order, so its floats are the same bit for bit; what it saves:
 
 * the terms that depend only on the step's token count T (dense projections, MLP, routed experts with
-  their measured efficiency curve) are summed once per distinct T and memoised (the partial sum
-  ``layers`` after those terms is a function of T alone);
+  their measured efficiency curves) are summed once per distinct T and memoised (the partial sum
+  ``layers`` after those terms is a function of T alone), and the lm_head's measured-table time once per
+  number of emitting sequences;
 * no per-term breakdown bookkeeping, no closure per call, constants looked up once.
 
 It is an optimisation, never a second model: the returned function is checked against the model's own
@@ -23,6 +24,8 @@ Units: seconds; token counts in tokens; attention pairs in (query, key) pairs.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from typing import Any, Callable
 
 from sched_reader.models.calibration_profile import CalibratedCost
@@ -75,7 +78,8 @@ def _iteration(m: Any) -> StepFn:
     eff = m.eff
     bw = m.bw
     ab = m.precision.act_bytes
-    linear = [(f, wbytes, abytes, rate) for _, (f, wbytes, abytes, rate) in m._linear_terms if f]
+    linear = [(f, wbytes, abytes, rate, parts) for _, (f, wbytes, abytes, rate), parts in m._linear_terms if f]
+    peak_bw_all = m._peak_bw
     experts = list(m._experts)
     moe_curve = m._moe_curve
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
@@ -83,6 +87,12 @@ def _iteration(m: Any) -> StepFn:
     # per group: (count, decode seconds per context token, fpre, bpre, window)
     attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window)
             for count, fdec, bdec, fpre, bpre, window in m._attn]
+    dfit, pcurve, attn_peak = m._dec_fit, m._pre_curve, m._attn_peak
+    pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
+    lm_curve, lm_peak = m._lm_curve, m._lm_peak
+    log2 = math.log2
+    if pcurve is not None:
+        px0, pxn, py0, pyn = pxs[0], pxs[-1], pys[0], pys[-1]
     elem = m._elem_bytes_per_token
     floor = m._L * eff.layer_overhead_graph_s
     eager = m.eager
@@ -98,13 +108,20 @@ def _iteration(m: Any) -> StepFn:
     step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
     async_overlap = m.async_overlap
     memo: dict[int, float] = {}
+    lm_memo: dict[int, float] = {}      # lm_head seconds by emitting sequences (measured-table path)
 
     def t_only(T: int) -> float:
         layers = 0.0
-        for f, wbytes, abytes, rate in linear:
-            fl = f * T
-            by = wbytes + abytes * T
-            layers = layers + max(fl / rate, by / bw)
+        for f, wbytes, abytes, rate, parts in linear:
+            if parts is None:
+                fl = f * T
+                by = wbytes + abytes * T
+                t = max(fl / rate, by / bw)
+            else:
+                t = 0.0
+                for pf, pw, pa, peak, curve in parts:
+                    t = t + max(pf * T / peak, (pw + pa * T) / peak_bw_all) / efficiency_at(curve, T)
+            layers = layers + t
         for count, E, k, local, eparams, route_mult, io in experts:
             Tr = T * route_mult
             routed = Tr * k * local / E
@@ -133,13 +150,38 @@ def _iteration(m: Any) -> StepFn:
                 Pe = min(P, Tp * window)
             else:
                 Se, Pe = S, P
-            layers = layers + count * Se * dec_s + count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
+            td = count * Se * dec_s
+            if dfit is not None:
+                td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
+            if pcurve is not None and Tp:
+                x = log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
+                # kernels.interp_scalar, inlined (the same operations in the same order)
+                if x <= px0:
+                    e = py0
+                elif x >= pxn:
+                    e = pyn
+                else:
+                    i = bisect_right(pxs, x)
+                    xa = pxs[i - 1]
+                    ya = pys[i - 1]
+                    e = ya + (pys[i] - ya) * (x - xa) / (pxs[i] - xa)
+                tpre = count * max(fpre * Pe / attn_peak, bpre * Tp / peak_bw_all) / e
+            else:
+                tpre = count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
+            layers = layers + td + tpre
         layers = layers + T * elem / bw
         layers = layers + floor
         if eager or T > graph_max:
             layers = layers + max(host - layers, 0.0)
         t_emb = emb_c * T / bw
-        t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
+        if lm_curve is not None:
+            t_lm = lm_memo.get(emit)
+            if t_lm is None:
+                t_lm = (max(f_lm * emit / lm_peak, (w_lm + io_lm * emit) / peak_bw_all)
+                        / efficiency_at(lm_curve, emit) if emit > 0 else 0.0)
+                lm_memo[emit] = t_lm
+        else:
+            t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
         t_smp = passes * emit * vocab * logit_bytes / bw
         t_comm = 0.0
         if tp > 1:

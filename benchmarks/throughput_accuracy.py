@@ -283,7 +283,7 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
 
 
 BAND_METRICS = ("output_throughput", "tpot", "ttft")
-BAND_Q = (0.0, 1.0)
+BAND_Q = (0.05, 0.95)
 
 
 def _ok(rows: list[dict]) -> list[dict]:

@@ -26,8 +26,8 @@ from typing import Callable
 import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
-from sched_reader.analyzers.simulator.core import SimCore, step_shape
-from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer
+from sched_reader.analyzers.simulator.core import SimCore
+from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer, round_float
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
@@ -63,6 +63,7 @@ class Engine(SimCore):
         self.max_seqs = p.max_num_seqs
         self.no_fast = self.v0_whole or bool(self.spec_k) or self.multi_step
         self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
+        self.round_s = timer.round_s    # round() for what it returns
 
     # ------------------------------------------------------------------ steady set
     def lazify(self, r: int) -> None:
@@ -179,11 +180,22 @@ class Engine(SimCore):
         token this is, then move the scheduled requests that emitted and go on decoding into the steady
         set. Returns the end time (ns)."""
         computed, out, prompt = self.computed, self.out, self.prompt
-        nd, ctx, pf, pairs2, npf = step_shape(sched, computed, out, prompt, nd0, ctx0)
+        nd, ctx = nd0, ctx0
+        pf = pairs2 = npf = 0
+        for r, k in sched:                         # core.step_shape, inlined
+            c = computed[r]
+            o = out[r]
+            if k == 1 and o > 0 and c + 1 == prompt[r] + o:
+                nd += 1
+                ctx += c + 1
+            else:
+                npf += 1
+                pf += k
+                pairs2 += k * (2 * c + k)
         if not pf and not npf and nd > 0:          # StepTimer.step
             dur = self.timer.decode(nd, ctx)
         else:
-            dur = round(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
+            dur = self.round_s(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
             if dur < 1:
                 dur = 1
         end = now + dur
@@ -261,12 +273,19 @@ class Engine(SimCore):
             SimCore.admit_arrivals(self, now)
             return
         i = self.nxt
-        j = bisect_right(self.arr_ns, now, i)
-        if j > i:
-            self.send_ns[i:j] = self.arr_ns[i:j]     # max(arrival, reopen_ns): reopen_ns stays 0 uncapped
+        arr = self.arr_ns
+        if i >= self.n or arr[i] > now:
+            return
+        j = i + 1
+        if j < self.n and arr[j] <= now:          # more than one: bisect for the rest
+            j = bisect_right(arr, now, j + 1)
+            self.send_ns[i:j] = arr[i:j]          # max(arrival, reopen_ns): reopen_ns stays 0 uncapped
             self.waiting.extend(range(i, j))
-            self.inflight += j - i
-            self.nxt = j
+        else:                                     # the common case: one arrival
+            self.send_ns[i] = arr[i]
+            self.waiting.append(i)
+        self.inflight += j - i
+        self.nxt = j
 
     def plan_waiting(self, sched: list[tuple[int, int]], budget: int) -> None:
         """:meth:`~.core.SimCore.plan_waiting` with its lookups hoisted out of the loop (same decisions;
@@ -439,47 +458,59 @@ class Engine(SimCore):
         """A short stretch step by step in Python (cheaper than numpy for a few iterations): at most k
         iterations, none starting at or after ``t_arr``; each appended to the recorder as
         :meth:`~.metrics.Recorder.decode_steps` would. Returns the end time, None when none ran."""
-        hist, alloc, timer = self.hist, self.alloc, self.timer
-        bs = self.bs
-        S = self.S
-        used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        timer = self.timer
         form = timer._forms.get(n, False)
         if form is False:
             form = timer.form(n)
         if t_arr is None:
             t_arr = _NEVER
-        rec = self.rec
+        if now >= t_arr:
+            return None
+        hist, alloc, rec = self.hist, self.alloc, self.rec
+        bs = self.bs
+        S = self.S
+        used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
         ts_t, ts_blocks, ts_step = rec.ts_t, rec.ts_blocks, rec.ts_step
         kvb = kvt = 0
         t = now
         j = 0
-        m = -S                          # iteration j grows the sequences at offset (m - j) mod bs
+        h = (-S) % bs                   # iteration j grows the sequences at offset (h - j) mod bs
         ctx = n * (S + 1) + self.sum_off
         d = 0
-        decode = timer.decode if form is None else None
-        gi, sf, sw, cap, cpu, asy = form if form is not None else (0.0, 0.0, 0.0, 0, 0.0, False)
-        ns = NS_PER_S
-        while j < k and t < t_arr:
-            used += hist[(m - j) % bs]
-            if decode is not None:
-                d = decode(n, ctx)
-            else:                       # StepTimer.decode, inlined
+        if form is not None:            # StepTimer.decode, inlined
+            gi, sf, sw, cap, cpu, asy = form
+            fround, ns = round_float, NS_PER_S
+            while j < k and t < t_arr:
+                used += hist[h]
+                h = h - 1 if h else bs - 1
                 g = gi + sf * ctx
                 if sw:
                     g = g + sw * (ctx if ctx < cap else cap)
-                d = round(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
+                d = fround(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
                 if d < 1:
                     d = 1
-            t += d
-            ts_t.append(t)
-            ts_blocks.append(used)
-            ts_step.append(d)
-            kvb += used * d
-            kvt += ctx * d
-            ctx += n
-            j += 1
-        if j == 0:
-            return None
+                t += d
+                ts_t.append(t)
+                ts_blocks.append(used)
+                ts_step.append(d)
+                kvb += used * d
+                kvt += ctx * d
+                ctx += n
+                j += 1
+        else:
+            decode = timer.decode
+            while j < k and t < t_arr:
+                used += hist[h]
+                h = h - 1 if h else bs - 1
+                d = decode(n, ctx)
+                t += d
+                ts_t.append(t)
+                ts_blocks.append(used)
+                ts_step.append(d)
+                kvb += used * d
+                kvt += ctx * d
+                ctx += n
+                j += 1
         if used > used0:
             grow = used - used0          # one claim evicts exactly what the per-step claims would
             if grow <= alloc.free:

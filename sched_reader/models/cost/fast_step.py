@@ -7,9 +7,11 @@ function ``f(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs,
 the same order, so its floats are the same bit for bit; what it saves:
 
 * the terms that depend only on the step's token count T (dense projections, MLP, routed experts with
-  their measured efficiency curve) are summed once per distinct T and memoised (the partial sum
-  ``layers`` after those terms is a function of T alone);
-* no per-term breakdown bookkeeping, no closure per call, constants looked up once.
+  their measured efficiency curve; elementwise, embedding, collectives) are computed once per distinct
+  T and memoised (the partial sum ``layers`` after the first ones is a function of T alone), those
+  that depend only on the emitting sequences (lm_head, sampler, host time) once per count;
+* no per-term breakdown bookkeeping, no closure per call, constants looked up once, and two-argument
+  ``max``/``min`` written as comparisons (the same value; a builtin call costs more than the arithmetic).
 
 It is an optimisation, never a second model: the returned function is checked against the model's own
 ``step_time`` on probe points when it is built (mixed and pure steps, both sides of the CUDA-graph
@@ -97,9 +99,14 @@ def _iteration(m: Any) -> StepFn:
     moe_layers = m._moe_layers
     step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
     async_overlap = m.async_overlap
-    memo: dict[int, float] = {}
+    # per token count T: the layer sum after the terms that depend on T alone (dense projections, MLP,
+    # routed experts) and the later terms that depend on T alone; per emitting count (nd + nps): the
+    # lm_head, sampler, logits all-gather and host terms. Each value is computed by the same expression as
+    # in ``_evaluate``, so reusing it changes no bit.
+    memo_t: dict[int, tuple[float, float, bool, float, float, float, float]] = {}
+    memo_e: dict[int, tuple[float, float, float, float]] = {}
 
-    def t_only(T: int) -> float:
+    def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float]:
         layers = 0.0
         for f, wbytes, abytes, rate in linear:
             fl = f * T
@@ -116,41 +123,65 @@ def _iteration(m: Any) -> StepFn:
             else:
                 t = max(fl / expert_rate, by / bw)
             layers = layers + t
-        memo[T] = layers
-        return layers
-
-    def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
-        if nd + Tp <= 0:
-            return 0.0
-        T = nd + Tp
-        emit = nd + nps
-        layers = memo.get(T)
-        if layers is None:
-            layers = t_only(T)
-        for count, dec_s, fpre, bpre, window in attn:
-            if window:
-                Se = min(S, nd * window)
-                Pe = min(P, Tp * window)
-            else:
-                Se, Pe = S, P
-            layers = layers + count * Se * dec_s + count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
-        layers = layers + T * elem / bw
-        layers = layers + floor
-        if eager or T > graph_max:
-            layers = layers + max(host - layers, 0.0)
+        te = T * elem / bw
         t_emb = emb_c * T / bw
+        t_ar = (2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff) if tp > 1 else 0.0
+        t_ep = moe_layers * 2 * allgather_time(T * hidden * ab, ep, gpu_spec, eff) if ep > 1 else 0.0
+        t_pp = (pp - 1) * p2p_time(2 * T * hidden * ab, gpu_spec, eff) if pp > 1 else 0.0
+        v = memo_t[T] = (layers, te, eager or T > graph_max, t_emb, t_ar, t_ep, t_pp)
+        return v
+
+    def e_tail(emit: int) -> tuple[float, float, float, float]:
         t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
         t_smp = passes * emit * vocab * logit_bytes / bw
+        t_lg = allgather_time(emit * vocab / tp * logit_bytes, tp, gpu_spec, eff) if tp > 1 else 0.0
+        cpu = step_cpu + cpu_per_seq * emit
+        v = memo_e[emit] = (t_lm, t_smp, t_lg, cpu)
+        return v
+
+    def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
+        # max(a, b) and min(a, b) are written out as ``b if b > a else a`` and ``b if b < a else a``: the
+        # same result for any floats (the builtins keep the first argument unless the second is strictly
+        # larger / smaller), without the cost of a builtin call
+        T = nd + Tp
+        if T <= 0:
+            return 0.0
+        emit = nd + nps
+        try:
+            layers, te, miss, t_emb, t_ar, t_ep, t_pp = memo_t[T]
+        except KeyError:
+            layers, te, miss, t_emb, t_ar, t_ep, t_pp = t_terms(T)
+        for count, dec_s, fpre, bpre, window in attn:
+            if window:
+                Se = nd * window
+                if not Se < S:
+                    Se = S
+                Pe = Tp * window
+                if not Pe < P:
+                    Pe = P
+            else:
+                Se, Pe = S, P
+            a = fpre * Pe / attn_rate
+            b = bpre * Tp / bw
+            layers = layers + count * Se * dec_s + count * (b if b > a else a)
+        layers = layers + te
+        layers = layers + floor
+        if miss:
+            x = host - layers
+            layers = layers + (0.0 if 0.0 > x else x)
+        try:
+            t_lm, t_smp, t_lg, cpu = memo_e[emit]
+        except KeyError:
+            t_lm, t_smp, t_lg, cpu = e_tail(emit)
         t_comm = 0.0
         if tp > 1:
-            t_comm = ((2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff)
-                      + allgather_time(emit * vocab / tp * logit_bytes, tp, gpu_spec, eff))
+            t_comm = t_ar + t_lg
         if ep > 1:
-            t_comm = t_comm + moe_layers * 2 * allgather_time(T * hidden * ab, ep, gpu_spec, eff)
-        t_pp = (pp - 1) * p2p_time(2 * T * hidden * ab, gpu_spec, eff) if pp > 1 else 0.0
+            t_comm = t_comm + t_ep
         gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp
-        cpu = step_cpu + cpu_per_seq * (nd + nps)
-        return max(gpu, cpu) if async_overlap else gpu + cpu
+        if async_overlap:
+            return cpu if cpu > gpu else gpu
+        return gpu + cpu
 
     return f
 

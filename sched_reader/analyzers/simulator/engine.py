@@ -34,7 +34,8 @@ from sched_reader.analyzers.simulator.workloads import Requests
 from sched_reader.errors import InputError
 from sched_reader.limits import MAX_SIM_STEPS
 
-SMALL_STRETCH = 24   # stretches this short are stepped in Python
+SMALL_STRETCH = 24   # stretches this short are stepped in Python and recorded step by step
+PY_STRETCH = 64      # longer ones that end within this many iterations are computed in Python, recorded as one
 STRETCH_CAP = 4096   # iterations taken at once, at most (bounds memory and int64 products)
 
 
@@ -425,24 +426,11 @@ class Engine(SimCore):
             if end is None:
                 return None
         else:
-            durs = self.timer.decode_run(n, n * (S + 1) + self.sum_off, k)
-            if t_arr is not None:
-                starts = np.cumsum(durs) - durs + now
-                k = int(np.searchsorted(starts, t_arr, side="left"))
-                if k <= 0:
+            end = self._stretch_short(now, n, k, t_arr)
+            if end is None:
+                end = self._stretch_numpy(now, n, k, t_arr)
+                if end is None:
                     return None
-                durs = durs[:k]
-            hist = np.asarray(self.hist, dtype=np.int64)
-            dem = hist[(-(S + np.arange(k, dtype=np.int64))) % bs]
-            cum = np.cumsum(dem)
-            blocks = alloc.used + cum
-            tokens = n * (S + 1 + np.arange(k, dtype=np.int64)) + self.sum_off
-            end = now + int(durs.sum())
-            self.rec.run(durs, blocks, tokens, n, end)
-            total = int(cum[-1])
-            if total:
-                alloc.take(total)
-            self.S += k
         self.t_last = end
         self.stretches += 1
         S = self.S
@@ -454,29 +442,27 @@ class Engine(SimCore):
                 self._finish_dec(heapq.heappop(heap)[1], end)
         return end
 
-    def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
-        """A short stretch step by step in Python (cheaper than numpy for a few iterations): at most k
-        iterations, none starting at or after ``t_arr``; each appended to the recorder as
-        :meth:`~.metrics.Recorder.decode_steps` would. Returns the end time, None when none ran."""
+    def _decode_py(self, now: int, n: int, k: int, t_arr: int) -> tuple:
+        """Up to k pure-decode iterations of the n steady decoders from ``now`` in Python, none starting at
+        or after ``t_arr``, without changing any state: (end time, blocks held after the last iteration,
+        sum of blocks x duration, sum of tokens x duration, end times, blocks held, durations), the last
+        three one entry per iteration. The arithmetic is :meth:`~.cost.StepTimer.decode`'s."""
         timer = self.timer
         form = timer._forms.get(n, False)
         if form is False:
             form = timer.form(n)
-        if t_arr is None:
-            t_arr = _NEVER
-        if now >= t_arr:
-            return None
-        hist, alloc, rec = self.hist, self.alloc, self.rec
+        hist, alloc = self.hist, self.alloc
         bs = self.bs
         S = self.S
-        used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
-        ts_t, ts_blocks, ts_step = rec.ts_t, rec.ts_blocks, rec.ts_step
+        used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        ends: list[int] = []
+        blocks: list[int] = []
+        durs: list[int] = []
         kvb = kvt = 0
         t = now
         j = 0
         h = (-S) % bs                   # iteration j grows the sequences at offset (h - j) mod bs
         ctx = n * (S + 1) + self.sum_off
-        d = 0
         if form is not None:            # StepTimer.decode, inlined
             gi, sf, sw, cap, cpu, asy = form
             fround, ns = round_float, NS_PER_S
@@ -490,9 +476,9 @@ class Engine(SimCore):
                 if d < 1:
                     d = 1
                 t += d
-                ts_t.append(t)
-                ts_blocks.append(used)
-                ts_step.append(d)
+                ends.append(t)
+                blocks.append(used)
+                durs.append(d)
                 kvb += used * d
                 kvt += ctx * d
                 ctx += n
@@ -504,37 +490,112 @@ class Engine(SimCore):
                 h = h - 1 if h else bs - 1
                 d = decode(n, ctx)
                 t += d
-                ts_t.append(t)
-                ts_blocks.append(used)
-                ts_step.append(d)
+                ends.append(t)
+                blocks.append(used)
+                durs.append(d)
                 kvb += used * d
                 kvt += ctx * d
                 ctx += n
                 j += 1
-        if used > used0:
-            grow = used - used0          # one claim evicts exactly what the per-step claims would
+        return t, used, kvb, kvt, ends, blocks, durs
+
+    def _commit(self, now: int, n: int, t: int, used: int, kvb: int, kvt: int, j: int) -> None:
+        """Claim the blocks j decode iterations grew into (``used`` held after them), count them in the
+        recorder (:meth:`~.metrics.Recorder.run`'s totals) and advance the decode counter."""
+        alloc = self.alloc
+        grow = used - (alloc.num_blocks - alloc.free - alloc.evictable_blocks)
+        if grow > 0:                     # one claim evicts exactly what the per-step claims would
             if grow <= alloc.free:
                 alloc.free -= grow
             else:
                 alloc.take(grow)
-        # Recorder.decode_steps, from the values appended above
+        rec = self.rec
         rec.steps += j
         rec.busy_ns += t - now
         rec.kv_blocks_ns += kvb
         rec.kv_tokens_ns += kvt
         if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
             rec.peak_blocks = used
+        self.S += j
+
+    def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
+        """A short stretch step by step in Python (cheaper than numpy for a few iterations): at most k
+        iterations, none starting at or after ``t_arr``; each appended to the recorder as
+        :meth:`~.metrics.Recorder.decode_steps` would. Returns the end time, None when none ran."""
+        t, used, kvb, kvt, ends, blocks, durs = self._decode_py(now, n, k, _NEVER if t_arr is None else t_arr)
+        j = len(durs)
+        if not j:
+            return None
+        self._commit(now, n, t, used, kvb, kvt, j)
+        rec = self.rec
+        rec.ts_t.extend(ends)
+        rec.ts_blocks.extend(blocks)
+        rec.ts_step.extend(durs)
+        rec.itl_v.extend(durs)
         if j == 1:
             rec.ts_batch.append(n)
-            rec.itl_v.append(d)
             rec.itl_w.append(n)
         else:
             nn = [n] * j
             rec.ts_batch.extend(nn)
-            rec.itl_v.extend(ts_step[-j:])
             rec.itl_w.extend(nn)
-        self.S = S + j
         return t
+
+    def _stretch_short(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
+        """A stretch of more than SMALL_STRETCH iterations that is over within PY_STRETCH (its k, or the
+        next arrival), computed in Python and recorded as one entry, as :meth:`_stretch_numpy` records it
+        (the same integers: the decode closed form in Python and in numpy is the same arithmetic). None when
+        it is not that short or the cost has no closed form: the caller takes the numpy path."""
+        timer = self.timer
+        form = timer._forms.get(n, False)
+        if form is False:
+            form = timer.form(n)
+        if form is None:
+            return None
+        if t_arr is None:
+            if k > PY_STRETCH:
+                return None
+            t_arr = _NEVER
+        elif k > PY_STRETCH and t_arr - now > PY_STRETCH * timer.decode(n, n * (self.S + 1) + self.sum_off):
+            return None                  # durations grow with context: the arrival is PY_STRETCH+ steps away
+        t, used, kvb, kvt, ends, blocks, durs = self._decode_py(now, n, k if k < PY_STRETCH else PY_STRETCH,
+                                                                t_arr)
+        j = len(durs)
+        if not j or (j < k and t < t_arr):   # none ran (the numpy path returns None too), or cut short here
+            return None
+        self._commit(now, n, t, used, kvb, kvt, j)
+        rec = self.rec
+        rec.itl_chunks.append((np.array(durs, dtype=np.int64), n))     # Recorder.run
+        rec.ts_t.append(t)
+        rec.ts_batch.append(n)
+        rec.ts_blocks.append(used)
+        rec.ts_step.append(durs[-1])
+        return t
+
+    def _stretch_numpy(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
+        """k decode iterations (fewer when the next arrival comes first) in numpy, recorded as one entry."""
+        S = self.S
+        bs = self.bs
+        alloc = self.alloc
+        durs = self.timer.decode_run(n, n * (S + 1) + self.sum_off, k)
+        if t_arr is not None:
+            starts = np.cumsum(durs) - durs + now
+            k = int(np.searchsorted(starts, t_arr, side="left"))
+            if k <= 0:
+                return None
+            durs = durs[:k]
+        hist = np.asarray(self.hist, dtype=np.int64)
+        dem = hist[(-(S + np.arange(k, dtype=np.int64))) % bs]
+        cum = np.cumsum(dem)
+        blocks = alloc.used + cum
+        tokens = n * (S + 1 + np.arange(k, dtype=np.int64)) + self.sum_off
+        end = now + int(durs.sum())
+        self.rec.run(durs, blocks, tokens, n, end)
+        total = int(cum[-1])
+        if total:
+            alloc.take(total)
+        self.S += k
+        return end
 
 
 _NEVER = 1 << 62     # ns: a time no arrival reaches

@@ -442,11 +442,13 @@ class Engine(SimCore):
                 self._finish_dec(heapq.heappop(heap)[1], end)
         return end
 
-    def _decode_py(self, now: int, n: int, k: int, t_arr: int) -> tuple:
+    def _decode_py(self, now: int, n: int, k: int, t_arr: int, ends: list[int], blocks: list[int],
+                   durs: list[int]) -> tuple[int, int, int, int, int]:
         """Up to k pure-decode iterations of the n steady decoders from ``now`` in Python, none starting at
-        or after ``t_arr``, without changing any state: (end time, blocks held after the last iteration,
-        sum of blocks x duration, sum of tokens x duration, end times, blocks held, durations), the last
-        three one entry per iteration. The arithmetic is :meth:`~.cost.StepTimer.decode`'s."""
+        or after ``t_arr``, changing no engine state: appends each iteration's end time, blocks held and
+        duration to ``ends``, ``blocks`` and ``durs``; returns (iterations, end time, blocks held after the
+        last, sum of blocks x duration, sum of tokens x duration). The arithmetic is
+        :meth:`~.cost.StepTimer.decode`'s."""
         timer = self.timer
         form = timer._forms.get(n, False)
         if form is False:
@@ -455,9 +457,6 @@ class Engine(SimCore):
         bs = self.bs
         S = self.S
         used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
-        ends: list[int] = []
-        blocks: list[int] = []
-        durs: list[int] = []
         kvb = kvt = 0
         t = now
         j = 0
@@ -466,6 +465,7 @@ class Engine(SimCore):
         if form is not None:            # StepTimer.decode, inlined
             gi, sf, sw, cap, cpu, asy = form
             fround, ns = round_float, NS_PER_S
+            end_append, blocks_append, dur_append = ends.append, blocks.append, durs.append
             while j < k and t < t_arr:
                 used += hist[h]
                 h = h - 1 if h else bs - 1
@@ -476,9 +476,9 @@ class Engine(SimCore):
                 if d < 1:
                     d = 1
                 t += d
-                ends.append(t)
-                blocks.append(used)
-                durs.append(d)
+                end_append(t)
+                blocks_append(used)
+                dur_append(d)
                 kvb += used * d
                 kvt += ctx * d
                 ctx += n
@@ -497,7 +497,7 @@ class Engine(SimCore):
                 kvt += ctx * d
                 ctx += n
                 j += 1
-        return t, used, kvb, kvt, ends, blocks, durs
+        return j, t, used, kvb, kvt
 
     def _commit(self, now: int, n: int, t: int, used: int, kvb: int, kvt: int, j: int) -> None:
         """Claim the blocks j decode iterations grew into (``used`` held after them), count them in the
@@ -522,22 +522,21 @@ class Engine(SimCore):
         """A short stretch step by step in Python (cheaper than numpy for a few iterations): at most k
         iterations, none starting at or after ``t_arr``; each appended to the recorder as
         :meth:`~.metrics.Recorder.decode_steps` would. Returns the end time, None when none ran."""
-        t, used, kvb, kvt, ends, blocks, durs = self._decode_py(now, n, k, _NEVER if t_arr is None else t_arr)
-        j = len(durs)
+        rec = self.rec
+        ts_step = rec.ts_step
+        j, t, used, kvb, kvt = self._decode_py(now, n, k, _NEVER if t_arr is None else t_arr, rec.ts_t,
+                                               rec.ts_blocks, ts_step)
         if not j:
             return None
         self._commit(now, n, t, used, kvb, kvt, j)
-        rec = self.rec
-        rec.ts_t.extend(ends)
-        rec.ts_blocks.extend(blocks)
-        rec.ts_step.extend(durs)
-        rec.itl_v.extend(durs)
         if j == 1:
             rec.ts_batch.append(n)
+            rec.itl_v.append(ts_step[-1])
             rec.itl_w.append(n)
         else:
             nn = [n] * j
             rec.ts_batch.extend(nn)
+            rec.itl_v.extend(ts_step[-j:])
             rec.itl_w.extend(nn)
         return t
 
@@ -558,9 +557,11 @@ class Engine(SimCore):
             t_arr = _NEVER
         elif k > PY_STRETCH and t_arr - now > PY_STRETCH * timer.decode(n, n * (self.S + 1) + self.sum_off):
             return None                  # durations grow with context: the arrival is PY_STRETCH+ steps away
-        t, used, kvb, kvt, ends, blocks, durs = self._decode_py(now, n, k if k < PY_STRETCH else PY_STRETCH,
-                                                                t_arr)
-        j = len(durs)
+        ends: list[int] = []
+        blocks: list[int] = []
+        durs: list[int] = []
+        j, t, used, kvb, kvt = self._decode_py(now, n, k if k < PY_STRETCH else PY_STRETCH, t_arr, ends, blocks,
+                                               durs)
         if not j or (j < k and t < t_arr):   # none ran (the numpy path returns None too), or cut short here
             return None
         self._commit(now, n, t, used, kvb, kvt, j)

@@ -422,15 +422,13 @@ class Engine(SimCore):
             if k <= 0:
                 return None
         if k <= SMALL_STRETCH:
-            end = self._stretch_small(now, n, k, t_arr)
-            if end is None:
-                return None
+            end = self._stretch_py(now, n, k, t_arr, False)
         else:
-            end = self._stretch_short(now, n, k, t_arr)
-            if end is None:
+            end = self._stretch_py(now, n, k, t_arr, True)
+            if end is False:
                 end = self._stretch_numpy(now, n, k, t_arr)
-                if end is None:
-                    return None
+        if end is None:
+            return None
         self.t_last = end
         self.stretches += 1
         S = self.S
@@ -442,33 +440,58 @@ class Engine(SimCore):
                 self._finish_dec(heapq.heappop(heap)[1], end)
         return end
 
-    def _decode_py(self, now: int, n: int, k: int, t_arr: int, ends: list[int], blocks: list[int],
-                   durs: list[int]) -> tuple[int, int, int, int, int]:
-        """Up to k pure-decode iterations of the n steady decoders from ``now`` in Python, none starting at
-        or after ``t_arr``, changing no engine state: appends each iteration's end time, blocks held and
-        duration to ``ends``, ``blocks`` and ``durs``; returns (iterations, end time, blocks held after the
-        last, sum of blocks x duration, sum of tokens x duration). The arithmetic is
-        :meth:`~.cost.StepTimer.decode`'s."""
+    def _stretch_py(self, now: int, n: int, k: int, t_arr: int | None, merged: bool) -> int | None | bool:
+        """Up to k pure-decode iterations of the n steady decoders in Python, none starting at or after
+        ``t_arr``; returns the end time, None when none ran.
+
+        ``merged`` False (k <= SMALL_STRETCH): each iteration is appended to the recorder, as
+        :meth:`~.metrics.Recorder.decode_steps` would. ``merged`` True: the stretch is recorded as one entry,
+        as :meth:`_stretch_numpy` records it (the same integers: the decode closed form in Python and in numpy
+        is the same arithmetic); only when it is over within PY_STRETCH iterations (its k, or the next
+        arrival) and the cost has a closed form, else False, with nothing changed: the caller takes the
+        numpy path."""
         timer = self.timer
         form = timer._forms.get(n, False)
         if form is False:
             form = timer.form(n)
-        hist, alloc = self.hist, self.alloc
-        bs = self.bs
         S = self.S
-        used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
-        kvb = kvt = 0
+        ctx0 = n * (S + 1) + self.sum_off
+        if t_arr is None:
+            t_arr = _NEVER
+        kk = k
+        if merged:
+            if form is None:
+                return False
+            if k > PY_STRETCH:
+                if t_arr - now > PY_STRETCH * timer.decode(n, ctx0):
+                    return False         # durations grow with context: the arrival is PY_STRETCH+ steps away
+                kk = PY_STRETCH
+        hist, alloc, rec = self.hist, self.alloc, self.rec
+        bs = self.bs
+        used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        # blocks claimed by iteration j: the sequences at offset (-S - j) mod bs cross a block boundary
+        h = (-S) % bs
+        grow = hist[h::-1] + hist[:h:-1]
+        if kk != bs:
+            grow = (grow * -(-kk // bs))[:kk] if kk > bs else grow[:kk]
+        if merged:
+            ends: list[int] = []
+            blocks: list[int] = []
+            durs: list[int] = []
+        else:
+            ends, blocks, durs = rec.ts_t, rec.ts_blocks, rec.ts_step
+        j0 = len(durs)
+        end_append, blocks_append, dur_append = ends.append, blocks.append, durs.append
         t = now
-        j = 0
-        h = (-S) % bs                   # iteration j grows the sequences at offset (h - j) mod bs
-        ctx = n * (S + 1) + self.sum_off
+        ctx = ctx0
+        kvb = kvt = 0
         if form is not None:            # StepTimer.decode, inlined
             gi, sf, sw, cap, cpu, asy = form
             fround, ns = round_float, NS_PER_S
-            end_append, blocks_append, dur_append = ends.append, blocks.append, durs.append
-            while j < k and t < t_arr:
-                used += hist[h]
-                h = h - 1 if h else bs - 1
+            for dem in grow:
+                if t >= t_arr:
+                    break
+                used += dem
                 g = gi + sf * ctx
                 if sw:
                     g = g + sw * (ctx if ctx < cap else cap)
@@ -482,95 +505,53 @@ class Engine(SimCore):
                 kvb += used * d
                 kvt += ctx * d
                 ctx += n
-                j += 1
         else:
             decode = timer.decode
-            while j < k and t < t_arr:
-                used += hist[h]
-                h = h - 1 if h else bs - 1
+            for dem in grow:
+                if t >= t_arr:
+                    break
+                used += dem
                 d = decode(n, ctx)
                 t += d
-                ends.append(t)
-                blocks.append(used)
-                durs.append(d)
+                end_append(t)
+                blocks_append(used)
+                dur_append(d)
                 kvb += used * d
                 kvt += ctx * d
                 ctx += n
-                j += 1
-        return j, t, used, kvb, kvt
-
-    def _commit(self, now: int, n: int, t: int, used: int, kvb: int, kvt: int, j: int) -> None:
-        """Claim the blocks j decode iterations grew into (``used`` held after them), count them in the
-        recorder (:meth:`~.metrics.Recorder.run`'s totals) and advance the decode counter."""
-        alloc = self.alloc
-        grow = used - (alloc.num_blocks - alloc.free - alloc.evictable_blocks)
-        if grow > 0:                     # one claim evicts exactly what the per-step claims would
-            if grow <= alloc.free:
-                alloc.free -= grow
+        j = len(durs) - j0
+        if not j:
+            return None
+        if merged and j < k and t < t_arr:
+            return False                 # not over within PY_STRETCH: nothing was changed
+        if used > used0:
+            grow_by = used - used0       # one claim evicts exactly what the per-step claims would
+            if grow_by <= alloc.free:
+                alloc.free -= grow_by
             else:
-                alloc.take(grow)
-        rec = self.rec
+                alloc.take(grow_by)
         rec.steps += j
         rec.busy_ns += t - now
         rec.kv_blocks_ns += kvb
         rec.kv_tokens_ns += kvt
         if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
             rec.peak_blocks = used
-        self.S += j
-
-    def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
-        """A short stretch step by step in Python (cheaper than numpy for a few iterations): at most k
-        iterations, none starting at or after ``t_arr``; each appended to the recorder as
-        :meth:`~.metrics.Recorder.decode_steps` would. Returns the end time, None when none ran."""
-        rec = self.rec
-        ts_step = rec.ts_step
-        j, t, used, kvb, kvt = self._decode_py(now, n, k, _NEVER if t_arr is None else t_arr, rec.ts_t,
-                                               rec.ts_blocks, ts_step)
-        if not j:
-            return None
-        self._commit(now, n, t, used, kvb, kvt, j)
-        if j == 1:
+        self.S = S + j
+        if merged:                       # Recorder.run
+            rec.itl_chunks.append((np.array(durs, dtype=np.int64), n))
+            rec.ts_t.append(t)
             rec.ts_batch.append(n)
-            rec.itl_v.append(ts_step[-1])
+            rec.ts_blocks.append(used)
+            rec.ts_step.append(d)
+        elif j == 1:                     # Recorder.decode_steps
+            rec.ts_batch.append(n)
+            rec.itl_v.append(d)
             rec.itl_w.append(n)
         else:
             nn = [n] * j
             rec.ts_batch.extend(nn)
-            rec.itl_v.extend(ts_step[-j:])
+            rec.itl_v.extend(durs[-j:])
             rec.itl_w.extend(nn)
-        return t
-
-    def _stretch_short(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
-        """A stretch of more than SMALL_STRETCH iterations that is over within PY_STRETCH (its k, or the
-        next arrival), computed in Python and recorded as one entry, as :meth:`_stretch_numpy` records it
-        (the same integers: the decode closed form in Python and in numpy is the same arithmetic). None when
-        it is not that short or the cost has no closed form: the caller takes the numpy path."""
-        timer = self.timer
-        form = timer._forms.get(n, False)
-        if form is False:
-            form = timer.form(n)
-        if form is None:
-            return None
-        if t_arr is None:
-            if k > PY_STRETCH:
-                return None
-            t_arr = _NEVER
-        elif k > PY_STRETCH and t_arr - now > PY_STRETCH * timer.decode(n, n * (self.S + 1) + self.sum_off):
-            return None                  # durations grow with context: the arrival is PY_STRETCH+ steps away
-        ends: list[int] = []
-        blocks: list[int] = []
-        durs: list[int] = []
-        j, t, used, kvb, kvt = self._decode_py(now, n, k if k < PY_STRETCH else PY_STRETCH, t_arr, ends, blocks,
-                                               durs)
-        if not j or (j < k and t < t_arr):   # none ran (the numpy path returns None too), or cut short here
-            return None
-        self._commit(now, n, t, used, kvb, kvt, j)
-        rec = self.rec
-        rec.itl_chunks.append((np.array(durs, dtype=np.int64), n))     # Recorder.run
-        rec.ts_t.append(t)
-        rec.ts_batch.append(n)
-        rec.ts_blocks.append(used)
-        rec.ts_step.append(durs[-1])
         return t
 
     def _stretch_numpy(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:

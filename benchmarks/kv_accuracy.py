@@ -62,9 +62,9 @@ def era_of(row: dict) -> str:
     v = parse_version(row["vllm_version"] or "0.6.4")
     if row["engine_core"] == "v0":
         return "V0 <=0.6.4" if v < (0, 6, 5) else "V0 0.6.5+"
-    if v < (0, 9, 2):
-        return "V1 <0.9.2"
-    return "V1 0.9.2-0.18" if v < (0, 19, 0) else "V1 0.19+"
+    if v < (0, 9, 1):   # absolute torch peak before memory_profiling (memory_profile.V1_MEMORY_PROFILING_FROM)
+        return "V1 <0.9.1"
+    return "V1 0.9.1-0.18" if v < (0, 19, 0) else "V1 0.19+"
 
 
 def gpu_class_of(row: dict) -> str:
@@ -169,9 +169,16 @@ def main(path: str | None = None) -> int:
         if act is None and lg["peak_torch_memory_gib"] is not None:
             act = round(lg["peak_torch_memory_gib"] - lg["weights_gib"], 2)
         v1 = row["engine_core"] == "v1"
+        # Where the release subtracts its CUDA-graph estimate (V1 0.20+), the "peak activation" vLLM prints is the
+        # transient torch peak plus that estimate (vllm 0.31.0 gpu_worker.py: peak_activation_memory =
+        # transient_peak_headroom + cudagraph_memory_estimate_applied): compare like with like.
+        cg = next((t for t in j["explain"] if t["name"] == "cuda_graph"), None)
+        act_pred = j["memory"]["activation_peak_gib"]
+        if cg is not None and cg["inputs"].get("subtracted"):
+            act_pred = round(act_pred + j["memory"]["cuda_graph_gib"], 2)
         pairs = {
             "weights": (j["memory"]["weights_gib"], lg["weights_gib"]),
-            "activation": (j["memory"]["activation_peak_gib"], act),
+            "activation": (act_pred, act),
             "non_torch": (j["memory"]["non_torch_gib"], lg["non_torch_gib"]),
             "kv_gib": (j["memory"]["kv_cache_gib"], lg["kv_cache_gib"]),
             "tokens": ((j["kv_cache"]["tokens"], lg["kv_cache_tokens"]) if v1 and lg["kv_cache_tokens"]

@@ -69,6 +69,8 @@ def row_argv(row: dict) -> list[str]:
             argv += ["--" + key.replace("_", "-")]
     if other.get("async_scheduling"):
         argv += ["--async-scheduling"]
+    if other.get("enable_expert_parallel"):
+        argv += ["--enable-expert-parallel"]
     if flags.get("enable_chunked_prefill") is False:
         argv += ["--no-enable-chunked-prefill"]
     if other.get("quantization"):
@@ -111,21 +113,44 @@ def _kv_tokens_from_notes(row: dict) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
-def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint: str | None = None) -> dict | None:
+def row_requests(workload: Workload, range_ratio: float = 0.0):
+    """The row's requests for the simulator. ``range_ratio`` is the client's ``--random-range-ratio`` when it
+    is not vLLM's (vLLM requires r < 1; forks of benchmark_serving.py such as InferenceX's accept 1.0 and draw
+    each length uniformly from int(L (1 - r)) .. int(L (1 + r)), both ends included, at least 1 here)."""
+    from sched_reader.analyzers.simulator import from_bench_flags
+    from sched_reader.analyzers.simulator.workloads import (Arrival, LengthDist, RequestClass, WorkloadSpec,
+                                                            generate)
+
+    if range_ratio and range_ratio >= 1.0:
+        def dist(n: int) -> LengthDist:
+            return LengthDist(dist="uniform", low=max(1, int(n * (1 - range_ratio))), high=int(n * (1 + range_ratio)))
+        rate = workload.request_rate
+        arrival = (Arrival(process="all_at_once") if rate in (None, "inf") or math.isinf(float(rate))
+                   else Arrival(process="poisson", rate=float(rate), bench_normalize=True))
+        return generate(WorkloadSpec(num_prompts=workload.num_prompts, seed=0, arrival=arrival,
+                                     max_concurrency=workload.max_concurrency,
+                                     classes=[RequestClass(name="random", input=dist(workload.random_input_len),
+                                                           output=dist(workload.random_output_len))]))
+    return from_bench_flags(dataset_name=workload.dataset_name, random_input_len=workload.random_input_len,
+                            random_output_len=workload.random_output_len, num_prompts=workload.num_prompts,
+                            request_rate=workload.request_rate, max_concurrency=workload.max_concurrency,
+                            random_range_ratio=range_ratio or 0.0)
+
+
+def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint: str | None = None,
+                  range_ratio: float = 0.0) -> dict | None:
     """Run engineer E's simulator (``sched_reader.analyzers.simulator``) on this row when it exists:
     requests from the bench flags, vLLM scheduler params for ``cfg`` and the KV block budget, and this
     package's IterationCostModel as the step cost. Returns its bench-serve metric dict."""
     try:
-        from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
+        from sched_reader.analyzers.simulator import params_for, simulate
     except ImportError:
         return None
     if kv_tokens is None:
         from sched_reader.models.capacity import estimate_capacity
 
         kv_tokens = int(estimate_capacity(arch, gpu, cfg, ckpt).kv_cache.tokens)
-    requests = from_bench_flags(dataset_name=workload.dataset_name, random_input_len=workload.random_input_len,
-                                random_output_len=workload.random_output_len, num_prompts=workload.num_prompts,
-                                request_rate=workload.request_rate, max_concurrency=workload.max_concurrency)
+    requests = row_requests(workload, range_ratio)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
@@ -225,7 +250,8 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     closed_form_exact = not needs_queueing(wl, None) and not SIMULATE_ALL
     if use_simulator and not closed_form_exact:
         try:
-            pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row))
+            pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row),
+                                 float((row.get("workload") or {}).get("random_range_ratio") or 0.0))
         except SchedReaderError:  # e.g. no KV block fits by this package's memory model: closed form
             pred = None
         if pred is not None:
@@ -427,7 +453,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{r['id'][:58]:58} {m['published_key'][:18]:18} {f(m['published'], 10)} "
                   f"{f(m['predicted'], 10)} {f(m['error_pct'], 8)}  {r['kind']}")
-    print()
+    ok = _ok(results)
+    print(f"\ncorpus: {len(ok)} rows evaluated from {len({r['source'] for r in ok})} sources "
+          f"({sum(r['status'] != 'ok' for r in results)} skipped, {len(report['kept_out_rows'])} kept out)")
     for group, g in summary.items():
         parts = [f"{metric}: {f(g[metric]['median_abs_error_pct'], 6)}% (n={g[metric]['n']})" for metric, _ in METRICS]
         print(f"median |error| {group:7} rows={g['rows']:2}  " + "  ".join(parts))

@@ -136,6 +136,10 @@ FLASHINFER_SAMPLER_BEFORE_0_12 = False
 # for top-p & top-k sampling." with no flag set.
 FLASHINFER_SAMPLER_DEFAULT_FROM = (0, 21, 0)
 V1_SAMPLER_PROFILED_FROM = (0, 8, 0)   # first release whose V1 profile_run runs the dummy sampler
+# V1 gpu_worker.determine_available_memory wraps profile_run in memory_profiling (torch peak increase over the
+# pre-profile snapshot + non-torch increase since worker init) from 0.9.1 (vllm 0.9.1 wheel); 0.7.0-0.9.0 take
+# the ABSOLUTE torch peak ("allocated_bytes.all.peak") plus (total - free) - torch allocated after empty_cache.
+V1_MEMORY_PROFILING_FROM = (0, 9, 1)
 
 
 def sampler_path(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[str, float]:
@@ -229,6 +233,12 @@ QWEN_VL_MAX_FRAME_PAIRS = 16
 # Qwen3-VL's video processor caps a whole video at longest_edge 25165824 pixels = 24576 x (16 x 2)^2
 # (vllm/model_executor/models/qwen3_vl.py: "Official recommended max pixels is 24576 * 32 * 32").
 QWEN3_VL_MAX_VIDEO_TOKENS = 24576
+# vLLM 0.11.0-0.11.2 widen every dummy encoder output to the whole encoder budget before caching it
+# ("if encoder_output_shape[0] < encoder_budget: expanded = output.new_zeros((encoder_budget, hidden))",
+# vllm/v1/worker/gpu_model_runner.py profile_run, vLLM PR 25810 "[MM] Optimize memory profiling for scattered
+# multimodal embeddings"); 0.12.0 widens only to the item's own placeholder count (max_tokens_by_modality).
+# So in 0.11.x the N items held through the text profile take N x budget rows, not N x T.
+ENCODER_CACHE_TO_BUDGET = ((0, 11, 0), (0, 12, 0))
 _QWEN_VL = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_omni_moe")
 _GATED_VIT = ("qwen2_5_vl", "pixtral")   # SwiGLU MLP (gate_up then act: 3 x intermediate live); others GELU (2 x)
 
@@ -317,10 +327,32 @@ def encoder_profile_bytes(arch: ModelArch, cfg: EffectiveConfig, dt: int) -> tup
     per_patch = 2 * hv + max(4 * hv, mlp)            # residual + normed input + the larger of qkv/out, MLP
     pixel_bytes = patches * geo["pixels"] * (4 + dt)  # fp32 pixel_values from the processor + the cast copy
     enc_fwd = patches * per_patch * dt + pixel_bytes
-    cache = n * t * arch.hidden_size * dt
+    lo, hi = ENCODER_CACHE_TO_BUDGET
+    rows = budget if lo <= parse_version(cfg.vllm_version) < hi and t < budget else t
+    cache = n * rows * arch.hidden_size * dt
     info = dict(modality=geo.get("modality", "image"), items=n, tokens_per_item=t, encoder_budget=budget,
+                cached_rows_per_item=rows,
                 patches=patches, vit_hidden=hv, vit_mlp_elems=mlp, model_type=geo["model_type"])
     return enc_fwd, cache, info
+
+
+def runner_buffer_bytes(arch: ModelArch, cfg: EffectiveConfig, dt: int) -> int:
+    """Persistent GPU buffers the V1 model runner allocates at init, before the weights (bytes).
+
+    Counted only where the profile takes the absolute torch peak (V1 0.7.0-0.9.0): ``GPUModelRunner.__init__``
+    allocates ``inputs_embeds = torch.zeros((max_num_tokens, hidden_size), dtype)`` (every model in 0.7.0-0.9.1),
+    ``input_ids`` int32 and ``positions`` int64 of ``max_num_tokens``, ``mrope_positions`` (3, T + 1) int64 for
+    M-RoPE models, and the block table ``(max_num_reqs, cdiv(max_model_len, block_size))`` int32
+    (vllm/v1/worker/gpu_model_runner.py, block_table.py of 0.7.0 / 0.8.5 / 0.9.0). From 0.9.1 memory_profiling
+    measures the increase over a snapshot taken after them, so they drop out of the KV budget formula.
+    """
+    if cfg.engine != "v1" or parse_version(cfg.vllm_version) >= V1_MEMORY_PROFILING_FROM:
+        return 0
+    t = int(cfg.max_num_batched_tokens)
+    mrope = bool((arch.config.get("rope_scaling") or {}).get("mrope_section")) if isinstance(
+        arch.config.get("rope_scaling"), dict) else False
+    blocks = -(-int(cfg.max_model_len) // max(1, int(cfg.block_size or 16)))
+    return t * arch.hidden_size * dt + 12 * t + (24 * (t + 1) if mrope else 0) + int(cfg.max_num_seqs) * blocks * 4
 
 
 def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
@@ -374,6 +406,15 @@ def activation_peak(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
             inputs=enc_in, value=enc_fwd, unit="bytes"))
     sampler_moment = sampler + enc_cache if sampler else 0
     peak = max(fwd + moe_ws + enc_cache, sampler_moment, enc_fwd) + cublas
+    buffers = runner_buffer_bytes(arch, cfg, dt)
+    if buffers:
+        peak += buffers
+        terms.append(Term(
+            name="runner_buffers",
+            formula="V1 0.7.0-0.9.0 absolute torch peak: inputs_embeds T x hidden x dtype + input_ids/positions "
+                    "(12 B/token, +24 B/token M-RoPE) + block table max_num_seqs x ceil(max_model_len / block) x 4 B",
+            inputs={"T": tokens, "hidden": arch.hidden_size, "block_size": cfg.block_size}, value=buffers,
+            unit="bytes"))
     terms.append(Term(name="cublas_workspace", formula="torch cuBLAS workspace allocated on first GEMM",
                       inputs={"compute_capability": cc}, value=cublas, unit="bytes", guessed=True))
     terms.append(Term(name="activation_peak",
@@ -391,12 +432,12 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     tp, pp = cfg.tensor_parallel_size, cfg.pipeline_parallel_size
     # Eras (vLLM source, see /vllm facts kv_cache_memory.eras): V0 up to 0.6.4 counts everything the device
     # holds beyond torch (CUDA context included); V0 0.6.5+ and V1 0.9.2+ count the increase over a baseline
-    # snapshot (memory_profiling); V1 0.7.0..0.9.1 counts (total - free) - torch allocated: context included.
+    # snapshot (memory_profiling); V1 0.7.0..0.9.0 counts (total - free) - torch allocated: context included.
     if cfg.engine == "v0":
         base = NON_TORCH_TP1_V0 if ver < (0, 6, 5) else NON_TORCH_TP1_V0_PROFILING
     elif ver >= (0, 19, 0):
         base = NON_TORCH_TP1_V1_NEW
-    elif ver < (0, 9, 2):
+    elif ver < V1_MEMORY_PROFILING_FROM:
         base = NON_TORCH_TP1_V1_OLD + CUDA_CONTEXT
     elif ver < (0, 11, 0):
         base = NON_TORCH_TP1_V1_010
@@ -413,7 +454,7 @@ def non_torch_bytes(cfg: EffectiveConfig, gpu: GPU | None = None) -> tuple[int, 
     elif nvls:
         comm, path = TP_COMM_NVLINK_HOPPER_OLD, "nccl + custom all-reduce (hopper nvlink, before 0.19)"
     elif link in ("none", "pcie") or getattr(cfg, "custom_all_reduce", None) is False:
-        if cfg.engine == "v1" and ver >= (0, 9, 2):
+        if cfg.engine == "v1" and ver >= V1_MEMORY_PROFILING_FROM:
             comm = TP_COMM_NO_CUSTOM_AR_V1
         else:
             comm = TP_COMM_NO_P2P

@@ -15,7 +15,7 @@ import difflib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -330,6 +330,10 @@ def _name_keys() -> list[tuple[str, Any, float | None]]:
                 if k2.size_b is not None and k2.family == key.family:
                     key = k2
                     break
+        if key.modality is None and m.vision_config:
+            # a vision-language checkpoint whose name has no modality word (Mistral-Small-3.2, Gemma 3):
+            # a text-only name of the same size then prefers a text-only entry
+            key = replace(key, modality="vl")
         params_b = m.official_params / 1e9 if m.official_params else None
         out.append((m.id, key, params_b))
     return out
@@ -474,6 +478,16 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
                     cfg[std] = cfg[syn]
                     filled.append(f"{std}={syn}")
                     break
+    vision = raw.get("vision_config") if isinstance(raw.get("vision_config"), dict) else None
+    if vision is not None:
+        # likewise a vision_config holding only the keys that differ from its class default (Llama 3.2 Vision
+        # fine-tunes saved by transformers >= 4.47 keep just image_size and model_type)
+        vtype = str(vision.get("model_type") or "")
+        vdef = {k: v for k, v in _class_defaults(vtype).items() if k not in vision}
+        if vdef:
+            vision = {**vdef, **vision}
+            filled += [f"vision_config.{k}={v!r} ({vtype} default)" for k, v in vdef.items()
+                       if k not in ("intermediate_layers_indices", "supported_aspect_ratios")]
     model_type = str(text.get("model_type") or raw.get("model_type") or "unknown") if isinstance(text, dict) \
         else str(raw.get("model_type") or "unknown")
     multimodal = {k: raw[k] for k in ("mm_tokens_per_image", "image_token_index", "image_token_id",
@@ -483,7 +497,7 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
         model_type=model_type,
         architectures=list(raw.get("architectures") or []),
         config=cfg,
-        vision_config=raw.get("vision_config") if isinstance(raw.get("vision_config"), dict) else None,
+        vision_config=vision,
         multimodal=multimodal or None,
         source=source,
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 _FAMILIES = (
     "deepseek-coder", "vicuna", "zephyr", "openchat", "tulu",
     "tinyllama", "codellama", "llama", "qwq", "qwen", "gemma", "mixtral", "ministral", "mistral", "magistral",
-    "devstral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
+    "devstral", "pixtral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
     "falcon", "internlm", "olmo", "smollm", "exaone", "hunyuan", "baichuan", "starcoder", "jamba", "command-r",
     "yi", "ernie", "seed-oss", "dbrx", "aya",
 )
@@ -32,7 +32,19 @@ _FAMILIES = (
 # Zephyr and OpenChat-3.5 are Mistral-7B fine-tunes; Tulu-3 is Llama-3.1.
 _LINEAGE = {"vicuna": ("llama", "2"), "codellama": ("llama", "2"), "deepseek-coder": ("llama", "2"),
             "olmo": ("llama", "2"), "zephyr": ("mistral", None), "openchat": ("mistral", None),
-            "tulu": ("llama", "3.1")}
+            "tulu": ("llama", "3.1"), "devstral": ("mistral", None), "magistral": ("mistral", None),
+            "pixtral": ("mistral", None)}   # Pixtral-12B: the Mistral-NeMo-12B decoder behind a Pixtral ViT
+# Mistral names its open-weight lines by tier and release date (YYMM) instead of a size: "Small" checkpoints
+# from 2501 on (Mistral-Small-24B-Instruct-2501, Mistral-Small-3.1/3.2, Devstral-Small-2505/2507,
+# Magistral-Small-2506/2507/2509) are the 24B Mistral-Small-3 text shape (model cards on
+# huggingface.co/mistralai: "24B parameters"); Mistral-Small-Instruct-2409 is 22B. (tier, first YYMM, size B),
+# newest first. Devstral and Magistral are Mistral-Small fine-tunes (their model cards: "finetuned from
+# Mistral-Small-3.1").
+_TIER_SIZES = (("small", 2501, 24.0), ("small", 2409, 22.0))
+_TIER_RE = re.compile(r"(?<![a-z])(small)(?![a-z])")
+# "Mistral-Small-3.2-24B": the tier's own version (a 1-2 digit number, not a size or a YYMM date code)
+_TIER_VERSION_RE = re.compile(r"(?<![a-z])(?:small|medium|large)[-_ ]?(\d{1,2}(?:\.\d+)?)(?![\d.]|[bm](?![a-z]))")
+_DATE_RE = re.compile(r"(?<!\d)(2[3-9][01]\d)(?!\d)")
 _FAMILY_RE = re.compile(r"(?<![a-z])(" + "|".join(re.escape(f) for f in _FAMILIES) + r")(?:[-_ .]?(v?\d+(?:\.\d+)?)(?![\d.]|[bm](?![a-z])))?")
 _SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
 _ACTIVE_RE = re.compile(r"(?<![a-z0-9])a(\d+(?:\.\d+)?)b(?![a-z0-9])")
@@ -84,8 +96,27 @@ def name_key(name: str) -> NameKey:
             val = float(sm.group(1)) / (1000.0 if sm.group(2) == "m" else 1.0)
             size = val
             break
+    if family == "mistral" and version is None:
+        tv = _TIER_VERSION_RE.search(s)
+        version = tv.group(1) if tv else None
+    if size is None and family == "mistral":
+        size = _tier_size(s)
     mod = _MODALITY_RE.search(s)
     return NameKey(family, version, size, active, "vl" if mod else None)
+
+
+def _tier_size(s: str) -> float | None:
+    """Size of a Mistral tier name without one ("devstral-small-2507" -> 24.0), from its YYMM date code."""
+    tier, date = _TIER_RE.search(s), _DATE_RE.search(s)
+    if not tier or not date:
+        return None
+    yymm = int(date.group(1))
+    if not 1 <= yymm % 100 <= 12:
+        return None
+    for name, first, size in _TIER_SIZES:
+        if tier.group(1) == name and yymm >= first:
+            return size
+    return None
 
 
 def _close(a: float | None, b: float | None, tol: float) -> bool:
@@ -129,7 +160,11 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"
-    if size_hits and not known_line:
+    # A family the catalog knows only as recurrent-state hybrids (Nemotron-H / Nano v2: Mamba-2 + a few attention
+    # layers) is not mapped onto a dense model of the same size: its KV per token would be off several-fold.
+    fam_ids = [mid for mid, k, _ in candidates if query.family and k.family == query.family]
+    hybrid_family = bool(fam_ids) and all(mid in hybrid_ids for mid in fam_ids)
+    if size_hits and not known_line and not hybrid_family:
         size_hits.sort()
         return size_hits[0][1], "same size"
     return None

@@ -449,6 +449,28 @@ def _rope_caches(arch: ModelArch) -> list[tuple[str, int, int]]:
     return caches
 
 
+def _mllama_vision_params(vc: dict, text_hidden: int) -> int:
+    """Llama 3.2 Vision tower + projector, from the shapes transformers' MllamaVisionModel builds.
+
+    (num_hidden_layers + num_global_layers) encoder layers of q/k/v/o (no bias) + fc1/fc2 (bias) + 2 LayerNorms
+    (global layers add 2 scalar gates); conv patch embedding (no bias); class embedding; gated positional
+    embedding ((P + 1) x hidden) with its tile table (aspect ratios + 1) x (tiles x (P + 1) x hidden); pre/post
+    tile positional embeddings (aspect ratios + 1) x (tiles x hidden) + gate; LayerNorm pre/post; projector
+    vision_output_dim -> text hidden with bias (modeling_mllama.py / vLLM mllama.py).
+    """
+    hv, iv = int(vc["hidden_size"]), int(vc["intermediate_size"])
+    local, glob = int(vc["num_hidden_layers"]), int(vc.get("num_global_layers") or 0)
+    p, tiles = int(vc["patch_size"]), int(vc.get("max_num_tiles") or 4)
+    ratios = len(vc.get("supported_aspect_ratios") or [None] * 8) + 1
+    positions = (int(vc["image_size"]) // p) ** 2 + 1
+    layer = 4 * hv * hv + 2 * hv * iv + iv + hv + 4 * hv
+    encoder = (local + glob) * layer + 2 * glob
+    embeddings = int(vc.get("num_channels") or 3) * p * p * hv + hv + positions * hv + 1 \
+        + ratios * tiles * positions * hv + 2 * (ratios * tiles * hv + 1) + 4 * hv
+    out_dim = int(vc.get("vision_output_dim") or hv * (len(vc.get("intermediate_layers_indices") or []) + 1))
+    return encoder + embeddings + out_dim * text_hidden + text_hidden
+
+
 def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) -> tuple[int, str]:
     """Vision tower + projector parameters (replicated on every rank of the first stage).
 
@@ -461,6 +483,11 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
         return 0, ""
     if arch.official_params and arch.official_params > text_total and not quantized:
         return arch.official_params - text_total, "checkpoint element count minus the text model"
+    if vc.get("model_type") == "mllama_vision_model":
+        try:
+            return _mllama_vision_params(vc, arch.hidden_size), "Mllama vision model + projector from vision_config"
+        except (TypeError, ValueError, ZeroDivisionError):
+            return 0, "vision_config has non-numeric sizes: vision tower left out (guessed)"
     try:
         hv = int(vc.get("hidden_size", 1024))
         iv = int(vc.get("intermediate_size", 4 * hv))

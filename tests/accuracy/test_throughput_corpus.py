@@ -34,3 +34,39 @@ def test_derived_output_throughput_matches_request_rate_times_output_len():
         res, w = r["results"], r["workload"]
         if res.get("request_throughput_rps") and w.get("output_len") and res.get("output_throughput_tok_s"):
             assert abs(res["output_throughput_tok_s"] - res["request_throughput_rps"] * w["output_len"]) < 1.0
+
+
+def _bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("throughput_accuracy", ROOT / "benchmarks" / "throughput_accuracy.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_public_row_resolves_its_model_and_gpu_through_the_pipeline():
+    # a row the catalogs cannot resolve would be silently "skipped" by the accuracy benchmark
+    bench = _bench()
+    for r in ROWS:
+        spec = bench.build_spec(r)
+        assert spec.hardware.gpu is not None and spec.arch is not None, r["id"]
+        assert spec.effective.tensor_parallel_size == r.get("tensor_parallel_size", 1), r["id"]
+
+
+def test_expert_parallel_rows_reach_the_spec_as_published():
+    # InferenceX serve_minimax_tep8_sbatch.sh: --tensor-parallel-size 8 --enable-expert-parallel
+    bench = _bench()
+    row = next(r for r in ROWS if r["id"] == "inferencex-minimax-m25-fp8-8xh200-tep8-random1024-128-c4")
+    assert "--enable-expert-parallel" in bench.row_argv(row)
+    assert bench.build_spec(row).effective.enable_expert_parallel is True
+    plain = next(r for r in ROWS if r["id"] == "vllm-pr34924-minimax-m25-fp8-4xh100-chat-random1024-512-c8")
+    assert bench.build_spec(plain).effective.enable_expert_parallel is False
+
+
+def test_rows_quoting_only_medians_keep_them_as_medians():
+    # the InferenceX result files store median_ttft/median_tpot only; no mean may be invented
+    for r in ROWS:
+        if "token_position_decode_slo" in r["source_url"]:
+            assert "mean_tpot_ms" not in r["results"] and "mean_ttft_ms" not in r["results"], r["id"]
+            assert r["results"]["median_tpot_ms"] > 0 and r["results"]["median_ttft_ms"] > 0

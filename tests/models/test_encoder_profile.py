@@ -60,6 +60,17 @@ def test_gemma3_images_fill_the_budget():
     assert cache == info["items"] * 256 * 3840 * 2
 
 
+@pytest.mark.parametrize("vllm, rows", [("0.11.0", 8192), ("0.11.2", 8192), ("0.12.0", 256), ("0.10.2", 256)])
+def test_vllm_0_11_caches_every_dummy_item_at_the_whole_budget(vllm, rows):
+    # vLLM 0.11.0-0.11.2 profile_run: "if encoder_output_shape[0] < encoder_budget:" each output is copied into
+    # new_zeros((encoder_budget, hidden)); 0.12.0 compares with the item's own placeholder count instead.
+    # Gemma 3 on H100: budget 8192, 32 images of 256 tokens, text hidden 3840, bf16.
+    arch, eff = _eff("vllm serve google/gemma-3-12b-it", vllm=vllm, gpu="H100")
+    _, cache, info = encoder_profile_bytes(arch, eff, 2)
+    assert (info["encoder_budget"], info["items"], info["cached_rows_per_item"]) == (8192, 32, rows)
+    assert cache == 32 * rows * 3840 * 2          # 0.11.x: 2,013,265,920 B = 1.875 GiB; else 62,914,560 B
+
+
 def test_video_profile_log_kv_within_1_5_gib():
     """vLLM 0.23.0, A100-SXM4-80GB, gmu 0.22, max_model_len 128000: 'Available KV cache memory: -14.28 GiB'.
     Without the video encoder profile the prediction was -1.0 GiB."""

@@ -77,6 +77,19 @@ CASES = [
     # sliding_window 131072 with use_sliding_window false: every layer is full attention
     Case("Qwen2.5-14B", "Qwen/Qwen2.5-14B", 1, 14_770_033_664, 0.0, 48 * 8 * 128 * 2 * BF16, "qwen2"),
     Case("Qwen2.5-32B", "Qwen/Qwen2.5-32B", 1, 32_763_876_352, 0.0, 64 * 8 * 128 * 2 * BF16, "qwen2"),
+    # Qwen2.5-Coder-14B model card: "Number of Parameters: 14.7B"; unsloth's re-upload of the checkpoint (their own
+    # config.json, with pad_token_id / unsloth_fixed keys); the card truncates to 0.1B: [14.7B, 14.8B); 48 layers,
+    # 8 KV heads of 5120 / 40 = 128
+    Case("Qwen2.5-Coder-14B", "unsloth/Qwen2.5-Coder-14B", 1, 14_750_000_000, 0.05 / 14.75,
+         48 * 8 * 128 * 2 * BF16, "qwen2"),
+    # DeepSeek-R1-Distill-Qwen-32B: Hugging Face shows "32.8B params"; 64 layers, 8 KV heads of 128 over TP 2
+    Case("DeepSeek-R1-Distill-Qwen-32B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", 2, 32_800_000_000,
+         0.05 / 32.8 + 0.001, 64 * (8 // 2) * 128 * 2 * BF16, "qwen2"),
+    # Llama-3.2-11B-Vision-Instruct: HF safetensors 10,670,220,835 (catalog params_url); a transformers 4.47 save
+    # whose text_config / vision_config hold only non-default keys (the rest: Mllama*Config class defaults).
+    # KV: vLLM pages all 40 decoder layers (32 self-attention + 8 cross-attention), 8 KV heads of 4096 / 32 = 128
+    Case("Llama-3.2-11B-Vision-Instruct", "meta-llama/Llama-3.2-11B-Vision-Instruct", 1, 10_670_220_835, 0.0001,
+         40 * 8 * 128 * 2 * BF16, "mllama_text_model"),
     # Qwen2.5-72B-Instruct: HF safetensors 72,706,203,648 (catalog params_url); Kimi-Dev-72B is published with these
     # shapes (a Qwen2.5-72B fine-tune); TP 4: 8 KV heads -> 2 per rank
     Case("Qwen2.5-72B-Instruct", "moonshotai/Kimi-Dev-72B", 4, 72_706_203_648, 0.0,
@@ -207,3 +220,20 @@ def test_modelopt_mixed_precision_is_read_per_component():
     assert mlp.params_total == 64 * 3 * 5120 * 17408                  # every layer: gated MLP of 17,408
     assert mlp.bytes_per_weight == pytest.approx(0.5 + 1 / 16)         # E2M1 + one FP8 scale per 16
     assert attn.bytes_per_weight == pytest.approx(1.0)                 # FP8
+
+
+def test_mllama_vision_tower_by_hand_from_class_defaults():
+    # the file's vision_config gives only image_size 560; MllamaVisionConfig defaults: hidden 1280, MLP 5120,
+    # 32 local + 8 global layers, patch 14, 4 tiles, 8 aspect ratios, output 7680 (5 x 1280 + 1280)
+    arch = resolve_model("meta-llama/Llama-3.2-11B-Vision-Instruct",
+                         str(HF / "Llama-3.2-11B-Vision-Instruct.config.json")).arch
+    hv, iv, pos = 1280, 5120, (560 // 14) ** 2 + 1                              # 1,601 positions (CLS + 40 x 40)
+    layer = 4 * hv * hv + (hv * iv + iv) + (iv * hv + hv) + 2 * 2 * hv         # q/k/v/o, fc1, fc2, 2 LayerNorms
+    encoder = 40 * layer + 8 * 2                                               # 2 gates per global layer
+    embed = 3 * 14 * 14 * hv + hv + (pos * hv + 1) + 9 * 4 * pos * hv + 2 * (9 * 4 * hv + 1) + 2 * 2 * hv
+    projector = 7680 * 4096 + 4096
+    wb = weight_breakdown(arch, _cfg())
+    assert wb.components["vision"].params_total == encoder + embed + projector == 895_028_755
+    # the text model then misses only the 8 extra embedding rows and the cross-attention q/k norms and gates
+    # (34,832 elements) of the published 10,670,220,835
+    assert 0 < 10_670_220_835 - wb.params_total == 8 * 4096 + 8 * (2 * 128 + 2)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
+import pytest
+
 from helpers import effective_config
 
 from sched_reader.models.capacity import estimate_capacity
@@ -140,3 +142,20 @@ def test_tp_adds_communication_buffers_only_when_tp_gt_1():
     one = profile("Qwen/Qwen3-14B", cfg())
     two = profile("Qwen/Qwen3-14B", cfg(tensor_parallel_size=2))
     assert two.non_torch_bytes - one.non_torch_bytes > GIB   # NCCL/NVLS + custom all-reduce on H100
+
+
+@pytest.mark.parametrize("vllm, expected", [
+    # V1 0.7.0-0.9.0 take the absolute torch peak: the runner's init buffers count. H100 defaults: 8,192 batched
+    # tokens, 1,024 sequences; Llama-3.1-70B hidden 8192, bf16; block table 1,024 x ceil(2048 / 16) int32.
+    ("0.7.0", 8192 * 8192 * 2 + 12 * 8192 + 1024 * 128 * 4),
+    ("0.9.0", 8192 * 8192 * 2 + 12 * 8192 + 1024 * 128 * 4),
+    ("0.9.1", 0),     # memory_profiling from 0.9.1: an increase over a snapshot taken after the buffers
+])
+def test_v1_absolute_peak_era_counts_the_runner_buffers(vllm, expected):
+    from sched_reader.analyzers.pipeline import build_specs
+    from sched_reader.models.memory_profile import runner_buffer_bytes
+    argv = "VLLM_USE_V1=1 vllm serve meta-llama/Llama-3.1-70B-Instruct --max-model-len 2048".split()
+    [spec] = build_specs([], argv, gpu="H100", vllm=vllm)
+    eff = spec.effective
+    assert (eff.engine, eff.max_num_batched_tokens, eff.max_num_seqs) == ("v1", 8192, 1024)
+    assert runner_buffer_bytes(spec.arch, eff, 2) == expected

@@ -49,6 +49,46 @@ def test_derivative_names_resolve(name, arch_id):
     assert resolve_model(name).arch.id == arch_id
 
 
+@pytest.mark.parametrize("name", ["mistralai/Devstral-Small-2507", "mistralai/Devstral-Small-2505",
+                                  "mistralai/Magistral-Small-2509", "unsloth/Magistral-Small-2506-GGUF"])
+def test_mistral_small_tier_names_resolve_to_the_24b_text_shape(name):
+    # No size in the name: Mistral's "Small" tier from YYMM 2501 on is the 24B Mistral-Small-3 decoder
+    # (model cards: Devstral / Magistral "finetuned from Mistral-Small-3.1", 24B parameters).
+    k = name_key(name)
+    assert (k.family, k.size_b) == ("mistral", 24.0)
+    r = resolve_model(name)
+    assert r.arch.id == "mistralai/Mistral-Small-24B-Instruct-2501" and r.guessed
+    assert "assumed architecture of mistralai/Mistral-Small-24B-Instruct-2501" in r.note
+    assert not r.arch.vision_config                       # text-only: no Pixtral tower weights counted
+    c = r.arch.config
+    # KV bytes per token by hand: 40 layers x 2 (K, V) x 8 KV heads x 128 head_dim x 2 bytes = 163,840
+    # (the figure vLLM logs for Mistral-Small-3.2: 28.20 GiB / 184,832 tokens, llm-d-benchmark)
+    assert c["num_hidden_layers"] * 2 * c["num_key_value_heads"] * c["head_dim"] * 2 == 163840
+
+
+def test_mistral_tier_version_keeps_a_vision_fine_tune_on_its_base():
+    # "Mistral-Small-3.2" names the vision-language release: its fine-tunes keep the Pixtral tower
+    assert name_key("acme/Mistral-Small-3.2-24B-Instruct-2506-sft").version == "3.2"
+    assert resolve_model("acme/Mistral-Small-3.2-24B-Instruct-2506-sft").arch.id == \
+        "mistralai/Mistral-Small-3.2-24B-Instruct-2506"
+    assert name_key("mistralai/Mistral-Small-Instruct-2409").size_b == 22.0   # the older 22B Small
+    assert name_key("acme/small-model-2599").size_b is None                   # month 99 is no date code
+
+
+def test_pixtral_is_the_mistral_nemo_decoder():
+    # Pixtral-12B: a Pixtral ViT in front of the Mistral-NeMo-12B decoder (40 layers, 8 KV heads of 128)
+    r = resolve_model("mistralai/Pixtral-12B-2409")
+    assert r.arch.id == "mistralai/Mistral-Nemo-Instruct-2407" and r.guessed
+
+
+def test_a_hybrid_family_is_not_mapped_onto_a_dense_model_by_size():
+    # the catalog knows Nemotron-Nano only as Mamba-2 hybrids; Mistral-NeMo (12B, dense, 40 full-attention layers)
+    # would put KV on every layer where Nemotron-Nano-12B-v2 has 6 attention layers: refused with a hint instead
+    with pytest.raises(UnknownModelError) as exc:
+        resolve_model("nvidia/NVIDIA-Nemotron-Nano-12B-v2")
+    assert "--model-config" in exc.value.hint
+
+
 def test_family_match_is_named_as_an_assumption():
     r = resolve_model("acme/qwen2.5-7b-sft-v2")
     assert r.guessed and "assumed architecture of Qwen/Qwen2.5-7B" in r.note and "--model-config" in r.note

@@ -42,6 +42,10 @@ STRETCH_CAP = 4096   # iterations taken at once, at most (bounds memory and int6
 class Engine(SimCore):
     """SimCore plus aggregated steady decoders, fast steps and stretches."""
 
+    __slots__ = ("isdec", "off", "out_off", "S", "n_dec", "sum_off", "hist", "heap", "t_last", "fast_steps",
+                 "slow_steps", "stretches", "bs", "mnbt", "v0_whole", "multi_step", "max_seqs", "no_fast", "mixed",
+                 "round_s")
+
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, rec: Recorder) -> None:
         super().__init__(req, p, timer, CountingAllocator(p.num_blocks), rec)
         assert not self.alloc.track_ids     # claims and releases below update ``free`` directly

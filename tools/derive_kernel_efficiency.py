@@ -1,17 +1,30 @@
-"""Derive compact MoE kernel-efficiency tables from NVIDIA aiconfigurator's measured kernel data.
+"""Derive compact kernel-efficiency tables from NVIDIA aiconfigurator's measured vLLM kernel data.
 
-Source: the PyPI package ``aiconfigurator-core`` (NVIDIA, Apache-2.0), ``systems/data/<gpu>/moe/vllm/
-<release>/moe_perf.parquet``: latency (ms) of vLLM's fused-MoE kernels measured by NVIDIA per GPU,
-weight format, token count and MoE shape. It is read here once, offline; nothing of it is a runtime
-dependency. Output: ``sched_reader/models/cost/data/kernel_efficiency.json`` (a few KB) holding, per
-GPU and weight format, the median over the measured shapes of
+Source: the PyPI package ``aiconfigurator-core`` (NVIDIA, Apache-2.0), ``systems/data/<gpu>/``
+``{moe,gemm,attention}/vllm/<release>/*.parquet``: latency (ms) of vLLM's kernels measured by NVIDIA's
+collector (github.com/ai-dynamo/aiconfigurator, collector/vllm/collect_{moe,gemm,attn}.py: CUDA-graph
+replays, randomised paged KV block tables). It is read here once, offline; nothing of it is a runtime
+dependency. Output: ``sched_reader/models/cost/data/kernel_efficiency.json`` holding, per GPU, the
+oldest measured vLLM release's
 
-    efficiency(T) = roofline time at vendor peak / measured latency
+* ``moe``: per weight format, per measured MoE shape, efficiency by tokens per step, where
+  efficiency(T) = roofline time at vendor peak / measured latency, the roofline being the one
+  ``IterationCostModel`` uses for its ``moe_experts`` term (FLOPs 2 x T x top_k x 3 x hidden x inter over
+  the dense peak of the compute dtype; bytes = experts read (min(E, T x k) for the balanced-routing rows
+  used) x 3 x hidden x inter x bytes per weight over peak HBM bandwidth);
+* ``gemm``: per dtype (bf16, fp8 per-tensor, fp8 block, nvfp4; the kernel vLLM picks by default), the
+  median efficiency over measured shapes of each weight class round(log2(n x k)) at M = 1, 2, 4 ...
+  32,768 tokens, against max(2 M n k / peak, (n k x bytes per weight + 2 M (n + k)) / peak B/s) (the
+  cost model's linear term). A dtype whose one-token calls on <= 2^20 weights take over 20 us was timed
+  with its host dispatch (collect_gemm.py: ``use_cuda_graph=gemm_type != "fp8_block"``) and is left out;
+* ``attention.decode``: per KV dtype, launch (s) and per-sequence (s) cost per layer from calls whose
+  KV read is < 5% of their latency at peak bandwidth, and the fraction of peak HBM bandwidth from
+  reads >= 1 GiB (beyond any L2 cache), with the fit's median relative error;
+* ``attention.prefill``: per KV dtype, the median causal-attention efficiency by prompt length L
+  (FLOPs 2 x heads x 2 x head_dim x L (L + 1) / 2 per sequence over the 16-bit peak) over head layouts
+  and over batches whose step holds 2,048-32,768 prompt tokens.
 
-where the roofline is the one ``IterationCostModel`` uses for its ``moe_experts`` term (FLOPs
-2 x T x top_k x 3 x hidden x inter over the dense peak of the compute dtype; bytes = expected
-experts read (min(E, T x k) for the balanced-routing rows used) x 3 x hidden x inter x bytes per
-weight over peak HBM bandwidth). Peaks are this package's GPU catalog (sched_reader/models/data/gpus.yaml).
+Peaks are this package's GPU catalog (sched_reader/models/data/gpus.yaml).
 
 Usage (needs pandas + pyarrow, e.g. in a scratch venv; the wheel unpacked anywhere):
   pip download --no-deps aiconfigurator-core -d /tmp/aic && unzip /tmp/aic/*.whl -d /tmp/aic/x
@@ -41,6 +54,164 @@ TOKEN_GRID = (1, 4, 16, 64, 256, 1024, 4096, 16384)
 
 def _release_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split(".") if x.isdigit())
+
+
+def _oldest(folder: Path, table: str) -> Path | None:
+    """The oldest measured vLLM release folder holding ``table`` (closest to the releases users run)."""
+    rels = sorted((p for p in folder.glob("*") if (p / table).exists()), key=lambda p: _release_key(p.name))
+    return rels[0] if rels else None
+
+# ---------------------------------------------------------------- dense GEMMs
+# aiconfigurator gemm_dtype -> (our key, bytes per weight, compute dtype key in gpus.yaml, kernels vLLM
+# picks by default, most preferred first)
+GEMM_DTYPES = {
+    "bfloat16": ("bf16", 2.0, "bf16", ("torch.nn.functional.linear", "vllm_default")),
+    "fp8": ("fp8", 1.0, "fp8", ("CutlassFP8ScaledMMLinearKernel", "vllm_default")),
+    "fp8_block": ("fp8_block", 1.0, "fp8", ("CutlassFp8BlockScaledMMKernel", "TritonFp8BlockScaledMMKernel",
+                                             "DeepGemmFp8BlockScaledMMKernel")),
+    "nvfp4": ("nvfp4", 0.5625, "fp4", ("FlashInferCutlassNvFp4LinearKernel", "FlashInferCuteDslNvFp4LinearKernel")),
+}
+GEMM_TOKENS = tuple(2 ** i for i in range(16))          # 1 .. 32768 tokens per step
+GEMM_LOG2_WEIGHTS = tuple(range(16, 33))                # 64 Ki .. 4 Gi weights (n x k) per GEMM
+ACT_BYTES = 2.0                                         # the cost model's activation bytes (16-bit)
+HOST_BOUND_S = 20e-6   # a GPU GEMM of <= 1 Mi weights at one token takes 2-10 us (bf16 tables: 2.5 us)
+
+
+def gemm_cell(df, gpu, peak_bw):
+    """{key: {...}} efficiency of dense GEMMs by log2(n x k) class (rows) and tokens per step (columns)."""
+    import numpy as np
+
+    cell = {}
+    for dtype, (key, wb, ckey, prefer) in GEMM_DTYPES.items():
+        sub = df[(df["gemm_dtype"] == dtype) & df["m"].isin(GEMM_TOKENS) & (df["n"] >= 64) & (df["k"] >= 64)]
+        if sub.empty or not gpu.tflops.get(ckey):
+            continue
+        kernels = [k for k in prefer if k in set(sub["kernel_source"])]
+        if not kernels:
+            continue
+        # a kernel whose smallest calls (one token, <= 2^20 weights) take longer than HOST_BOUND_S was
+        # timed with its host dispatch (activation quantization and launch from Python, no CUDA graph):
+        # vLLM replays decode steps from CUDA graphs, so such a table would misstate decode; left out
+        tiny = sub[(sub["kernel_source"] == kernels[0]) & (sub["m"] == 1) & (sub["n"] * sub["k"] <= 2 ** 20)]
+        if len(tiny) and float(tiny["latency"].median()) * 1e-3 > HOST_BOUND_S:
+            print(f"{gpu.name}: {dtype} {kernels[0]} left out: smallest calls take "
+                  f"{float(tiny['latency'].median()) * 1e3:.0f} us (host-bound timing)")
+            continue
+        peak = float(gpu.tflops[ckey]) * 1e12
+        m, n, k = (sub[c].astype(float) for c in ("m", "n", "k"))
+        # the roofline exactly as IterationCostModel computes a linear term, at vendor peak
+        roof = np.maximum(2.0 * m * n * k / peak, (n * k * wb + ACT_BYTES * m * (n + k)) / peak_bw)
+        sub = sub.assign(eff=roof / (sub["latency"].astype(float) * 1e-3), lnk=np.round(np.log2(n * k)))
+        rows = []
+        for lnk in GEMM_LOG2_WEIGHTS:
+            row = []
+            for t in GEMM_TOKENS:
+                val = None
+                for kern in kernels:   # the preferred kernel where it was measured, else the next
+                    s = sub[(sub["kernel_source"] == kern) & (sub["lnk"] == lnk) & (sub["m"] == t)]
+                    if len(s):
+                        val = float(s["eff"].median())
+                        break
+                row.append(val)
+            rows.append(row)
+        # a weight class measured at fewer than half the token counts is left out (the cost model holds
+        # the nearest measured class); within a class, an unmeasured token count takes its neighbour's value
+        keep = [(lnk, r) for lnk, r in zip(GEMM_LOG2_WEIGHTS, rows) if sum(e is not None for e in r) * 2 >= len(r)]
+        for _, row in keep:
+            for i in list(range(1, len(row))) + list(range(len(row) - 2, -1, -1)):
+                if row[i] is None:
+                    row[i] = row[i - 1] if i and row[i - 1] is not None else row[i + 1]
+        if not keep:
+            continue
+        cell[key] = {"kernel": kernels[0], "tokens": list(GEMM_TOKENS), "log2_weights": [lnk for lnk, _ in keep],
+                     "efficiency [log2_weights][tokens]": [[round(min(1.0, e), 3) for e in r] for _, r in keep]}
+    return cell
+
+
+# ---------------------------------------------------------------- attention
+ATTN_KERNELS = ("vllm_flash_attn_fa3", "vllm_flash_attn", "vllm_flash_attn_fa2", "vllm_flashinfer_trtllmdecode",
+                "vllm_flashinfer_trtllmprefill", "vllm_flashinfer_fidecode", "vllm_flashinfer_fiprefill",
+                "vllm_flashinfer")
+KV_BYTES = {"bfloat16": 2.0, "fp8": 1.0}
+PREFILL_LENGTHS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+
+
+def _pick(df, kv):
+    sub = df[(df["kv_cache_dtype"] == kv) & (df["head_dim"] <= 256) & (df["num_heads"] >= df["num_key_value_heads"])]
+    if "window_size" in sub:
+        sub = sub[sub["window_size"] == 0]
+    for kern in ATTN_KERNELS:
+        s = sub[sub["kernel_source"] == kern]
+        if len(s) > 200:
+            return kern, s
+    return None, None
+
+
+def decode_attention_cell(df, gpu, peak_bw):
+    """Per KV dtype: latency per layer = launch + per_seq x batch + KV bytes / (peak B/s x fraction),
+    least squares in relative error over every measured (batch, KV length, head layout)."""
+    import numpy as np
+
+    out = {}
+    for kv, kvb in KV_BYTES.items():
+        kern, s = _pick(df, kv)
+        if s is None:
+            continue
+        b = s["batch_size"].astype(float).to_numpy()
+        L = s["step"].astype(float).to_numpy() + 1.0
+        nbytes = b * L * 2.0 * s["num_key_value_heads"].to_numpy() * s["head_dim"].to_numpy() * kvb
+        lat = s["latency"].astype(float).to_numpy() * 1e-3
+        # launch and per-sequence cost from reads that are small against them (< 5% of the latency
+        # at peak bandwidth); the bandwidth fraction from reads far beyond any L2 cache (>= 1 GiB)
+        small = nbytes / peak_bw < 0.05 * lat
+        big = nbytes >= 2 ** 30
+        if small.sum() < 10 or big.sum() < 10:
+            continue
+        A = np.stack([np.ones(int(small.sum())), b[small]], axis=1)
+        (launch, per_seq), *_ = np.linalg.lstsq(A / lat[small, None], np.ones(int(small.sum())), rcond=None)
+        frac = float(np.median((nbytes[big] / peak_bw) / (lat[big] - launch - per_seq * b[big])))
+        pred = launch + per_seq * b + nbytes / (peak_bw * frac)
+        rel = np.abs(pred / lat - 1.0)
+        out[kv] = {"kernel": kern, "launch_s": float(f"{launch:.3g}"), "per_seq_s": float(f"{per_seq:.3g}"),
+                   "kv_bandwidth_fraction": round(frac, 3),
+                   "fit_median_abs_rel_err": round(float(np.median(rel)), 3),
+                   "fit_median_abs_rel_err_1GiB_reads": round(float(np.median(rel[big])), 3),
+                   "rows": int(len(lat))}
+    return out
+
+
+def prefill_attention_cell(df, gpu, peak_bw):
+    """Per KV dtype: efficiency of causal prefill attention (FLOPs 2 x heads x (qk + v) x L(L+1)/2 per
+    sequence over the 16-bit peak) by prompt length L; median over head layouts and over batches
+    whose step holds 2,048-32,768 prompt tokens (or batch 1 for longer prompts)."""
+    import numpy as np
+
+    peak = float(gpu.tflops.get("bf16") or gpu.tflops.get("fp16")) * 1e12
+    out = {}
+    for kv, kvb in KV_BYTES.items():
+        kern, s = _pick(df, kv)
+        if s is None:
+            continue
+        b = s["batch_size"].astype(float)
+        L = s["isl"].astype(float)
+        hd = s["head_dim"].astype(float)
+        flops = 2.0 * s["num_heads"] * 2.0 * hd * b * L * (L + 1) / 2.0
+        nbytes = b * L * 2.0 * s["num_key_value_heads"] * hd * kvb
+        eff = np.maximum(flops / peak, nbytes / peak_bw) / (s["latency"].astype(float) * 1e-3)
+        s = s.assign(eff=eff, tok=b * L)
+        curve = []
+        for Lq in PREFILL_LENGTHS:
+            r = s[(s["isl"] == Lq) & (((s["tok"] >= 2048) & (s["tok"] <= 32768)) | ((Lq > 32768 // 2) & (s["batch_size"] == 1)))]
+            if r.empty:
+                r = s[(s["isl"] == Lq) & (s["batch_size"] == 1)]
+            curve.append(round(float(r["eff"].median()), 3) if len(r) else None)
+        for i in range(1, len(curve)):
+            if curve[i] is None:
+                curve[i] = curve[i - 1]
+        if curve[0] is None:
+            continue
+        out[kv] = {"kernel": kern, "prompt_tokens": list(PREFILL_LENGTHS), "efficiency": curve}
+    return out
 
 
 def main(data_dir: str) -> int:
@@ -97,10 +268,28 @@ def main(data_dir: str) -> int:
                              "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency by tokens]": curves}
         if cell:
             out[gpu.name] = {"aiconfigurator_system": folder, "vllm_release": rel, "moe": cell}
+    for folder, gpu_name in GPUS.items():
+        gpu = resolve_gpu(gpu_name).gpu
+        peak_bw = gpu.hbm_bandwidth_tb_s * 1e12
+        entry = out.setdefault(gpu.name, {"aiconfigurator_system": folder})
+        g = _oldest(base / folder / "gemm" / "vllm", "gemm_perf.parquet")
+        if g is not None:
+            cell = gemm_cell(pd.read_parquet(g / "gemm_perf.parquet"), gpu, peak_bw)
+            if cell:
+                entry["gemm"] = {"vllm_release": g.name, **cell}
+        a = _oldest(base / folder / "attention" / "vllm", "generation_attention_perf.parquet")
+        if a is not None:
+            dec = decode_attention_cell(pd.read_parquet(a / "generation_attention_perf.parquet"), gpu, peak_bw)
+            pre = prefill_attention_cell(pd.read_parquet(a / "context_attention_perf.parquet"), gpu, peak_bw)
+            if dec or pre:
+                entry["attention"] = {"vllm_release": a.name, "decode": dec, "prefill": pre}
     doc = {
-        "about": "Median measured efficiency of vLLM fused-MoE kernels relative to the roofline at vendor "
-                 "peak, by GPU, weight format and tokens per step (tools/derive_kernel_efficiency.py).",
-        "source": "NVIDIA aiconfigurator-core (PyPI), systems/data/<gpu>/moe/vllm/<release>/moe_perf.parquet",
+        "about": "Measured efficiency of vLLM kernels relative to the roofline at vendor peak, by GPU: fused "
+                 "MoE (by weight format, shape, tokens per step), dense GEMMs (by dtype, log2 weights, tokens "
+                 "per step), decode attention (launch + per-sequence + KV-read fit) and prefill attention (by "
+                 "prompt length) (tools/derive_kernel_efficiency.py).",
+        "source": "NVIDIA aiconfigurator-core (PyPI), systems/data/<gpu>/{moe,gemm,attention}/vllm/<release>/"
+                  "*.parquet; collector: github.com/ai-dynamo/aiconfigurator collector/vllm/",
         "license": "Apache-2.0; data (c) NVIDIA CORPORATION & AFFILIATES, see LICENSE-aiconfigurator-data.txt",
         "gpus": out,
     }
@@ -108,7 +297,14 @@ def main(data_dir: str) -> int:
     path.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
     print(f"wrote {path} ({path.stat().st_size} bytes)")
     for g, c in out.items():
-        for fmt, t in c["moe"].items():
+        for key, t in (c.get("gemm") or {}).items():
+            if isinstance(t, dict):
+                print(f"{g:18} gemm {key:9} {t['kernel']}")
+        for key, t in ((c.get("attention") or {}).get("decode") or {}).items():
+            print(f"{g:18} decode attention kv {key:8} {t}")
+        for key, t in ((c.get("attention") or {}).get("prefill") or {}).items():
+            print(f"{g:18} prefill attention kv {key:8} {t['kernel']} {t['efficiency']}")
+        for fmt, t in (c.get("moe") or {}).items():
             n = len(next(v for key, v in t.items() if key.startswith("shapes")))
             print(f"{g:18} {fmt:9} {t['kernel'][:50]:50} {n} shapes")
     return 0

@@ -10,6 +10,9 @@ TPOT and mean TTFT:
 * ``prefill_time_scale`` from TTFT;
 * ``step_overhead_ms`` only from two or more results at different concurrency (a per-step constant and a
   per-token scale are indistinguishable at one batch size): chosen among a few physically plausible values;
+* ``api_intake_ms`` (the API server's per-request intake) when a result is a burst: chosen among a few values
+  by the same loss before the other terms (a burst of N enters the engine over N x intake, which sets its
+  TTFT, and under V0's prefill-first scheduler how long decodes wait);
 * ``api_ms`` is held at 0 (it needs a low-concurrency TTFT the prefill term does not absorb).
 
 Every term stays within its bounds; one that hits a bound is flagged (``at_bound``), since the data then
@@ -39,16 +42,34 @@ SKEWED_TPOT = 1.5   # mean / median TPOT above which a result's mean is stall-do
 OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
 SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
 API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
+# per-request API intake (ms; None: the endpoint's default, models/cost/frontend.API_INTAKE_S): from today's
+# ~1 ms /v1/completions to vLLM 0.6.0's ~6.5 ms (p99 TTFT / N of the LambdaLabs bursts in tests/data/bench)
+INTAKE_CANDIDATES_MS = (None, 2.0, 4.0, 7.0)
+
+
+def silent_requests(b: BenchResult) -> bool:
+    """Whether the result's requests with output length 0 RAN: the run counted every request completed, so
+    each got a 200 stream whose tokens detokenized to no text (the model ended at once). vLLM 0.6's
+    benchmark_serving.py then records TTFT 0 and output 0 but counts the request completed and averages
+    its 0 into the mean TTFT. The LambdaLabs 0.6.0 results (tests/data/bench) are such runs: 470 of 1,280
+    requests, all with "completed": 1280; their prompts (mean ~380 tokens) were still prefilled, which is
+    more prompt work than the requests that streamed text (~130 tokens each)."""
+    return bool(b.output_lens) and 0 in b.output_lens and b.completed >= len(b.output_lens)
 
 
 def requests_for(b: BenchResult, seed: int = 0) -> Any:
-    """The requests of one benchmark run, for the simulator."""
+    """The requests of one benchmark run, for the simulator: a request that streamed no text ran as its
+    prompt plus one token when the run counted it completed (:func:`silent_requests`), else it failed
+    (refused by the server) and never ran."""
 
     if b.input_lens and b.output_lens and len(b.input_lens) == len(b.output_lens):
         p = np.asarray(b.input_lens, dtype=np.int64)
         o = np.asarray(b.output_lens, dtype=np.int64)
-        keep = o > 0  # a request that produced no token was refused by the server: it never ran
-        p, o = np.maximum(p[keep], 1), o[keep]
+        if silent_requests(b):
+            p, o = np.maximum(p, 1), np.maximum(o, 1)
+        else:
+            keep = o > 0
+            p, o = np.maximum(p[keep], 1), o[keep]
         arrival = None
         if not math.isinf(b.request_rate):
             rng = np.random.default_rng(seed)
@@ -68,7 +89,14 @@ def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | 
 
 
     fe = ApiServerModel(**frontend_kwargs(profile)) if profile is not None else ApiServerModel()
-    res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost, frontend=fe))
+    silent = silent_requests(b) and len(req) == len(b.output_lens)
+    res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost, frontend=fe,
+                                         per_request=silent))
+    if silent:  # mean TTFT over the requests that streamed text, as measured_ttft() reads the result
+        each = np.asarray(res.pop("ttft_ms_each"))
+        timed = np.asarray(b.output_lens) > 0
+        if timed.any():
+            res["mean_ttft_ms"] += float(each[timed].mean() - each.mean())
     if profile is not None and api_seconds(profile):
         add_client_latency(res, api_seconds(profile), "calibrated API-server intake")
     return {k: float(res[k]) for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms")
@@ -94,8 +122,12 @@ def _clamp(name: str, v: float) -> tuple[float, bool]:
     return min(hi, max(lo, v)), v < lo or v > hi
 
 
-def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0, tok_us: float = 72.0) -> Profile:
+def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0, tok_us: float = 72.0,
+             intake_ms: float | None = None) -> Profile:
     terms = default_terms()
+    if intake_ms is not None:
+        terms["api_intake_ms"].value = intake_ms
+        terms["api_intake_ms"].fitted = True
     terms["seq_overhead_us"].value = hs_us
     terms["api_token_us"].value = tok_us
     terms["decode_time_scale"].value = ds
@@ -106,14 +138,15 @@ def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0, tok_us: flo
 
 def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: float,
                 hs_us: float = 0.0, tok_us: float = 72.0,
-                start: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float, dict]:
+                start: tuple[float, float] = (1.0, 1.0),
+                intake_ms: float | None = None) -> tuple[float, float, dict]:
     """Fixed-point iteration of the two time scales at given host terms, from ``start``; stops when both
     move by less than ``CONVERGED`` (relative)."""
     ds, ps = start
     hit = {"decode_time_scale": False, "prefill_time_scale": False}
     preds: list[dict[str, float]] = []
     for _ in range(ITERATIONS):
-        prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
+        prof = _profile(ds, ps, oh_ms, hs_us, tok_us, intake_ms)
         preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
         ds0, ps0 = ds, ps
         dec = []
@@ -130,7 +163,7 @@ def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: f
         ps, hit["prefill_time_scale"] = _clamp("prefill_time_scale", ps * _geo(pre) ** 0.7)
         if abs(ds / ds0 - 1) < CONVERGED and abs(ps / ps0 - 1) < CONVERGED:
             break
-    prof = _profile(ds, ps, oh_ms, hs_us, tok_us)
+    prof = _profile(ds, ps, oh_ms, hs_us, tok_us, intake_ms)
     preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
     return ds, ps, {"preds": preds, "at_bound": hit}
 
@@ -148,7 +181,8 @@ def _tpot_key(b: BenchResult, p: dict[str, float]) -> str | None:
 
 
 def measured_ttft(b: BenchResult) -> float | None:
-    """Mean TTFT over the requests that ran: vLLM's benchmark averages a TTFT of 0 for a refused request."""
+    """Mean TTFT over the requests that streamed text: vLLM's benchmark averages a TTFT of 0 for a request
+    that streamed none (refused, or ended at once: :func:`silent_requests`)."""
     if b.mean_ttft_ms is None:
         return None
     if b.output_lens and 0 in b.output_lens:
@@ -195,12 +229,24 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     best = None
     hs_candidates = SEQ_OVERHEAD_CANDIDATES_US if len(concs) >= 2 else (0.0,)
     tok_candidates = API_TOKEN_CANDIDATES_US if len(concs) >= 2 else (API_TOKEN_CANDIDATES_US[0],)
-    # coordinate search: the streaming cost first (host terms at 0), then the host terms at that cost
-    trials = [(t, 0.0, 0.0) for t in tok_candidates]
+    # the API intake of a burst first (it sets when the engine receives the requests: TTFT, and how long V0's
+    # prefill-first scheduler keeps decodes waiting), chosen by the loss; then, at that intake, a coordinate
+    # search: the streaming cost (host terms at 0), then the host terms at that cost
+    intake: float | None = None
+    if any(math.isinf(b.request_rate) and not b.max_concurrency and b.mean_ttft_ms for b in benches):
+        warm = (1.0, 1.0)
+        for c in INTAKE_CANDIDATES_MS:   # each fit starts from the previous one's scales
+            ds, ps, info = _fit_scales(spec, benches, reqs, 0.0, 0.0, tok_candidates[0], warm, c)
+            warm = (ds, ps)
+            loss = _loss(benches, info["preds"])
+            if best is None or loss < best[0] - 1e-9:
+                best = (loss, ds, ps, 0.0, 0.0, tok_candidates[0], info)
+                intake = c
+    trials = [(t, 0.0, 0.0) for t in tok_candidates if best is None or t != best[5]]
     for stage in (0, 1):
         for tok, oh, hs in trials:
             start = (best[1], best[2]) if best is not None else (1.0, 1.0)
-            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start)
+            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start, intake)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
                 best = (loss, ds, ps, oh, hs, tok, info)
@@ -215,7 +261,7 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
                 if b.mean_ttft_ms and p.get("mean_ttft_ms") is not None]
         if gaps and min(gaps) > 0:
             api = round(min(TERMS["api_ms"][2], sum(gaps) / len(gaps)), 1)
-            prof = _profile(ds, ps, oh, hs, tok)
+            prof = _profile(ds, ps, oh, hs, tok, intake)
             prof.terms["api_ms"].value = api
             info["preds"] = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
     terms: dict[str, FittedTerm] = default_terms()
@@ -245,6 +291,11 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
                           f"among {list(API_TOKEN_CANDIDATES_US)} us"] if len(tok_candidates) > 1 else
                          ["one concurrency level cannot tell a throughput cap from the decode scale: held at "
                           "the model's 72 us"])})
+    terms["api_intake_ms"] = terms["api_intake_ms"].model_copy(update={
+        "value": intake if intake is not None else TERMS["api_intake_ms"][0], "fitted": intake is not None,
+        "supported_by": ([f"TTFT, TPOT and throughput of {n} result(s) with a burst: chosen among "
+                          f"{[x for x in INTAKE_CANDIDATES_MS if x is not None]} ms and the endpoint default"]
+                         if intake is not None else ["no burst result: the endpoint's default intake"])})
     terms["api_ms"] = terms["api_ms"].model_copy(update={
         "value": api, "fitted": api > 0, "at_bound": api >= TERMS["api_ms"][2],
         "supported_by": ([f"mean TTFT left over with the prefill scale at its bound, {n} result(s)"] if api > 0 else

@@ -12,6 +12,10 @@ model's own efficiency tables (it corrects the residual of that deployment, not 
 * ``api_ms`` (ms): per-request API-server intake added to TTFT and end-to-end latency;
 * ``api_token_us`` (us): the API server's time per streamed token (``models.cost.frontend``'s c_out, 72 us by
   default): older releases' single-process servers saturate sooner.
+* ``api_intake_ms`` (ms): the API server's intake per request on its serial event loop (``models.cost.frontend``'s
+  c_req: HTTP parse, validation, template, tokenization, hand-off); a burst of N requests reaches the engine
+  over N x this, so the TTFT of a burst grows with N (vLLM 0.6.0's server: ~6.5 ms, the LambdaLabs results in
+  tests/data/bench, p99 TTFT / N over 80-1,280 prompts). Only a fitted value replaces the endpoint's default.
 
 ``calibrated(cost)`` wraps a step-cost model with the active profile (set by ``use_profile`` /
 ``--profile FILE``); with no profile it returns the model unchanged.
@@ -41,6 +45,8 @@ TERMS: dict[str, tuple[float, float, float, str, str]] = {
     "api_ms": (0.0, 0.0, 500.0, "ms", "per-request API-server intake added to TTFT and E2E latency"),
     "api_token_us": (72.0, 20.0, 500.0, "us", "API-server time per streamed output token (detokenize, SSE "
                      "chunk): caps output throughput at 1/x and stretches TPOT past it (models/cost/frontend.py)"),
+    "api_intake_ms": (1.0, 0.2, 20.0, "ms", "API-server intake per request on its serial event loop: a burst of "
+                      "N reaches the engine over N x this (models/cost/frontend.py)"),
 }
 
 
@@ -196,6 +202,12 @@ def api_seconds(profile: Profile | None = None) -> float:
 def frontend_kwargs(profile: Profile | None = None) -> dict[str, float]:
     """Keyword arguments for ``ApiServerModel`` under ``profile`` (default: the active one)."""
     prof = profile if profile is not None else ACTIVE.get()
-    if prof is None or "api_token_us" not in prof.terms:
+    if prof is None:
         return {}
-    return {"output_token_s": prof.value("api_token_us") / 1e6}
+    kw: dict[str, float] = {}
+    if "api_token_us" in prof.terms:
+        kw["output_token_s"] = prof.value("api_token_us") / 1e6
+    t = prof.terms.get("api_intake_ms")
+    if t is not None and t.fitted:
+        kw["intake_s"] = float(t.value) / 1e3
+    return kw

@@ -36,7 +36,7 @@ VOCAB_PADDING = 64  # vLLM DEFAULT_VOCAB_PADDING_SIZE
 
 COMPONENTS = (
     "embedding", "lm_head", "attention", "mlp_dense", "moe_routed_experts", "moe_shared",
-    "router", "norms", "vision", "other_buffers",
+    "router", "norms", "vision", "other_buffers", "allocator_rounding",
 )
 
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp32": 4,
@@ -144,6 +144,10 @@ class QuantLayout(DataModel):
     quantize_dense_mlp: bool = True
     quantize_experts: bool = True
     by_kind: dict[str, float] = {}  # bytes per weight per component when formats differ (mixed precision)
+    # bytes per output channel of every quantized linear: compressed-tensors 8-bit "channel" strategy keeps a float32
+    # weight_scale of shape (sum(output_partition_sizes), 1) (vllm compressed_tensors_w8a8_int8.py / _w8a8_fp8.py
+    # create_weights, ChannelQuantScaleParameter); 0 when scales are per tensor or already in bytes_per_weight
+    channel_scale_bytes: int = 0
     note: str = ""
 
 
@@ -161,10 +165,13 @@ def _compressed_tensors_layout(qc: dict[str, Any]) -> QuantLayout:
     typ = str(w.get("type", "int"))
     gs = w.get("group_size")
     sym = w.get("symmetric", True)
+    ch = 4 if str(w.get("strategy", "")).lower() == "channel" else 0
     if bits == 8 and typ == "float":
-        return QuantLayout(name="fp8", bytes_per_weight=1.0, note="compressed-tensors FP8 (per-channel scale)")
+        return QuantLayout(name="fp8", bytes_per_weight=1.0, channel_scale_bytes=ch,
+                           note="compressed-tensors FP8" + (" (fp32 scale per output channel)" if ch else ""))
     if bits == 8:
-        return QuantLayout(name="int8", bytes_per_weight=1.0, note="compressed-tensors INT8")
+        return QuantLayout(name="int8", bytes_per_weight=1.0, channel_scale_bytes=ch,
+                           note="compressed-tensors INT8" + (" (fp32 scale per output channel)" if ch else ""))
     if bits == 4 and typ == "float":
         return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="compressed-tensors NVFP4")
     g = int(gs) if gs else 128
@@ -252,7 +259,12 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
         zp = 0.5 / g if (method.startswith("awq") or not qc.get("sym", True)) else 0.0
         return QuantLayout(name=f"w{bits}a16", bytes_per_weight=bits / 8 + 2 / g + zp,
                            note=f"{method} {bits}-bit, group {g}, fp16 scales")
-    if method in ("int8", "w8a8", "smoothquant", "bitsandbytes", "experts_int8"):
+    if method == "w8a8":
+        # a "quantized.w8a8" / "-W8A8" checkpoint named without its config: compressed-tensors INT8, whose published
+        # recipes quantize weights per output channel (fp32 weight_scale (N, 1)) and activations per token
+        return QuantLayout(name="int8", bytes_per_weight=1.0, channel_scale_bytes=4,
+                           note="w8a8 (compressed-tensors INT8, fp32 scale per output channel assumed)")
+    if method in ("int8", "smoothquant", "bitsandbytes", "experts_int8"):
         return QuantLayout(name="int8", bytes_per_weight=1.0, note=method)
     return None
 
@@ -472,7 +484,7 @@ def _mllama_vision_params(vc: dict, text_hidden: int) -> int:
 
 
 def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) -> tuple[int, str]:
-    """Vision tower + projector parameters (replicated on every rank of the first stage).
+    """Vision tower + projector parameters (whole tower; split over TP ranks where ``vision_tp_sharded``).
 
     When the catalog gives the unquantized checkpoint's exact element count, vision = that count minus
     the text model (a quantized checkpoint's count mixes packed elements, so it is not used); otherwise
@@ -480,6 +492,9 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
     """
     vc = arch.vision_config
     if not vc:
+        counts = str(arch.official_params_counts or "")
+        if "vision" in counts and arch.official_params and arch.official_params > text_total and not quantized:
+            return arch.official_params - text_total, f"checkpoint element count ({counts}) minus the text model"
         return 0, ""
     if arch.official_params and arch.official_params > text_total and not quantized:
         return arch.official_params - text_total, "checkpoint element count minus the text model"
@@ -498,6 +513,19 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
     per_layer = 4 * hv * hv + 4 * hv + 2 * hv * iv + iv + hv + 4 * hv
     proj = hv * arch.hidden_size * 2
     return nl * per_layer + 3 * p * p * hv + proj, "ViT estimate from vision_config (guessed)"
+
+
+# Vision encoders vLLM builds from its tensor-parallel linear layers (QKVParallelLinear / ColumnParallelLinear /
+# RowParallelLinear: Llama-4 mllama4.py, Qwen2/2.5/3-VL, SigLIP (Gemma 3), CLIP (LLaVA), InternViT, Idefics2, the HF
+# Pixtral encoder; vllm 0.11.0 wheel) are split over the TP group under the default --mm-encoder-tp-mode weights.
+# MoonViT (Kimi-VL) and the Mistral-format Pixtral VisionTransformer use plain nn.Linear: one full copy per rank.
+_REPLICATED_VISION = ("moonvit",)
+
+
+def vision_tp_sharded(arch: ModelArch) -> bool:
+    """Whether vLLM splits this model's vision tower over the tensor-parallel ranks."""
+    mt = str((arch.vision_config or {}).get("model_type") or "")
+    return not (mt in _REPLICATED_VISION or arch.model_type == "pixtral")
 
 
 def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None,
@@ -530,6 +558,71 @@ def _mxfp4_expert_bytes(h: int, mi: int, n_exp: int, tp: int, gpu: GPU | None,
     return n_exp * per_expert, note, guessed
 
 
+# ---- PyTorch CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp; the same constants since PyTorch 1.x) ----
+# vLLM's "Loading model weights took X GB" and every later budget use torch's *allocated* bytes, which count whole
+# blocks: a request of S >= 10 MiB (kMinLargeAlloc) gets its own cudaMalloc segment rounded up to 2 MiB
+# (kRoundLarge); the block is split only when the remainder exceeds 1 MiB (kSmallSize, should_split), so a
+# remainder of <= 1 MiB stays inside the allocated block. Requests of 1-10 MiB take a 20 MiB segment (kLargeBuffer)
+# and are split; requests <= 1 MiB come from 2 MiB small-pool segments, rounded to 512 B (kMinBlockSize).
+# Without expandable segments (vLLM does not set them) every weight tensor whose size is not close to a 2 MiB
+# multiple therefore takes up to 1 MiB more: Qwen2.5-7B's per-layer qkv (31.5 MiB), gate_up (259 MiB), down
+# (129.5 MiB) and both 1039.5 MiB embeddings add 57 MiB, the logged 14.2488 GB vs 14.193 GiB of shapes.
+ALLOC_MIN_BLOCK = 512
+ALLOC_SMALL = 1 << 20
+ALLOC_MIN_LARGE = 10 << 20
+ALLOC_ROUND_LARGE = 2 << 20
+
+
+def allocator_rounding(nbytes: int) -> int:
+    """Bytes torch's caching allocator counts as allocated beyond ``nbytes`` for one tensor."""
+    if nbytes <= 0:
+        return 0
+    size = pad_up(nbytes, ALLOC_MIN_BLOCK)
+    extra = size - nbytes
+    if size >= ALLOC_MIN_LARGE:
+        rest = pad_up(size, ALLOC_ROUND_LARGE) - size
+        if rest <= ALLOC_SMALL:
+            extra += rest
+    return extra
+
+
+def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tuple[str, int, int]]:
+    """(component, elements per rank, output channels per rank) of the large weight tensors vLLM allocates for
+    decoder layer ``i``: fused qkv, o_proj, fused gate_up, down (or up/down), the fused-MoE w13 / w2 and the shared
+    expert's. Layers or tensors whose storage is not modelled here (MLA, Mamba / linear-attention mixers, expert
+    parallel, gpt-oss experts) are left out: no allocator rounding or channel scale is assumed for them."""
+    c = arch.config
+    h = arch.hidden_size
+    mixers = layer_mixers(arch)
+    mixer = mixers[i] if mixers else "attention"
+    out: list[tuple[str, int, int]] = []
+    if mixer == "attention" and not arch.is_mla:
+        hd = arch.head_dim
+        q_rank = arch.num_attention_heads * hd // tp
+        gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
+        n_qkv = gate * q_rank + 2 * kv_heads_per_rank(arch.num_kv_heads, tp) * hd
+        out += [("attention", h * n_qkv, n_qkv), ("attention", q_rank * h, h)]
+    pat = c.get("hybrid_override_pattern")
+    if isinstance(pat, str):
+        if i < len(pat) and pat[i] == "-":
+            inter = dense_intermediate(arch) // tp
+            out += [("mlp_dense", inter * h, inter), ("mlp_dense", inter * h, h)]
+        return out
+    if is_moe_layer(c, i):
+        n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts") or 0)
+        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0) // tp
+        if not ep and arch.model_type != "gpt_oss":
+            out += [("moe_routed_experts", n_exp * 2 * mi * h, n_exp * 2 * mi),
+                    ("moe_routed_experts", n_exp * h * mi, n_exp * h)]
+        si = shared_expert_intermediate(arch) // tp
+        if si:
+            out += [("moe_shared", 2 * si * h, 2 * si), ("moe_shared", h * si, h)]
+    else:
+        inter = dense_intermediate(arch) // tp
+        out += [("mlp_dense", 2 * inter * h, 2 * inter), ("mlp_dense", h * inter, h)]
+    return out
+
+
 def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                      checkpoint_quantization: str | None = None, gpu: GPU | None = None) -> WeightBreakdown:
     """Bytes of weights per GPU (largest PP stage, one TP rank), by component, with explain terms.
@@ -554,9 +647,23 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                 "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
         return q.bytes_per_weight if flag else float(dt)
 
+    def wbytes(kind: str) -> float:
+        """Bytes per element of the main weight tensor of ``kind`` (scales are separate tensors); 0 = unknown."""
+        if q is None:
+            return float(dt)
+        if q.by_kind:
+            b = q.by_kind.get(kind)
+            return float(dt) if b is None else (1.0 if b == 1.0 else 0.5 if abs(b - (0.5 + 1 / 16)) < 1e-9 else 0.0)
+        flag = {"attention": q.quantize_attention, "mlp_dense": q.quantize_dense_mlp,
+                "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
+        if not flag:
+            return float(dt)
+        return {"fp8": 1.0, "int8": 1.0, "w8a16": 1.0, "w4a16": 0.5, "nvfp4": 0.5}.get(q.name, 0.0)
+
     rows = vocab_rows_per_rank(vocab, tp)
     emb_rank = rows * h
     layers = [_layer_params(arch, i, tp) for i in range(L)]
+    ep = bool(getattr(cfg, "enable_expert_parallel", False))
 
     stages: list[dict[str, list[int]]] = []   # component -> [params_total, params_rank, bytes_rank]
     for s in range(pp):
@@ -573,14 +680,24 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
             acc["moe_routed_experts"][0] += lay.expert_bias[0]
             acc["moe_routed_experts"][1] += lay.expert_bias[1]
             acc["moe_routed_experts"][2] += lay.expert_bias[1] * dt
+        rounding = 0
+        for i in range(start, end):
+            for kind, elems, outs in _layer_linear_tensors(arch, i, tp, ep):
+                if wbytes(kind):
+                    rounding += allocator_rounding(int(elems * wbytes(kind)))
+                if q is not None and q.channel_scale_bytes and wbytes(kind) != dt:
+                    acc[kind][2] += outs * q.channel_scale_bytes
         if s == 0:
             acc["embedding"] = [vocab * h, emb_rank, emb_rank * dt]
+            rounding += allocator_rounding(emb_rank * dt)
         if s == pp - 1:
             acc["norms"][0] += h
             acc["norms"][1] += h
             acc["norms"][2] += h * dt
             if not tied or pp > 1:
                 acc["lm_head"] = [0 if tied else vocab * h, emb_rank, emb_rank * dt]
+                rounding += allocator_rounding(emb_rank * dt)
+        acc["allocator_rounding"] = [0, 0, float(rounding)]
         stages.append(acc)
 
     mx_note = ""
@@ -597,7 +714,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     text_total = sum(st[k][0] for st in stages for k in COMPONENTS)
     vis, vis_note = _vision_params(arch, text_total, quantized=q is not None)
     if vis:
-        stages[0]["vision"] = [vis, vis, vis * dt]
+        vis_rank = -(-vis // tp) if vision_tp_sharded(arch) else vis
+        stages[0]["vision"] = [vis, vis_rank, vis_rank * dt]
 
     # load-time buffers
     buffers: list[Term] = []
@@ -640,7 +758,11 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
     ]
     for k in COMPONENTS:
         cpt = comps[k]
-        if cpt.bytes_per_gpu and k == "other_buffers":
+        if cpt.bytes_per_gpu and k == "allocator_rounding":
+            explain.append(Term(name="weights_allocator_rounding", formula="sum over weight tensors >= 10 MiB of the "
+                                "2 MiB-segment remainder when <= 1 MiB (torch caching allocator counts it as allocated)",
+                                inputs={}, value=cpt.bytes_per_gpu, unit="bytes"))
+        elif cpt.bytes_per_gpu and k == "other_buffers":
             explain.append(Term(name="weights_other_buffers", formula="sum of the buffers vLLM allocates at load "
                                 "time (rotary cos/sin caches: the rope_cache_* terms below)",
                                 inputs={}, value=cpt.bytes_per_gpu, unit="bytes"))

@@ -11,10 +11,7 @@ from kv_log_files import kv_error, load_manifest, replay, sources
 MAN = load_manifest()
 
 # Logs the model cannot express yet: file -> reason (xfail, strict).
-XFAIL = {
-    "llmd-meta-llama-llama-4-scout--h100-80gb--tp4pp1dp1--8192.log.gz":
-        "weights 0.43 GiB under the log per GPU (Llama 4 MoE + vision tower at TP 4)",
-}
+XFAIL: dict[str, str] = {}
 
 
 def test_manifest_covers_every_log_once():

@@ -25,7 +25,7 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
              slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
              progress: Callable[[int, int], None] | None = None, reference: bool = False,
              frontend: Any | None = None, slo_e2el_ms: float | None = None,
-             percentiles: tuple[float, ...] = ()) -> dict[str, Any]:
+             percentiles: tuple[float, ...] = (), per_request: bool = False) -> dict[str, Any]:
     """Simulate ``requests`` on one engine with scheduler ``params`` and step ``cost``.
 
     Returns the metric dict of :func:`~.metrics.summarize` (bench-serve metrics in ms and tokens/s,
@@ -38,6 +38,8 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
 
     A request whose prompt is ``max_model_len`` tokens or longer is rejected by vLLM's API server;
     ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).
+    ``per_request``: also return ``ttft_ms_each``, every simulated request's TTFT (ms, engine and API
+    server, without :func:`with_frontend_latency`'s constant), in the order of ``requests``.
     """
     requests, failed = drop_overlong(requests, params.max_model_len)
     check_size(requests, params)  # before the run: limits.MAX_SIM_TOKENS
@@ -77,6 +79,8 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     res = summarize(run.rec, send_ns, run.prompt, run.target, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                     slo_e2el_ms=slo_e2el_ms, percentiles=tuple(percentiles))
     res["failed"] = failed
+    if per_request:
+        res["ttft_ms_each"] = [(f - t) / 1e6 for f, t in zip(run.rec.first_ns, send_ns)]
     if failed:
         notes.insert(0, f"{failed:,} request(s) failed: prompt of max-model-len {params.max_model_len:,} tokens or "
                         "more, rejected by vLLM's API server (vllm bench serve counts them as failed); "

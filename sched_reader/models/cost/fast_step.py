@@ -7,11 +7,11 @@ function ``f(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs,
 the same order, so its floats are the same bit for bit; what it saves:
 
 * the terms that depend only on the step's token count T (dense projections, MLP, routed experts with
-  their measured efficiency curve; elementwise, embedding, collectives) are computed once per distinct
-  T and memoised (the partial sum ``layers`` after the first ones is a function of T alone), those
-  that depend only on the emitting sequences (lm_head, sampler, host time) once per count;
-* no per-term breakdown bookkeeping, no closure per call, constants looked up once, and two-argument
-  ``max``/``min`` written as comparisons (the same value; a builtin call costs more than the arithmetic).
+  their measured efficiency curves; elementwise, embedding, collectives) are computed once per distinct
+  T and memoised (the partial sum ``layers`` after the first ones is a function of T alone), those that
+  depend only on the number of emitting sequences (lm_head, sampler, logits all-gather, host time) once
+  per number;
+* no per-term breakdown bookkeeping, no closure per call, constants looked up once.
 
 It is an optimisation, never a second model: the returned function is checked against the model's own
 ``step_time`` on probe points when it is built (mixed and pure steps, both sides of the CUDA-graph
@@ -25,6 +25,8 @@ Units: seconds; token counts in tokens; attention pairs in (query, key) pairs.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from typing import Any, Callable
 
 from sched_reader.models.calibration_profile import CalibratedCost
@@ -77,7 +79,8 @@ def _iteration(m: Any) -> StepFn:
     eff = m.eff
     bw = m.bw
     ab = m.precision.act_bytes
-    linear = [(f, wbytes, abytes, rate) for _, (f, wbytes, abytes, rate) in m._linear_terms if f]
+    linear = [(f, wbytes, abytes, rate, parts) for _, (f, wbytes, abytes, rate), parts in m._linear_terms if f]
+    peak_bw_all = m._peak_bw
     experts = list(m._experts)
     moe_curve = m._moe_curve
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
@@ -85,6 +88,12 @@ def _iteration(m: Any) -> StepFn:
     # per group: (count, decode seconds per context token, fpre, bpre, window)
     attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window)
             for count, fdec, bdec, fpre, bpre, window in m._attn]
+    dfit, pcurve, attn_peak = m._dec_fit, m._pre_curve, m._attn_peak
+    pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
+    lm_curve, lm_peak = m._lm_curve, m._lm_peak
+    log2 = math.log2
+    if pcurve is not None:
+        px0, pxn, py0, pyn = pxs[0], pxs[-1], pys[0], pys[-1]
     elem = m._elem_bytes_per_token
     floor = m._L * eff.layer_overhead_graph_s
     eager = m.eager
@@ -99,19 +108,24 @@ def _iteration(m: Any) -> StepFn:
     moe_layers = m._moe_layers
     step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
     async_overlap = m.async_overlap
-    # per token count T: the layer sum after the terms that depend on T alone (dense projections, MLP,
-    # routed experts) and the later terms that depend on T alone; per emitting count (nd + nps): the
-    # lm_head, sampler, logits all-gather and host terms. Each value is computed by the same expression as
-    # in ``_evaluate``, so reusing it changes no bit.
+    # per token count T: the layer sum after the terms that depend on T alone, and the later terms that
+    # depend on T alone; per emitting count (nd + nps): lm_head, sampler, logits all-gather and host time.
+    # Each value is computed by the same expression as in ``_evaluate``, so reusing it changes no bit.
     memo_t: dict[int, tuple[float, float, bool, float, float, float, float]] = {}
     memo_e: dict[int, tuple[float, float, float, float]] = {}
 
     def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float]:
         layers = 0.0
-        for f, wbytes, abytes, rate in linear:
-            fl = f * T
-            by = wbytes + abytes * T
-            layers = layers + max(fl / rate, by / bw)
+        for f, wbytes, abytes, rate, parts in linear:
+            if parts is None:
+                fl = f * T
+                by = wbytes + abytes * T
+                t = max(fl / rate, by / bw)
+            else:
+                t = 0.0
+                for pf, pw, pa, peak, curve in parts:
+                    t = t + max(pf * T / peak, (pw + pa * T) / peak_bw_all) / efficiency_at(curve, T)
+            layers = layers + t
         for count, E, k, local, eparams, route_mult, io in experts:
             Tr = T * route_mult
             routed = Tr * k * local / E
@@ -131,8 +145,12 @@ def _iteration(m: Any) -> StepFn:
         v = memo_t[T] = (layers, te, eager or T > graph_max, t_emb, t_ar, t_ep, t_pp)
         return v
 
-    def e_tail(emit: int) -> tuple[float, float, float, float]:
-        t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
+    def e_terms(emit: int) -> tuple[float, float, float, float]:
+        if lm_curve is not None:
+            t_lm = (max(f_lm * emit / lm_peak, (w_lm + io_lm * emit) / peak_bw_all)
+                    / efficiency_at(lm_curve, emit) if emit > 0 else 0.0)
+        else:
+            t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
         t_smp = passes * emit * vocab * logit_bytes / bw
         t_lg = allgather_time(emit * vocab / tp * logit_bytes, tp, gpu_spec, eff) if tp > 1 else 0.0
         cpu = step_cpu + cpu_per_seq * emit
@@ -140,9 +158,6 @@ def _iteration(m: Any) -> StepFn:
         return v
 
     def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
-        # max(a, b) and min(a, b) are written out as ``b if b > a else a`` and ``b if b < a else a``: the
-        # same result for any floats (the builtins keep the first argument unless the second is strictly
-        # larger / smaller), without the cost of a builtin call
         T = nd + Tp
         if T <= 0:
             return 0.0
@@ -153,33 +168,44 @@ def _iteration(m: Any) -> StepFn:
             layers, te, miss, t_emb, t_ar, t_ep, t_pp = t_terms(T)
         for count, dec_s, fpre, bpre, window in attn:
             if window:
-                Se = nd * window
-                if not Se < S:
-                    Se = S
-                Pe = Tp * window
-                if not Pe < P:
-                    Pe = P
+                Se = min(S, nd * window)
+                Pe = min(P, Tp * window)
             else:
                 Se, Pe = S, P
-            a = fpre * Pe / attn_rate
-            b = bpre * Tp / bw
-            layers = layers + count * Se * dec_s + count * (b if b > a else a)
+            td = count * Se * dec_s
+            if dfit is not None:
+                td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
+            if pcurve is not None and Tp:
+                x = log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
+                # kernels.interp_scalar, inlined (the same operations in the same order)
+                if x <= px0:
+                    e = py0
+                elif x >= pxn:
+                    e = pyn
+                else:
+                    i = bisect_right(pxs, x)
+                    xa = pxs[i - 1]
+                    ya = pys[i - 1]
+                    e = ya + (pys[i] - ya) * (x - xa) / (pxs[i] - xa)
+                tpre = count * max(fpre * Pe / attn_peak, bpre * Tp / peak_bw_all) / e
+            else:
+                tpre = count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
+            layers = layers + td + tpre
         layers = layers + te
         layers = layers + floor
         if miss:
-            x = host - layers
-            layers = layers + (0.0 if 0.0 > x else x)
+            layers = layers + max(host - layers, 0.0)
         try:
             t_lm, t_smp, t_lg, cpu = memo_e[emit]
         except KeyError:
-            t_lm, t_smp, t_lg, cpu = e_tail(emit)
+            t_lm, t_smp, t_lg, cpu = e_terms(emit)
         t_comm = 0.0
         if tp > 1:
             t_comm = t_ar + t_lg
         if ep > 1:
             t_comm = t_comm + t_ep
         gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp
-        if async_overlap:
+        if async_overlap:     # max(gpu, cpu), without the builtin call: the same value
             return cpu if cpu > gpu else gpu
         return gpu + cpu
 

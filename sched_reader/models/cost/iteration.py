@@ -30,6 +30,7 @@ Units: seconds, FLOPs, bytes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -38,7 +39,9 @@ import numpy as np
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost.collectives import allgather_time, allreduce_time, p2p_time
 from sched_reader.models.cost.efficiency import Efficiency, efficiency_for
-from sched_reader.models.cost.kernels import efficiency_at, moe_efficiency_curve, moe_format
+from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_at, gemm_efficiency_curve,
+                                              gemm_format, interp_scalar, moe_efficiency_curve, moe_format,
+                                              prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
@@ -72,6 +75,7 @@ class TermCost:
     peak_flops: float = 0.0       # achievable FLOP/s used for this term
     bandwidth: float = 0.0        # achievable B/s used for this term
     bound: str = "memory"
+    source: str = ""              # where the efficiency of this term comes from (measured table or constant)
 
     @property
     def intensity(self) -> float | None:
@@ -86,7 +90,8 @@ class TermCost:
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "flops": self.flops, "bytes": self.bytes, "time_s": self.time_s,
                 "compute_s": self.compute_s, "memory_s": self.memory_s, "bound": self.bound,
-                "intensity_flop_per_byte": self.intensity, "ridge_flop_per_byte": self.ridge}
+                "intensity_flop_per_byte": self.intensity, "ridge_flop_per_byte": self.ridge,
+                "source": self.source}
 
 
 @dataclass
@@ -171,13 +176,16 @@ class IterationCostModel:
     """Roofline time of one scheduler iteration for (model, GPU, serving config).
 
     ``checkpoint_quantization``: the weight format implied by the checkpoint (``"fp8"``, ``"awq"``,
-    ``"mxfp4"``...), as returned by the model catalog; ``efficiency`` overrides the named factors.
+    ``"mxfp4"``...), as returned by the model catalog; ``efficiency`` overrides the named factors;
+    ``use_kernel_tables=False`` ignores the measured kernel tables (kernels.py) and uses the named
+    constants for every term.
     One instance models ONE data-parallel rank (its TP x PP GPUs). Stable interface for the simulator:
     ``step_time``, ``breakdown``, ``decode_step_time_vec``, ``decode_linear``.
     """
 
     def __init__(self, arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
-                 checkpoint_quantization: str | None = None, efficiency: Efficiency | None = None) -> None:
+                 checkpoint_quantization: str | None = None, efficiency: Efficiency | None = None,
+                 use_kernel_tables: bool = True) -> None:
         self.arch = arch
         self.gpu = gpu
         self.cfg = cfg
@@ -191,6 +199,15 @@ class IterationCostModel:
         self.kv_bw = gpu.hbm_bandwidth_tb_s * 1e12 * self.eff.kv_read_bandwidth
         # attention kernels compute in the activation dtype (16-bit) whatever the weight format
         self.attn_rate = peak_flops(gpu, self.precision.act_key) * self.eff.attention_compute
+        self._attn_peak = peak_flops(gpu, self.precision.act_key)
+        # measured decode attention launch + per-sequence cost, and prefill attention efficiency by prompt
+        # length (models/cost/kernels.py); the named constants when not measured. The KV read bandwidth
+        # stays kv_read_bandwidth: the table's fraction (0.9+ of peak on Hopper) was measured on batches
+        # of equal-length sequences, where every split of the kernel's work ends together; serving batches
+        # mix lengths and the longest sequences set the kernel's time (see efficiency.SOURCES)
+        self._dec_fit = decode_attention_fit(gpu.name, self.precision.kv_bytes) if use_kernel_tables else None
+        self._pre_curve = prefill_attention_curve(gpu.name, self.precision.kv_bytes) if use_kernel_tables else None
+        self._use_tables = use_kernel_tables
         self.async_overlap = bool(cfg.async_scheduling)
         self._cpu_per_seq = (self.eff.step_cpu_per_seq_v0_s if str(getattr(cfg, "engine", "v1")) == "v0"
                              else self.eff.step_cpu_per_seq_s)
@@ -214,22 +231,42 @@ class IterationCostModel:
         return (2.0 * params * count, params * wb * count, ab * sum(lin.k + lin.n for lin in lins) * count,
                 self._rate(comp))
 
+    def _parts(self, lins: tuple[Linear, ...], count: int):
+        """Per-GEMM (FLOPs per token, weight bytes, activation bytes per token, peak FLOP/s, measured
+        efficiency curve) for ``count`` layers, or None when any of them was not measured (the
+        component then keeps the named constants)."""
+        if not lins or not self._use_tables:
+            return None
+        comp = lins[0].component
+        key = gemm_format(self.precision.fmt, self.precision.weight_bytes[comp], self.precision.compute[comp])
+        wb = self.precision.weight_bytes[comp]
+        ab = self.precision.act_bytes
+        peak = peak_flops(self.gpu, self.precision.compute[comp])
+        out = []
+        for lin in lins:
+            curve = gemm_efficiency_curve(self.gpu.name, key, lin.n, lin.k)
+            if curve is None:
+                return None
+            out.append((2.0 * lin.params * count, lin.params * wb * count, ab * (lin.k + lin.n) * count, peak, curve))
+        return tuple(out)
+
     def _prep(self) -> None:
         p = self.precision
         s = self.shapes
         ab = p.act_bytes
-        self._linear_terms: list[tuple[str, tuple[float, float, float, float]]] = []
+        self._linear_terms: list[tuple[str, tuple[float, float, float, float], Any]] = []
         self._experts: list[tuple[int, float, float, float, float, float, int]] = []
         self._attn: list[tuple[int, float, float, float, float, int | None]] = []
         self._elem_bytes_per_token = 0.0
         for g in s.groups:
-            self._linear_terms.append(("qkv_o_proj", self._lin(g.attn_linears, g.count)))
+            self._linear_terms.append(("qkv_o_proj", self._lin(g.attn_linears, g.count),
+                                       self._parts(g.attn_linears, g.count)))
             by_comp: dict[str, list[Linear]] = {}
             for lin in g.mlp_linears:
                 by_comp.setdefault(lin.component, []).append(lin)
             for comp, lins in by_comp.items():
                 name = {"mlp": "mlp", "router": "moe_router", "shared": "moe_shared"}[comp]
-                self._linear_terms.append((name, self._lin(tuple(lins), g.count)))
+                self._linear_terms.append((name, self._lin(tuple(lins), g.count), self._parts(tuple(lins), g.count)))
             if g.moe:
                 m = g.moe
                 route_mult = float(self.dp) if m.ep_size > 1 else 1.0
@@ -253,7 +290,7 @@ class IterationCostModel:
         # expert format were measured; else the named constants apply
         self._moe_curve = None
         moe_groups = [g.moe for g in s.groups if g.moe]
-        if moe_groups:
+        if moe_groups and self._use_tables:
             m0 = moe_groups[0]
             lin = m0.expert_linears
             inter_local = min(min(x.k, x.n) for x in lin) if lin else 0
@@ -264,6 +301,16 @@ class IterationCostModel:
         lm = s.lm_head
         self._lm = (2.0 * lm.params, lm.params * p.weight_bytes["lm_head"], lm.n * LOGIT_BYTES + ab * lm.k,
                     self._rate("lm_head"))
+        lm_parts = self._parts((lm,), 1)
+        self._lm_curve = lm_parts[0][4] if lm_parts else None
+        self._lm_peak = peak_flops(self.gpu, p.compute["lm_head"])
+        e = self.eff
+        self._const_gemm = (f"constants: gemm_compute {e.gemm_compute:.2f} of peak FLOP/s, memory_bandwidth "
+                            f"{e.memory_bandwidth:.2f} of peak HBM B/s (no measured table for this GPU/format)")
+        self._src_dec = (f"measured launch + per-sequence time: {self._dec_fit[3]}; " if self._dec_fit is not None
+                         else "") + f"constant: kv_read_bandwidth {e.kv_read_bandwidth:.2f} of peak HBM B/s"
+        self._src_pre = ("measured: " + self._pre_curve[2] if self._pre_curve is not None else
+                         f"constant: attention_compute {e.attention_compute:.2f} of peak FLOP/s")
         self._vocab = s.vocab
         self._hidden = s.hidden
         self._L = s.num_layers
@@ -283,30 +330,40 @@ class IterationCostModel:
         emit = nd * q + nps if q != 1 else nd + nps
         terms: dict[str, TermCost] | None = {} if detail else None
 
-        def add(name, flops, nbytes, rate, t, bound=None):
+        def add(name, flops, nbytes, rate, t, bound=None, bwu=None, source=""):
             if terms is None:
                 return
+            bwx = bwu or bw
             tc = terms.setdefault(name, TermCost(name))
+            if source:
+                tc.source = source
             tc.flops += float(flops)
             tc.bytes += float(nbytes)
             if rate:
                 tc.compute_s += float(flops / rate)
                 tc.peak_flops = rate
             if nbytes:
-                tc.memory_s += float(nbytes / bw)
-                tc.bandwidth = bw
+                tc.memory_s += float(nbytes / bwx)
+                tc.bandwidth = bwx
             tc.time_s += float(t)
             tc.bound = bound or ("compute" if tc.compute_s > tc.memory_s else "memory")
 
         layers = 0.0
-        for name, (f, wbytes, abytes, rate) in self._linear_terms:
+        peak_bw = self._peak_bw
+        for name, (f, wbytes, abytes, rate), parts in self._linear_terms:
             if not f:
                 continue
             fl = f * T
             by = wbytes + abytes * T
-            t = _roof(fl, by, rate, bw, mx)
+            if parts is None:
+                t = _roof(fl, by, rate, bw, mx)
+                add(name, fl, by, rate, t, source=self._const_gemm)
+            else:   # measured: each GEMM's roofline at vendor peak over its efficiency at T tokens
+                t = 0.0
+                for pf, pw, pa, peak, curve in parts:
+                    t = t + _roof(pf * T, pw + pa * T, peak, peak_bw, mx) / efficiency_at(curve, T)
+                add(name, fl, by, parts[0][3], t, bwu=peak_bw, source="measured: " + parts[0][4][2])
             layers = layers + t
-            add(name, fl, by, rate, t)
         for count, E, k, local, eparams, route_mult, io in self._experts:
             Tr = T * route_mult
             routed = Tr * k * local / E                       # token-expert pairs on this GPU
@@ -315,10 +372,12 @@ class IterationCostModel:
             by = count * (distinct * eparams * self._expert_wb + ab * routed * io)
             if self._moe_curve is not None:
                 t = _roof(fl, by, self._expert_peak, self._peak_bw, mx) / efficiency_at(self._moe_curve, Tr)
+                add("moe_experts", fl, by, self._expert_peak, t, bwu=peak_bw, source="measured: " + self._moe_curve[2])
             else:
                 t = _roof(fl, by, self._expert_rate, bw, mx)
+                add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm)
             layers = layers + t
-            add("moe_experts", fl, by, self._expert_rate, t)
+        dfit, pcurve = self._dec_fit, self._pre_curve
         for count, fdec, bdec, fpre, bpre, window in self._attn:
             if window:
                 Se = mn(S, nd * window)
@@ -326,10 +385,17 @@ class IterationCostModel:
             else:
                 Se, Pe = S, P
             td = count * Se * mx(fdec * q / self.attn_rate, bdec / self.kv_bw)
-            tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
+            if dfit is not None:   # measured: kernel launch (when any sequence decodes) + per-sequence cost
+                td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
+            if pcurve is not None and Tp:   # measured: efficiency at the equivalent prompt length 2 P / Tp
+                x = math.log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
+                tpre = count * mx(fpre * Pe / self._attn_peak, bpre * Tp / peak_bw) / interp_scalar(x, pcurve[0], pcurve[1])
+            else:
+                tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre
-            add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td)
-            add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre)
+            add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td, bwu=self.kv_bw,
+                source=self._src_dec)
+            add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre, source=self._src_pre)
         te = T * self._elem_bytes_per_token / bw
         layers = layers + te
         add("elementwise", 0.0, T * self._elem_bytes_per_token, 0.0, te, "memory")
@@ -351,8 +417,12 @@ class IterationCostModel:
         f_lm, w_lm, io_lm, r_lm = self._lm
         fl = f_lm * emit
         by = w_lm + io_lm * emit
-        t_lm = _roof(fl, by, r_lm, bw, mx) * (emit > 0)
-        add("lm_head", fl, by, r_lm, t_lm)
+        if self._lm_curve is not None:
+            t_lm = _roof(fl, by, self._lm_peak, peak_bw, mx) / efficiency_at(self._lm_curve, emit) * (emit > 0)
+            add("lm_head", fl, by, self._lm_peak, t_lm, bwu=peak_bw, source="measured: " + self._lm_curve[2])
+        else:
+            t_lm = _roof(fl, by, r_lm, bw, mx) * (emit > 0)
+            add("lm_head", fl, by, r_lm, t_lm, source=self._const_gemm)
         smp_bytes = SAMPLER_LOGIT_PASSES * emit * self._vocab * LOGIT_BYTES
         t_smp = smp_bytes / bw
         add("sampler", 0.0, smp_bytes, 0.0, t_smp, "memory")
@@ -405,6 +475,18 @@ class IterationCostModel:
         notes = list(self.precision.notes)
         if self._moe_curve is not None:
             notes.append(f"experts: measured fused-MoE efficiency by tokens per step, {self._moe_curve[2]}")
+        gemm_src = sorted({p[0][4][2] for _, _, p in self._linear_terms if p}
+                          | ({self._lm_curve[2]} if self._lm_curve is not None else set()))
+        if gemm_src:
+            notes.append("dense GEMMs: measured efficiency by tokens per step and weight size, " + "; ".join(gemm_src))
+        unmeasured = sorted({name for name, (f, *_), p in self._linear_terms if f and not p})
+        if unmeasured:
+            notes.append(f"{', '.join(unmeasured)}: {self._const_gemm}")
+        if self._dec_fit is not None:
+            notes.append(f"decode attention: measured launch + per-sequence time, {self._dec_fit[3]}; KV reads at "
+                         f"kv_read_bandwidth {self.eff.kv_read_bandwidth:.2f} of peak")
+        if self._pre_curve is not None:
+            notes.append(f"prefill attention: measured efficiency by prompt length, {self._pre_curve[2]}")
         return IterationCost(terms=terms or {}, gpu_time_s=float(gpu), cpu_time_s=float(cpu), step_time_s=float(step),
                              pipeline_interval_s=float(self._combine(interval, cpu, max)),
                              tokens=int(num_decode + prefill_tokens), async_overlap=self.async_overlap, notes=notes)

@@ -1,22 +1,42 @@
-"""Measured kernel efficiency (fraction of the roofline at vendor peak) by tokens per step.
+"""Measured kernel efficiency (fraction of the roofline at vendor peak) of vLLM's kernels.
 
 ``data/kernel_efficiency.json`` is derived by ``tools/derive_kernel_efficiency.py`` from NVIDIA's
-aiconfigurator-core kernel measurements (Apache-2.0; see data/LICENSE-aiconfigurator-data.txt). For vLLM's
-fused-MoE kernels it gives, per GPU and expert weight format, the median over measured MoE shapes of
+aiconfigurator-core kernel measurements (Apache-2.0; see data/LICENSE-aiconfigurator-data.txt), timed
+by NVIDIA inside vLLM (CUDA-graph replays) per GPU. Everywhere
 
-    efficiency(T) = max(FLOPs / peak FLOP/s, weight bytes / peak B/s) / measured latency
+    efficiency = max(FLOPs / peak FLOP/s, bytes / peak B/s) / measured latency
 
-at T tokens per step. Small steps reach only a fraction of HBM bandwidth (launch and tile overheads:
-~0.2-0.3 at T = 1 on H100), mid-size decode batches 0.5-0.7, and prefill-sized steps (T >= 4096)
-only 0.2-0.35 of the dense tensor-core peak: far below the 0.60 the single GEMM constant assumed.
-Between measured token counts the efficiency is interpolated in log2(T); outside, it is held.
-Formats whose measured efficiency never reaches ``MIN_TRUSTED`` are left out (the roofline cannot
-explain those kernels; the named constants of efficiency.py apply instead).
+with the FLOPs and bytes counted exactly as ``IterationCostModel`` counts them, so that
+``roofline at peak / efficiency`` reproduces the measured latency. Four tables:
+
+* fused MoE (``moe_efficiency_curve``): per expert weight format and MoE shape, by tokens per step.
+  Small steps reach only a fraction of HBM bandwidth (~0.2-0.3 at T = 1 on H100), prefill-sized steps
+  only 0.2-0.35 of the dense tensor-core peak.
+* dense GEMMs (``gemm_efficiency_curve``): per GPU and dtype (bf16 cuBLAS, fp8 per-tensor CUTLASS,
+  nvfp4), by tokens per step M (1-32,768) and weight-size class log2(n x k). A GEMM's latency floor
+  (~2.5 us bf16) makes small GEMMs slow at decode: at M = 1 a 1024 x 4096 GEMM streams its weights at
+  ~0.38 of H100's HBM peak, an 8192 x 28672 one at ~0.89; large-M GEMMs reach ~0.8 of dense peak.
+  Block-FP8 was timed without CUDA graphs by the collector (~160 us per call whatever the shape): the
+  graph-timed per-tensor FP8 table stands in for it (same tensor cores and weight bytes; named so in
+  the term's source). Weight-only INT4/INT8 (Marlin) and MXFP4 on Hopper are not measured: the named
+  constants apply.
+* decode attention (``decode_attention_fit``): per KV dtype, latency per layer = launch + per_seq x
+  batch + KV bytes / (peak B/s x fraction), fitted to the table (randomised paged block tables).
+* prefill attention (``prefill_attention_curve``): per KV dtype, causal-attention efficiency against
+  the 16-bit peak by prompt length (0.1 at 128 tokens, 0.5 at 4k, 0.6 at 16k on H100).
+
+Between measured points efficiencies are interpolated (in log2 of tokens or weights); outside, held.
+A GPU without its own table uses its family's (``FAMILY``: H100 PCIe -> H100 SXM...); a GPU or format
+without any keeps the named constants of efficiency.py, and ``TermCost.source`` says which applied.
+MoE tables whose measured efficiency never reaches ``MIN_TRUSTED`` are left out (dense GEMM curves are
+kept: a small GEMM's low efficiency is its measured latency floor).
 """
 
 from __future__ import annotations
 
 import json
+import math
+from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -59,7 +79,7 @@ SHAPES_KEY = "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency 
 
 
 def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: int = 0, experts: int = 0,
-                         top_k: int = 0) -> tuple[np.ndarray, np.ndarray, str] | None:
+                         top_k: int = 0) -> tuple | None:
     """(log2 tokens, efficiency, provenance) of the measured MoE shape nearest to (hidden, per-GPU
     intermediate size, per-GPU experts, top-k) on ``gpu_name`` in format ``fmt_key``; None when not
     measured. Nearest = smallest sum of |log ratio| over the four sizes."""
@@ -78,13 +98,120 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
     if e.max() < MIN_TRUSTED:
         return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
-    return t, e, (f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
-                  f"({cell['kernel']}, vLLM {table[name]['vllm_release']}, aiconfigurator)")
+    return _curve(t, e, f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
+                        f"({cell['kernel']}, vLLM {table[name]['vllm_release']}, aiconfigurator)")
 
 
-def efficiency_at(curve: tuple[np.ndarray, np.ndarray, str], tokens):
-    """Efficiency at ``tokens`` per step (float or array), interpolated in log2(tokens)."""
-    lt, e, _ = curve
-    x = np.log2(np.maximum(np.asarray(tokens, dtype=float), 1.0))
-    out = np.interp(x, lt, e)
-    return float(out) if np.ndim(out) == 0 else out
+def _curve(t: np.ndarray, e: np.ndarray, provenance: str) -> tuple:
+    """(log2 tokens, efficiency, provenance, the same two as lists): the lists feed :func:`interp_scalar`."""
+    return t, e, provenance, [float(v) for v in t], [float(v) for v in e]
+
+
+def efficiency_at(curve: tuple, tokens):
+    """Efficiency at ``tokens`` per step (float or array), interpolated in log2(tokens).
+
+    Scalars and arrays go through the same pure-Python :func:`interp_scalar`, so that the cost model's
+    vector form, its scalar form and the simulator's compiled form agree bit for bit."""
+    xs, ys = curve[3], curve[4]
+    if type(tokens) is int or type(tokens) is float or np.ndim(tokens) == 0:
+        return interp_scalar(math.log2(max(float(tokens), 1.0)), xs, ys)
+    flat = [interp_scalar(math.log2(max(float(v), 1.0)), xs, ys) for v in np.ravel(tokens)]
+    return np.asarray(flat, dtype=float).reshape(np.shape(tokens))
+
+
+# ---------------------------------------------------------------------------------------------- dense GEMMs
+GEMM_KEY = "efficiency [log2_weights][tokens]"
+
+
+def _entry(gpu_name: str) -> tuple[str | None, dict[str, Any]]:
+    """(measured GPU name, its table entry) standing in for ``gpu_name``; (None, {}) when unmeasured."""
+    table = _table()
+    name = gpu_name if gpu_name in table else next((t for p, t in FAMILY if gpu_name.startswith(p)), None)
+    return name, (table.get(name) or {}) if name else {}
+
+
+def gemm_format(fmt: str | None, weight_bytes: float, compute_key: str) -> str:
+    """The dense-GEMM table key of a weight format: bf16, fp8, fp8_block, nvfp4; "" when the kernel
+    vLLM runs was not measured (weight-only INT4/INT8 Marlin, MXFP4, FP8 dequantized on Ampere...)."""
+    f = (fmt or "").lower()
+    if compute_key in ("bf16", "fp16"):
+        return "bf16" if weight_bytes >= 2.0 else ""
+    if compute_key == "fp8" and "fp8" in f:
+        # block-scaled FP8 (128 x 128 blocks) stores a scale per 16,384 weights: bytes/weight just above 1
+        return "fp8_block" if weight_bytes > 1.0 + 1e-9 else "fp8"
+    if compute_key == "fp4" and ("nvfp4" in f or "modelopt_fp4" in f):
+        return "nvfp4"
+    return ""
+
+
+def gemm_efficiency_curve(gpu_name: str, key: str, n: int, k: int) -> tuple | None:
+    """(log2 tokens, efficiency, provenance) of a dense ``n x k`` GEMM on ``gpu_name`` in format ``key``:
+    the measured curve interpolated in log2(n x k) between weight classes (held outside them); None
+    when not measured."""
+    name, entry = _entry(gpu_name)
+    gemm = entry.get("gemm") or {}
+    cell = gemm.get(key) if key else None
+    stand_in = ""
+    if not cell and key == "fp8_block" and gemm.get("fp8"):
+        # block-FP8 was timed without CUDA graphs (left out by the derivation): the per-tensor FP8 GEMM
+        # (same FP8 tensor cores and weight bytes, graph-timed) stands in for it
+        cell, stand_in = gemm["fp8"], " standing in for fp8_block (timed without CUDA graphs)"
+    if not cell:
+        return None
+    lw = np.asarray(cell["log2_weights"], dtype=float)
+    grid = np.asarray(cell[GEMM_KEY], dtype=float)
+    x = float(np.log2(max(1, int(n) * int(k))))
+    # no MIN_TRUSTED cut here: a small GEMM's low efficiency is its measured latency floor (a few us)
+    e = np.array([np.interp(x, lw, grid[:, j]) for j in range(grid.shape[1])])
+    t = np.log2(np.asarray(cell["tokens"], dtype=float))
+    shown = "fp8" if stand_in else key
+    return _curve(t, e, f"{name} {shown} GEMM{stand_in} ({cell['kernel']}, vLLM {gemm['vllm_release']}, "
+                        "aiconfigurator)")
+
+
+# ---------------------------------------------------------------------------------------------- attention
+def _kv_key(kv_bytes: float) -> str:
+    return "bfloat16" if kv_bytes >= 2.0 else ("fp8" if kv_bytes >= 1.0 else "")
+
+
+def decode_attention_fit(gpu_name: str, kv_bytes: float) -> tuple[float, float, float, str] | None:
+    """(launch s per layer, s per sequence per layer, fraction of peak HBM bandwidth for KV reads,
+    provenance) of vLLM's decode attention kernel on ``gpu_name`` with ``kv_bytes`` per KV element:
+
+        latency per layer = launch + per_seq x batch + KV bytes / (peak B/s x fraction)
+
+    fitted to the measured table (tools/derive_kernel_efficiency.py); None when not measured."""
+    name, entry = _entry(gpu_name)
+    attn = entry.get("attention") or {}
+    cell = (attn.get("decode") or {}).get(_kv_key(kv_bytes))
+    if not cell:
+        return None
+    return (float(cell["launch_s"]), float(cell["per_seq_s"]), float(cell["kv_bandwidth_fraction"]),
+            f"{name} KV {_kv_key(kv_bytes)} ({cell['kernel']}, vLLM {attn['vllm_release']}, aiconfigurator)")
+
+
+def prefill_attention_curve(gpu_name: str, kv_bytes: float) -> tuple[list[float], list[float], str] | None:
+    """(log2 prompt tokens, efficiency, provenance) of causal prefill attention on ``gpu_name``:
+    efficiency = max(FLOPs / 16-bit peak, KV bytes / peak B/s) / measured latency, by prompt length;
+    None when not measured. Plain lists: evaluated with :func:`interp_scalar` on the simulator's path."""
+    name, entry = _entry(gpu_name)
+    attn = entry.get("attention") or {}
+    cell = (attn.get("prefill") or {}).get(_kv_key(kv_bytes))
+    if not cell:
+        return None
+    xs = [float(np.log2(v)) for v in cell["prompt_tokens"]]
+    return xs, [float(v) for v in cell["efficiency"]], (
+        f"{name} KV {_kv_key(kv_bytes)} ({cell['kernel']}, vLLM {attn['vllm_release']}, aiconfigurator)")
+
+
+def interp_scalar(x: float, xs: list[float], ys: list[float]) -> float:
+    """Piecewise-linear interpolation of ``ys`` over increasing ``xs`` at ``x``, held outside (pure Python:
+    the cost model and its compiled form call this same function, so their floats agree bit for bit)."""
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    i = bisect_right(xs, x)
+    x0, x1 = xs[i - 1], xs[i]
+    y0 = ys[i - 1]
+    return y0 + (ys[i] - y0) * (x - x0) / (x1 - x0)

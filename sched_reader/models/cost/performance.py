@@ -109,6 +109,8 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
     if cfg.enforce_eager:
         explain.append("enforce_eager: no CUDA graphs, per-layer host launch time bounds small batches")
     explain += list(cost.precision.notes) + list(st.notes)
+    # which measured kernel table (or named constant) each GEMM / attention term used
+    explain += [x for x in dec.notes if x not in cost.precision.notes]
 
     out: dict[str, Any] = {
         "duration": st.duration_s,

@@ -1,6 +1,7 @@
 """Workload generation: seeded, distributions, mixes, arrivals, traces, YAML, bad input."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,9 +34,31 @@ def test_sharegpt_pairs_are_dropped_not_clipped_like_vllm_bench():
     r = from_bench_flags(dataset_name="sharegpt", num_prompts=20000, seed=1)
     assert (r.prompt_len == 1024).sum() < 20          # clipping would put ~2% (400) there
     assert r.output_len.max() > 1024
-    assert r.output_len.min() >= 4 and r.prompt_len.min() >= 4
-    # medians 155 / 126, sigma 1.1 / 1.0, filtered: means ~216 / ~198 (models.workload.SHAREGPT_MEAN_*)
+    assert r.prompt_len.min() >= 4
+    # lognormal outputs keep the bench's 4-token minimum; only short replies (ended by EOS) go below it
+    assert 0 < (r.output_len < 4).mean() < 0.02
+    # medians 155 / 160, sigma 1.1 / 1.0, 20% short replies, filtered: means ~216 / ~198 (models.workload.SHAREGPT_MEAN_*)
     assert abs(r.prompt_len.mean() - 216) < 8 and abs(r.output_len.mean() - 198) < 8
+
+
+def test_sharegpt_short_reply_share_matches_measured_bench_outputs():
+    """The share of outputs under 30 / 10 tokens is the one measured per request in real `vllm bench serve`
+    ShareGPT runs (tests/data/bench/lambda-*-sharegpt.yaml, output_lens of the saved JSONs; a 0 is a
+    request that produced no token and never ran)."""
+    import yaml
+
+    outs = []
+    for f in sorted((Path(__file__).resolve().parents[2] / "data" / "bench").glob("lambda-*-sharegpt.yaml")):
+        d = yaml.safe_load(f.read_text())
+        o = np.asarray(next(v for k, v in d.items() if k.startswith("output_lens_")))
+        outs.append(o[o > 0])
+    measured = np.concatenate(outs)
+    assert measured.size > 1500
+    r = from_bench_flags(dataset_name="sharegpt", num_prompts=20000, seed=3)
+    for cut in (10, 30):
+        assert abs((r.output_len < cut).mean() - (measured < cut).mean()) < 0.02, cut
+    # a plain lognormal with the same mean (the earlier profile: median 126, sigma 1) had 8% under 30 tokens
+    assert (r.output_len < 30).mean() > 0.2
 
 
 @pytest.mark.parametrize("dist,mean", [

@@ -126,11 +126,18 @@ def test_prefill_flops_at_least_two_params_per_token():
 
 
 def test_ridge_point_is_peak_over_bandwidth():
-    b = IterationCostModel(LLAMA8, H100, cfg()).breakdown(1, 1000, 0, 0.0)
+    # with the named constants (no measured kernel table): the ridge of the derated roofline
+    b = IterationCostModel(LLAMA8, H100, cfg(), use_kernel_tables=False).breakdown(1, 1000, 0, 0.0)
     e = DEFAULT_EFFICIENCY
     assert b.terms["mlp"].ridge == pytest.approx(989.5e12 * e.gemm_compute / (3.35e12 * e.memory_bandwidth))
+    assert b.terms["mlp"].source.startswith("constants: gemm_compute 0.60")
     # batch-1 GEMV: 2 FLOPs per 2-byte weight -> intensity ~1 FLOP/byte
     assert b.terms["mlp"].intensity == pytest.approx(1.0, rel=0.01)
+    # with the measured GEMM table the roofline is taken at vendor peak (the efficiency is the table's):
+    # ridge = 989.5e12 / 3.35e12 = 295.4 FLOP/byte
+    m = IterationCostModel(LLAMA8, H100, cfg()).breakdown(1, 1000, 0, 0.0)
+    assert m.terms["mlp"].ridge == pytest.approx(989.5e12 / 3.35e12)
+    assert m.terms["mlp"].source.startswith("measured: H100 SXM5 80GB bf16 GEMM")
 
 
 def test_moe_touches_fewer_experts_at_batch1_than_512():

@@ -26,6 +26,9 @@ CASES = [
     ["mistralai/Mixtral-8x7B-Instruct-v0.1", "--tensor-parallel-size", "2", "--enable-expert-parallel"],
     ["google/gemma-2-9b-it"],                                                  # sliding-window layers
     ["openai/gpt-oss-20b"],                                                    # MoE + sliding window
+    ["meta-llama/Llama-3.1-8B-Instruct", "--quantization", "fp8"],             # measured FP8 GEMM table
+    ["meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "fp8"],           # measured FP8-KV attention
+    ["Qwen/Qwen3-30B-A3B-FP8"],                      # block FP8: per-tensor FP8 GEMM table standing in
 ]
 
 
@@ -80,3 +83,14 @@ def test_other_costs_have_no_fast_form():
     from sched_reader.analyzers.simulator.cost import LinearStepCost
 
     assert compile_step_time(LinearStepCost()) is None
+
+
+@pytest.mark.parametrize("gpu", ["A100 SXM4 80GB", "L40S", "MI300X"])
+def test_fast_form_on_other_gpus(gpu):
+    """A100/L40S: measured tables of another generation; MI300X: none (the named constants)."""
+    spec = build_specs([], ["vllm", "serve", "Qwen/Qwen3-8B"], gpu=gpu)[0]
+    cost = engine_inputs(spec, apply_profile=False)[0]
+    fast = compile_step_time(cost)
+    assert fast is not None
+    for pt in _points(5, 1500):
+        assert fast(*pt) == cost.step_time(*pt), pt

@@ -1,5 +1,5 @@
 """``python -m sched_reader`` runs the CLI."""
 
-from sched_reader.cli.app import main
+from sched_reader.cli.entry import main
 
 main()

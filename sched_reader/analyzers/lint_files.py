@@ -198,25 +198,21 @@ def walk(directory: str, flt: FileFilter | None = None) -> tuple[list[str], list
 
     out: list[str] = []
     skipped: list[tuple[str, str]] = []
+
+    def kept(full: str, is_dir: bool) -> bool:
+        """False (and the reason recorded) when the filter excludes ``full``."""
+        why = flt.excluded(full, is_dir) if flt else None
+        if why:
+            skipped.append((full, why))
+        return not why
+
     for root, dirs, names in os.walk(directory, onerror=unreadable):
-        keep = []
-        for d in sorted(dirs):
-            if d.startswith("."):
-                continue
-            full = os.path.normpath(os.path.join(root, d))
-            why = flt.excluded(full, True) if flt else None
-            if why:
-                skipped.append((full, why))
-            else:
-                keep.append(d)
-        dirs[:] = keep
+        dirs[:] = [d for d in sorted(dirs)
+                   if not d.startswith(".") and kept(os.path.normpath(os.path.join(root, d)), True)]
         for name in sorted(names):
             if not (name.lower().endswith(WALK_SUFFIXES) or name.lower() in WALK_NAMES) or name.startswith("."):
                 continue
             full = os.path.normpath(os.path.join(root, name))
-            why = flt.excluded(full, False) if flt else None
-            if why:
-                skipped.append((full, why))
-            else:
+            if kept(full, False):
                 out.append(full)
     return sorted(out, key=lambda p: Path(p).parts), skipped

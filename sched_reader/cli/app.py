@@ -11,11 +11,9 @@ from sched_reader.cli import (cmd_calibrate, cmd_compat, cmd_config, cmd_diagnos
                               cmd_lint, cmd_rules, cmd_simulate, cmd_tune)
 from sched_reader.cli.common import COMMAND_LINE
 
-_COMMAND_MODULES = {
-    "config": cmd_config, "diagnose": cmd_diagnose, "simulate": cmd_simulate, "compat": cmd_compat,
-    "lint": cmd_lint, "rules": cmd_rules, "rule": cmd_rules, "lesson": cmd_lesson, "explain-log": cmd_explain_log,
-    "calibrate": cmd_calibrate, "tune": cmd_tune,
-}
+# The command modules, in the order --help lists their commands.
+_MODULES = (cmd_config, cmd_diagnose, cmd_simulate, cmd_compat, cmd_lint, cmd_rules, cmd_lesson, cmd_explain_log,
+            cmd_calibrate, cmd_tune)
 
 
 def _new_app() -> typer.Typer:
@@ -77,12 +75,14 @@ _plain_argument_metavars()
 def _full_app() -> typer.Typer:
     """The application with every command (what ``--help`` lists and the tests drive)."""
     full = _new_app()
-    for mod in dict.fromkeys(_COMMAND_MODULES.values()):
+    for mod in _MODULES:
         mod.register(full)
     return full
 
 
 app = _full_app()
+# command name -> the module that registers it (``rules`` and ``rule`` -> cmd_rules), read from the app
+_COMMAND_MODULES = {info.name: sys.modules[info.callback.__module__] for info in app.registered_commands}
 
 
 def app_for(args: list[str]) -> typer.Typer:

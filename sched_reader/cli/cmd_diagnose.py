@@ -7,38 +7,13 @@ from typing import List, Optional
 
 import typer
 
-from sched_reader.cli.common import (
-    BackendOption,
-    BurstinessOption,
-    Dataset,
-    DatasetNameOption,
-    EndpointOption,
-    FormatOption,
-    GoodputOption,
-    GpuOption,
-    InputLenOption,
-    MaxConcurrencyOption,
-    MetricPercentilesOption,
-    ModelConfigOption,
-    ModelOption,
-    NumPromptsOption,
-    OutputFormat,
-    OutputLenOption,
-    PlotOption,
-    ProfileOption,
-    RandomInputLenOption,
-    RandomOutputLenOption,
-    RangeRatioOption,
-    RequestRateOption,
-    SeedOption,
-    VllmOption,
-    WorkloadFileOption,
-    bench_overrides,
-    run_guarded,
-)
+from sched_reader.cli.common import (FormatOption, GpuOption, ModelConfigOption, ModelOption, OutputFormat,
+                                     PlotOption, ProfileOption, VllmOption, bench_overrides, run_guarded,
+                                     with_bench_options)
 from sched_reader.cli.fail_on import FailOn, FailOnOption
 
 
+@with_bench_options
 def diagnose(
     files: Optional[List[str]] = typer.Argument(
         None, metavar="FILE",
@@ -49,22 +24,7 @@ def diagnose(
     model: Optional[str] = ModelOption,
     fmt: OutputFormat = FormatOption,
     explain: bool = typer.Option(False, "--explain", help="Show each figure's formula and inputs."),
-    workload: Optional[Path] = WorkloadFileOption,
-    dataset_name: Optional[Dataset] = DatasetNameOption,
-    input_len: Optional[int] = InputLenOption,
-    output_len: Optional[int] = OutputLenOption,
-    random_input_len: Optional[int] = RandomInputLenOption,
-    random_output_len: Optional[int] = RandomOutputLenOption,
-    random_range_ratio: Optional[float] = RangeRatioOption,
-    num_prompts: Optional[int] = NumPromptsOption,
-    request_rate: Optional[str] = RequestRateOption,
-    burstiness: Optional[float] = BurstinessOption,
-    max_concurrency: Optional[int] = MaxConcurrencyOption,
-    backend: Optional[str] = BackendOption,
-    endpoint: Optional[str] = EndpointOption,
-    seed: int = SeedOption,
-    metric_percentiles: Optional[str] = MetricPercentilesOption,
-    goodput: Optional[List[str]] = GoodputOption,
+    bench: dict = ...,  # the `vllm bench serve` options (common.BENCH_OPTIONS)
     plot: Optional[Path] = PlotOption,
     fail_on: FailOn = FailOnOption,
     sets: Optional[List[str]] = typer.Option(
@@ -87,12 +47,7 @@ def diagnose(
 
         activate_profile(profile)
 
-        overrides = bench_overrides(
-            workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,
-            random_input_len=random_input_len, random_output_len=random_output_len,
-            random_range_ratio=random_range_ratio, num_prompts=num_prompts, request_rate=request_rate,
-            burstiness=burstiness, max_concurrency=max_concurrency, backend=backend, endpoint=endpoint, seed=seed,
-            metric_percentiles=metric_percentiles, goodput=goodput)
+        overrides = bench_overrides(**bench)
         return runner.run(files, gpu=gpu, vllm=vllm, model_config=model_config, model=model, fmt=fmt.value,
                           explain=explain, overrides=overrides, plot=plot, sets=sets, effects=effects, fail_on=fail_on,
                           echo=lambda text: typer.echo(text, nl=False))

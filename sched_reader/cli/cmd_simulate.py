@@ -7,36 +7,10 @@ from typing import List, Optional
 
 import typer
 
-from sched_reader.cli.common import (
-    BackendOption,
-    BurstinessOption,
-    Dataset,
-    DatasetNameOption,
-    EndpointOption,
-    FormatOption,
-    GoodputOption,
-    GpuOption,
-    InputLenOption,
-    MaxConcurrencyOption,
-    MetricPercentilesOption,
-    ModelConfigOption,
-    NumPromptsOption,
-    OutputFormat,
-    OutputLenOption,
-    PlotOption,
-    ProfileOption,
-    RandomInputLenOption,
-    RandomOutputLenOption,
-    RangeRatioOption,
-    RequestRateOption,
-    SeedOption,
-    VllmOption,
-    WorkloadFileOption,
-    bench_overrides,
-    run_guarded,
-)
+from sched_reader.cli.common import (FormatOption, GpuOption, ModelConfigOption, OutputFormat, PlotOption,
+                                     ProfileOption, VllmOption, bench_overrides, run_guarded, with_bench_options)
 
-
+@with_bench_options
 def simulate(
     files: Optional[List[str]] = typer.Argument(
         None, metavar="FILE",
@@ -45,22 +19,7 @@ def simulate(
     compare: Optional[str] = typer.Option(
         None, "--compare", metavar="LIST", help="Comma list of policies to run side by side, e.g. naive,continuous,vllm."
     ),
-    workload: Optional[Path] = WorkloadFileOption,
-    dataset_name: Optional[Dataset] = DatasetNameOption,
-    input_len: Optional[int] = InputLenOption,
-    output_len: Optional[int] = OutputLenOption,
-    random_input_len: Optional[int] = RandomInputLenOption,
-    random_output_len: Optional[int] = RandomOutputLenOption,
-    random_range_ratio: Optional[float] = RangeRatioOption,
-    num_prompts: Optional[int] = NumPromptsOption,
-    request_rate: Optional[str] = RequestRateOption,
-    burstiness: Optional[float] = BurstinessOption,
-    max_concurrency: Optional[int] = MaxConcurrencyOption,
-    backend: Optional[str] = BackendOption,
-    endpoint: Optional[str] = EndpointOption,
-    seed: int = SeedOption,
-    metric_percentiles: Optional[str] = MetricPercentilesOption,
-    goodput: Optional[List[str]] = GoodputOption,
+    bench: dict = ...,  # the `vllm bench serve` options (common.BENCH_OPTIONS)
     chunk_size: int = typer.Option(512, "--chunk-size", min=1, metavar="N", help="Prefill chunk of the 'chunked' policy (tokens)."),
     slo_ttft_ms: Optional[float] = typer.Option(None, "--slo-ttft-ms", metavar="MS", help="Goodput TTFT target (ms); same as --goodput ttft:MS."),
     slo_tpot_ms: Optional[float] = typer.Option(None, "--slo-tpot-ms", metavar="MS", help="Goodput TPOT target (ms); same as --goodput tpot:MS."),
@@ -93,12 +52,7 @@ def simulate(
         from sched_reader.cli.runners.profile import activate_profile
 
         activate_profile(profile)
-        overrides = bench_overrides(
-            workload=workload, dataset_name=dataset_name, input_len=input_len, output_len=output_len,
-            random_input_len=random_input_len, random_output_len=random_output_len,
-            random_range_ratio=random_range_ratio, num_prompts=num_prompts, request_rate=request_rate,
-            burstiness=burstiness, max_concurrency=max_concurrency, backend=backend, endpoint=endpoint, seed=seed,
-            metric_percentiles=metric_percentiles, goodput=goodput)
+        overrides = bench_overrides(**bench)
         return runner.run(files, policy=policy, compare=compare, overrides=overrides, slo_ttft_ms=slo_ttft_ms,
                           slo_tpot_ms=slo_tpot_ms, chunk_size=chunk_size, plot=plot, timeseries=timeseries,
                           fmt=fmt.value, gpu=gpu, vllm=vllm, model_config=model_config, echo=typer.echo)

@@ -7,20 +7,10 @@ from typing import List, Optional
 
 import typer
 
-from sched_reader.cli.common import (
-    BackendOption,
-    Dataset,
-    EndpointOption,
-    FormatOption,
-    GpuOption,
-    ModelConfigOption,
-    OutputFormat,
-    PlotOption,
-    ProfileOption,
-    VllmOption,
-    bench_overrides,
-    run_guarded,
-)
+from sched_reader.cli.common import (BackendOption, Dataset, EndpointOption, FormatOption, GpuOption,
+                                     ModelConfigOption, OutputFormat, PlotOption, ProfileOption, VllmOption,
+                                     bench_overrides, run_guarded)
+
 
 def tune(
     files: Optional[List[str]] = typer.Argument(

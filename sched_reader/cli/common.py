@@ -9,11 +9,13 @@ directly (``typer.testing.CliRunner``), click passes those words as positional a
 from __future__ import annotations
 
 import contextvars
+import functools
+import inspect
+import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, NoReturn, TypeVar
-import os
+from typing import Any, Callable, List, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -163,6 +165,50 @@ GoodputOption = typer.Option(
     None, "--goodput", metavar="KEY:MS",
     help="Goodput target as vLLM: ttft:MS, tpot:MS or e2el:MS; repeat the option or separate with commas "
          "or spaces.")
+
+
+# The `vllm bench serve` options of diagnose and simulate, in their --help order: (parameter, type, option).
+BENCH_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("workload", Optional[Path], WorkloadFileOption),
+    ("dataset_name", Optional[Dataset], DatasetNameOption),
+    ("input_len", Optional[int], InputLenOption),
+    ("output_len", Optional[int], OutputLenOption),
+    ("random_input_len", Optional[int], RandomInputLenOption),
+    ("random_output_len", Optional[int], RandomOutputLenOption),
+    ("random_range_ratio", Optional[float], RangeRatioOption),
+    ("num_prompts", Optional[int], NumPromptsOption),
+    ("request_rate", Optional[str], RequestRateOption),
+    ("burstiness", Optional[float], BurstinessOption),
+    ("max_concurrency", Optional[int], MaxConcurrencyOption),
+    ("backend", Optional[str], BackendOption),
+    ("endpoint", Optional[str], EndpointOption),
+    ("seed", int, SeedOption),
+    ("metric_percentiles", Optional[str], MetricPercentilesOption),
+    ("goodput", Optional[List[str]], GoodputOption),
+)
+
+
+def with_bench_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with the ``BENCH_OPTIONS`` in place of its ``bench`` parameter (same place in --help);
+    the command is called with ``bench`` = {parameter: value}, for ``bench_overrides(**bench)`` inside its
+    guarded body (so a bad value is an input error, exit code 2)."""
+    signature = inspect.signature(command, eval_str=True)  # types, not the strings of `from __future__`
+    names = [name for name, _, _ in BENCH_OPTIONS]
+    expanded = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+                for name, kind, option in BENCH_OPTIONS]
+    params: list[inspect.Parameter] = []
+    for p in signature.parameters.values():
+        params.extend(expanded if p.name == "bench" else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)])
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        bench = {name: kwargs.pop(name) for name in names}
+        return command(**kwargs, bench=bench)
+
+    wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    del wrapper.__wrapped__  # typer reads __signature__, not the wrapped function's
+    return wrapper
 
 
 def parse_rate(text: str | None, key: str = "--request-rate") -> float | None:

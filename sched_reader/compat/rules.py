@@ -83,21 +83,14 @@ def evaluate(pred: Any, values: Mapping[str, Any]) -> Any:
     if not pred or not isinstance(pred[0], str) or pred[0] not in OPERATORS:
         raise PredicateError(f"bad predicate {pred!r}")
     op, args = pred[0], pred[1:]
-    if op == "and":
-        result: bool | None = True
+    if op in ("and", "or"):
+        # three-valued (Kleene): one False decides an "and", one True an "or"; else unknown wins over the rest
+        decisive = op == "or"
+        result: bool | None = not decisive
         for a in args:
             t = _truth(evaluate(a, values))
-            if t is False:
-                return False
-            if t is None:
-                result = None
-        return result
-    if op == "or":
-        result = False
-        for a in args:
-            t = _truth(evaluate(a, values))
-            if t is True:
-                return True
+            if t is decisive:
+                return decisive
             if t is None:
                 result = None
         return result

@@ -36,6 +36,9 @@ _GIB = 2**30
 
 # Vendor / product-line words that carry no SKU information (stripped from the front of a name).
 _PREFIXES = ("nvidia", "tesla", "geforce", "amd", "instinct", "intel", "gpu")
+_PARENTHESES = re.compile(r"\([^)]*\)")
+_COUNT_SUFFIX = re.compile(r":\s*\d+\s*$")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 # Memory-technology suffixes that some spellings add and others omit.
 _MEMORY_SUFFIXES = ("hbm3e", "hbm3", "hbm2e", "hbm2", "gddr6x", "gddr6", "gddr7")
 
@@ -61,16 +64,17 @@ def normalize_gpu_name(name: str) -> str:
     ``"NVIDIA H100 SXM 80GB (DGX H100)"`` -> ``"h100sxm80gb"``.
     """
     s = name.strip().lower()
-    s = re.sub(r"\([^)]*\)", " ", s)        # "(DGX H100)"
-    s = re.sub(r":\s*\d+\s*$", "", s)       # KubeAI "nvidia-gpu-h100:8"
-    s = re.sub(r"[^a-z0-9]+", "", s)
-    changed = True
-    while changed:
-        changed = False
-        for p in _PREFIXES:
-            if s.startswith(p) and len(s) > len(p):
-                s = s[len(p):]
-                changed = True
+    if "(" in s:
+        s = _PARENTHESES.sub(" ", s)        # "(DGX H100)"
+    if ":" in s:
+        s = _COUNT_SUFFIX.sub("", s)        # KubeAI "nvidia-gpu-h100:8"
+    s = _NOT_ALNUM.sub("", s)
+    # strip vendor words while one leads (no word is the start of another, so the order does not matter)
+    while s.startswith(_PREFIXES):
+        p = next(p for p in _PREFIXES if s.startswith(p))
+        if len(s) == len(p):
+            break
+        s = s[len(p):]
     return s
 
 

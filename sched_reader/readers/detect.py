@@ -8,26 +8,44 @@ shell scripts / command lines.
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
+from typing import Any, Callable
 
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.limits import MAX_ENGINES
 from sched_reader.readers.argv import find_invocation
 from sched_reader.readers.cmdline import Context, engine_from_tokens, read_script
-from sched_reader.readers.compose import read_compose
-from sched_reader.readers.helm_llmd import read_llmd_values
-from sched_reader.readers.helm_production_stack import read_production_stack
-from sched_reader.readers.kubernetes import read_manifests
-from sched_reader.readers.own_format import read_own
 from sched_reader.readers.raw import RawEngine
 from sched_reader.readers.shell import Tok
 from sched_reader.readers.source import read_text
-from sched_reader.readers.task_files import (
-    looks_like_ci, looks_like_makefile, looks_like_skypilot, read_ci, read_llmd_deployer, read_makefile, read_skypilot,
-    slurm_resources)
+from sched_reader.readers.task_forms import looks_like_ci, looks_like_makefile, looks_like_skypilot
 from sched_reader.readers.vllm_config import looks_like_vllm_config, read_vllm_config
 from sched_reader.readers.yaml_tree import YamlDoc, YList, YMap, load_documents
+
+# The reader of each form, as (module, function): imported when a file of that form is read, so a run on
+# one file loads one form's reader, not all of them (start-up time). tests/project/test_layers.py reads
+# this table as import edges of this module.
+READERS: dict[str, tuple[str, str]] = {
+    "own": ("sched_reader.readers.own_format", "read_own"),
+    "kubernetes": ("sched_reader.readers.kubernetes", "read_manifests"),
+    "compose": ("sched_reader.readers.compose", "read_compose"),
+    "production-stack": ("sched_reader.readers.helm_production_stack", "read_production_stack"),
+    "llm-d-modelservice": ("sched_reader.readers.helm_llmd", "read_llmd_values"),
+    "llm-d-deployer": ("sched_reader.readers.task_files", "read_llmd_deployer"),
+    "skypilot": ("sched_reader.readers.task_files", "read_skypilot"),
+    "ci": ("sched_reader.readers.task_files", "read_ci"),
+    "makefile": ("sched_reader.readers.task_files", "read_makefile"),
+    "slurm": ("sched_reader.readers.task_files", "slurm_resources"),
+}
+
+
+def reader(form: str) -> Callable[..., Any]:
+    """The function that reads ``form`` (a key of ``READERS``), its module imported on first use."""
+    module, function = READERS[form]
+    return getattr(importlib.import_module(module), function)
+
 
 SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".ksh", ".cmd", ".txt"}
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
@@ -105,7 +123,7 @@ def read_text_as(text: str, file: str, path: Path | None) -> list[RawEngine]:
     looks_shell = suffix in SHELL_SUFFIXES or bool(_SHEBANG.search(text[:2000]))
     if not looks_shell and suffix not in YAML_SUFFIXES:
         if looks_like_makefile(text, path if path is not None else Path(file)):
-            engines = read_makefile(text, file, stem, base_dir)
+            engines = reader("makefile")(text, file, stem, base_dir)
             if not engines:
                 raise InputError("no vLLM server command found in this Makefile", file=file,
                                  hint="looked for recipes that run `vllm serve` or the OpenAI api_server")
@@ -188,21 +206,21 @@ def _dispatch_or_none(docs: list[YamlDoc], text: str, file: str, stem: str, base
 
 def _dispatch(kind: str, docs: list[YamlDoc], text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
     if kind == "own":
-        engines = read_own(docs, file, stem, base_dir, read_path=read_file)
+        engines = reader("own")(docs, file, stem, base_dir, read_path=read_file)
     elif kind == "kubernetes":
-        engines = read_manifests(docs, file)
+        engines = reader("kubernetes")(docs, file)
     elif kind == "compose":
-        engines = read_compose(docs[0].root, file, base_dir)
+        engines = reader("compose")(docs[0].root, file, base_dir)
     elif kind == "production-stack":
-        engines = read_production_stack(docs[0].root, file)
+        engines = reader("production-stack")(docs[0].root, file)
     elif kind == "llm-d-modelservice":
-        engines = read_llmd_values(docs[0].root, file)
+        engines = reader("llm-d-modelservice")(docs[0].root, file)
     elif kind == "llm-d-deployer":
-        engines = read_llmd_deployer(docs[0].root, file)
+        engines = reader("llm-d-deployer")(docs[0].root, file)
     elif kind == "skypilot":
-        engines = read_skypilot(docs[0].root, file, stem)
+        engines = reader("skypilot")(docs[0].root, file, stem)
     elif kind == "ci":
-        engines = read_ci(docs[0].root, file, looks_like_ci(docs[0].root) or "github")
+        engines = reader("ci")(docs[0].root, file, looks_like_ci(docs[0].root) or "github")
     else:
         engines = read_vllm_config(docs, file, stem)
     if not engines:
@@ -247,7 +265,7 @@ def _generic_yaml(docs: list[YamlDoc], file: str, stem: str) -> list[RawEngine]:
 def _shell(text: str, file: str, stem: str, base_dir: Path | None) -> list[RawEngine]:
     engines = read_script(text, file, name=stem, base_dir=base_dir)
     if engines and "#SBATCH" in text:
-        count, gtype = slurm_resources(text, file)
+        count, gtype = reader("slurm")(text, file)
         for e in engines:
             e.detected_by = e.detected_by or "Slurm batch script"
             if count is not None and e.gpu_count is None:

@@ -31,22 +31,10 @@ from sched_reader.readers.argv import parse_args
 from sched_reader.readers.kubernetes import gpu_count_hint
 from sched_reader.readers.shell import Tok
 from sched_reader.readers.raw import Setting
-
-_SKY_KEYS = {"name", "workdir", "resources", "envs", "secrets", "file_mounts", "setup", "run", "num_nodes",
-             "service", "config", "experimental", "volumes", "event_callback", "docker"}
+from sched_reader.readers.task_forms import MAKE_ASSIGN, MAKE_TARGET
 
 
 # --------------------------------------------------------------------------------------------- SkyPilot
-def looks_like_skypilot(root: object) -> bool:
-    """A SkyPilot task: ``run`` is a script and the other keys are SkyPilot's."""
-    if not isinstance(root, dict) or not isinstance(root.get("run"), str):
-        return False
-    keys = {str(k) for k in root}
-    # a vLLM --config mapping has no `run` script; SkyPilot adds keys over releases, so unknown ones are allowed
-    return bool(keys & {"resources", "envs", "setup", "service", "num_nodes", "workdir", "file_mounts"}) and (
-        len(keys - _SKY_KEYS) <= len(keys & _SKY_KEYS))
-
-
 def _accelerators(res: YMap, file: str) -> tuple[Hint | None, Hint | None, list[str]]:
     """(GPU type, GPUs per node, notes) of ``resources.accelerators``."""
     acc = res.get("accelerators")
@@ -151,18 +139,6 @@ def _image_version(res: YMap, file: str) -> Hint | None:
 
 
 # ------------------------------------------------------------------------------------------------- CI
-def looks_like_ci(root: object) -> str | None:
-    """``"github"`` for a GitHub Actions workflow, ``"gitlab"`` for GitLab CI, else None."""
-    if not isinstance(root, dict):
-        return None
-    jobs = root.get("jobs")
-    if isinstance(jobs, dict) and any(isinstance(j, dict) and ("steps" in j or "runs-on" in j) for j in jobs.values()):
-        return "github"
-    if any(isinstance(v, dict) and isinstance(v.get("script"), (list, str)) for v in root.values()):
-        return "gitlab"
-    return None
-
-
 def _env_vars(section: object, file: str, key: str = "env") -> dict[str, Var]:
     out: dict[str, Var] = {}
     m = _m(section)
@@ -218,20 +194,7 @@ def read_ci(root: YMap, file: str, flavour: str) -> list[RawEngine]:
 
 
 # ------------------------------------------------------------------------------------------- Makefiles
-_MAKE_ASSIGN = re.compile(r"^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(\?=|:=|::=|\+=|=)\s*(.*)$")
-_MAKE_TARGET = re.compile(r"^([^\s:#=][^:=]*?)\s*::?(?!=)(.*)$")
 _MAKE_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)|\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
-
-
-def looks_like_makefile(text: str, path: Path | None) -> bool:
-    if path is not None and (path.name in ("Makefile", "makefile", "GNUmakefile") or path.suffix == ".mk"):
-        return True
-    lines = text.split("\n")
-    has_target = any(_MAKE_TARGET.match(ln) and not ln.startswith(("#", "\t")) and "=" not in ln.split(":")[0]
-                     and not ln.lstrip().startswith(("if", "for", "while", "case", "export"))
-                     for ln in lines)
-    has_recipe = any(ln.startswith("\t") for ln in lines)
-    return has_target and has_recipe and any(ln.startswith(".PHONY") or _MAKE_ASSIGN.match(ln) for ln in lines)
 
 
 def _strip_make_comment(value: str) -> str:
@@ -259,7 +222,7 @@ def read_makefile(text: str, file: str, name: str, base_dir: Path | None) -> lis
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        m = _MAKE_ASSIGN.match(line)
+        m = MAKE_ASSIGN.match(line)
         if m:
             var, op, value = m.group(1), m.group(2), _strip_make_comment(m.group(3))
             if op == "?=" and var in variables:
@@ -269,7 +232,7 @@ def read_makefile(text: str, file: str, name: str, base_dir: Path | None) -> lis
             variables[var] = (value, n)
             current = None
             continue
-        t = _MAKE_TARGET.match(line)
+        t = MAKE_TARGET.match(line)
         if t and not line.startswith((".", "-include", "include")):
             current = []
             recipes.append((t.group(1).strip(), current))

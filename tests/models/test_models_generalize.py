@@ -138,6 +138,7 @@ def test_hf_cache_snapshot_is_used(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name, gpu_id", [
     ("NVIDIA GB10", "nvidia-gb10-128gb"),
+    ("DGX Spark GB10", "nvidia-gb10-128gb"),        # the product name before the chip, as the issue writes it
     ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "nvidia-rtx-pro-6000-blackwell-96gb"),
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "nvidia-rtx-pro-6000-blackwell-96gb"),
     ("NVIDIA RTX A5000", "nvidia-rtx-a5000-24gb"),

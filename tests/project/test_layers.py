@@ -12,7 +12,9 @@ The layers, lowest first (a module belongs to the first entry whose prefix match
     cli        options -> runner -> exit code
 
 The graph is read from the source with ``ast`` (imports inside functions included), so a lazy import
-cannot hide an upward dependency. Function-level imports themselves are allowed only in the command
+cannot hide an upward dependency; a table of module names that a module imports by name on demand
+(``readers.detect.READERS``: each deploy form's reader) counts as that module's imports (``REGISTRIES``).
+Function-level imports themselves are allowed only in the command
 bodies of ``cli/cmd_*.py`` (start-up speed); the second test counts them.
 """
 
@@ -39,6 +41,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 # ``sched_reader`` itself (``__init__``: the version string) is below everything.
 ROOT_MODULE = "sched_reader"
+
+# Module-level tables of ``{key: (module name, function)}`` that a module imports from with importlib when
+# a key is needed: their modules are that module's imports, checked like import statements.
+REGISTRIES = {"sched_reader.readers.detect": "READERS"}
 
 # Most lazy imports (``from ... import`` statements inside functions) a command body may hold: one runner
 # per mode (``compat``: matrix/list, flag/diff, configs).
@@ -88,7 +94,20 @@ def imports(path: Path) -> list[tuple[str, int, bool, str | None]]:
         for t in targets:
             if t == ROOT_MODULE or t.startswith(ROOT_MODULE + "."):
                 out.append((t, node.lineno, id(node) in inside, inside.get(id(node))))
-    return out
+    return out + registry_imports(tree, me)
+
+
+def registry_imports(tree: ast.Module, me: str) -> list[tuple[str, int, bool, None]]:
+    """The modules named in ``me``'s registry table (``REGISTRIES``), as module-level imports."""
+    name = REGISTRIES.get(me)
+    if name is None:
+        return []
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and target.id == name and node.value is not None:
+            table = ast.literal_eval(node.value)
+            return [(module, node.lineno, False, None) for module, _function in table.values()]
+    raise AssertionError(f"{me} has no module-level table {name} (REGISTRIES in {__file__})")
 
 
 def _is_module(name: str) -> bool:
@@ -133,6 +152,19 @@ def test_function_level_imports_only_in_command_bodies():
     runners_only = {k: v for k, v in per_command.items()
                     if any(not t.startswith("sched_reader.cli.runners") for t in v)}
     assert not runners_only, f"a command body imports its runner (sched_reader.cli.runners.*) only: {runners_only}"
+
+
+def test_registry_tables_name_real_modules_and_functions():
+    """Every (module, function) in a registry table exists, so a lazily imported reader cannot be misspelt."""
+    import importlib
+
+    for me, name in REGISTRIES.items():
+        table = getattr(importlib.import_module(me), name)
+        assert table, f"{me}.{name} is empty"
+        for key, (module, function) in table.items():
+            assert _is_module(module), f"{me}.{name}[{key!r}]: no module {module}"
+            assert callable(getattr(importlib.import_module(module), function, None)), (
+                f"{me}.{name}[{key!r}]: {module} has no function {function}")
 
 
 @pytest.mark.parametrize("layer", [name for name, _ in LAYERS])

@@ -95,7 +95,7 @@ def _iteration(m: Any) -> StepFn:
     if pcurve is not None:
         px0, pxn, py0, pyn = pxs[0], pxs[-1], pys[0], pys[-1]
     elem = m._elem_bytes_per_token
-    floor = m._L * eff.layer_overhead_graph_s
+    floor = m._L * eff.layer_overhead_graph_s + m._moe_layers * eff.moe_routing_overhead_s
     eager = m.eager
     graph_max = m._graph_max_tokens
     host = m._L * eff.layer_overhead_eager_s

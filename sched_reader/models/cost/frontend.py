@@ -67,6 +67,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sched_reader.models.workload import endpoint_kind
+
 API_OUTPUT_TOKEN_S = 72e-6
 API_INTAKE_S: dict[str, float] = {"completions": 1.0e-3, "chat": 6.3e-3, "chat-harmony": 1.5e-3}
 API_HANDOFF_S = 0.3e-3
@@ -84,10 +86,8 @@ def endpoint_for(endpoint: str | None, model_type: str | None) -> str:
 
 def endpoint_key(endpoint: str | None) -> str:
     """The API_INTAKE_S key of an entry point: "completions", "chat" or "chat-harmony"."""
-    e = (endpoint or "completions").lower()
-    if "chat" not in e:
-        return "completions"
-    return "chat-harmony" if "harmony" in e else "chat"
+    kind = endpoint_kind(endpoint)
+    return "chat-harmony" if kind == "chat" and "harmony" in str(endpoint).lower() else kind
 
 
 def _fifo(ready: np.ndarray, work: np.ndarray) -> np.ndarray:

@@ -402,7 +402,7 @@ class IterationCostModel:
 
         # small-kernel latency floor; in eager mode (or for batches beyond the captured CUDA-graph
         # sizes) the host launch time bounds the layer stack from below
-        floor = self._L * eff.layer_overhead_graph_s
+        floor = self._L * eff.layer_overhead_graph_s + self._moe_layers * eff.moe_routing_overhead_s
         layers = layers + floor
         add("layer_overhead", 0.0, 0.0, 0.0, floor, "latency")
         graph_miss = 1.0 if self.eager else (T > self._graph_max_tokens)

@@ -28,6 +28,7 @@ from typing import Any
 
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.speculative import SpeculativeModel
+from sched_reader.models.workload import endpoint_kind
 
 # Per-request time outside the engine loop that lands in the TTFT a ``vllm bench serve`` client measures
 # at low load (HTTP request/response, request validation, chat template, tokenization, first streamed
@@ -52,8 +53,7 @@ FRONTEND_OVERHEAD_S = FRONTEND_TTFT_S["completions"]  # default entry point (vll
 def frontend_ttft_s(endpoint: str | None) -> float:
     """Fixed TTFT share of the API server entry point: ``chat`` (/v1/chat/completions, ``--backend
     openai-chat``) or ``completions`` (/v1/completions, the default)."""
-    e = (endpoint or "completions").lower()
-    return FRONTEND_TTFT_S["chat" if "chat" in e else "completions"]
+    return FRONTEND_TTFT_S[endpoint_kind(endpoint)]
 
 GEMM_TERMS = ("qkv_o_proj", "mlp", "moe_router", "moe_shared", "moe_experts", "lm_head")
 

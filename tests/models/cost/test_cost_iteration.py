@@ -154,6 +154,18 @@ def test_moe_touches_fewer_experts_at_batch1_than_512():
     assert b512 / b1 > 15
 
 
+def test_moe_layers_add_the_routing_kernel_the_measured_tables_leave_out():
+    """NVIDIA's collector times fused_experts() with top-k ids computed outside the timed region
+    (ai-dynamo/aiconfigurator collector/vllm/collect_moe.py), so the measured MoE latency lacks vLLM's
+    routing kernel: one more ~2 us graph-replayed kernel per MoE layer, none for a dense layer."""
+    moe = IterationCostModel(QWEN3_MOE, H100, cfg()).breakdown(1, 1000, 0, 0.0)
+    dense = IterationCostModel(LLAMA8, H100, cfg()).breakdown(1, 1000, 0, 0.0)
+    # Qwen3-30B-A3B: 48 layers, every one MoE: 48 x (12 us small kernels + 2 us top-k) = 672 us
+    assert moe.terms["layer_overhead"].time_s == pytest.approx(48 * 14e-6, rel=1e-9)
+    # Llama-3.1-8B: 32 dense layers x 12 us = 384 us, no routing kernel
+    assert dense.terms["layer_overhead"].time_s == pytest.approx(32 * 12e-6, rel=1e-9)
+
+
 def test_sliding_window_layers_read_at_most_the_window():
     arch = ModelArch(id="swa-test", model_type="mistral", config=dict(
         hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
@@ -237,11 +249,17 @@ _M = IterationCostModel(LLAMA8, H100, cfg(tensor_parallel_size=2))
 @settings(max_examples=60, deadline=None)
 @given(nd=st.integers(0, 600), ctx=st.integers(1, 8000), tp=st.integers(0, 4096), extra=st.integers(1, 512))
 def test_more_work_never_takes_less_time(nd, ctx, tp, extra):
+    # The GEMM terms come from measured kernel latencies (aiconfigurator's H100 tables), which are not strictly
+    # monotone in tokens per step: cuBLAS picks another tile at M = 8 than at M = 4, and the MLP GEMMs of this
+    # model measure 1.4% faster there (2,167 -> 2,136 us per step). The whole step may therefore shrink by a
+    # few tenths of a percent when work is added (0.30% at most over a scan of 0-4,700 prompt tokens x 0-600
+    # decodes); it must never shrink by more than 0.5%.
+    floor = 1 - 0.005
     pairs = tp * (tp / 2.0)
     base = _M.step_time(nd, nd * ctx, tp, pairs, 1 if tp else 0)
-    assert _M.step_time(nd + extra, (nd + extra) * ctx, tp, pairs, 1 if tp else 0) >= base
-    assert _M.step_time(nd, nd * ctx + extra, tp, pairs, 1 if tp else 0) >= base
-    assert _M.step_time(nd, nd * ctx, tp + extra, (tp + extra) ** 2 / 2.0, 1) >= base
+    assert _M.step_time(nd + extra, (nd + extra) * ctx, tp, pairs, 1 if tp else 0) >= base * floor
+    assert _M.step_time(nd, nd * ctx + extra, tp, pairs, 1 if tp else 0) >= base * floor
+    assert _M.step_time(nd, nd * ctx, tp + extra, (tp + extra) ** 2 / 2.0, 1) >= base * floor
 
 
 def test_pcie_gpu_uses_pcie_for_allreduce():

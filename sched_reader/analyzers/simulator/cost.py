@@ -20,6 +20,7 @@ from sched_reader.models.cost.fast_step import compile_step_time
 from sched_reader.models.cost.speculative import SpeculativeModel
 
 NS_PER_S = 1_000_000_000
+round_float = float.__round__   # round(x) for a float x (half to even, an int), without the builtin's dispatch
 
 
 @runtime_checkable
@@ -103,7 +104,11 @@ class StepTimer:
         verify = getattr(cost, "verify_step_time", None)
         self._verify = verify if callable(verify) else None
         # the same function, faster where the cost model has an exact compiled form (models/cost/fast_step.py)
-        self._scalar = compile_step_time(cost) or cost.step_time
+        fast = compile_step_time(cost)
+        self._scalar = fast or cost.step_time
+        # the compiled form returns Python floats, which float.__round__ rounds as round() does (half to
+        # even) without the builtin's dispatch; a foreign step_time may return another number type
+        self.round_s = round_float if fast is not None else round
         vec = getattr(cost, "decode_step_time_vec", None)
         self._vec = vec if callable(vec) and self._agrees(cost, vec) else None
         lin = getattr(cost, "decode_linear", None)
@@ -191,7 +196,7 @@ class StepTimer:
         if sw:
             g = g + sw * (ctx_sum if ctx_sum < cap else cap)
         t = (g if g >= cpu else cpu) if asy else g + cpu
-        ns = round(t * NS_PER_S)
+        ns = round_float(t * NS_PER_S)    # a float: the form's terms are floats
         return ns if ns > 0 else 1
 
     def decode_device(self, n: int, ctx_sum: int) -> int:

@@ -26,20 +26,25 @@ from typing import Callable
 import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
-from sched_reader.analyzers.simulator.core import SimCore, step_shape
-from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer
+from sched_reader.analyzers.simulator.core import SimCore
+from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer, round_float
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
 from sched_reader.errors import InputError
 from sched_reader.limits import MAX_SIM_STEPS
 
-SMALL_STRETCH = 24   # stretches this short are stepped in Python
+SMALL_STRETCH = 24   # stretches this short are stepped in Python and recorded step by step
+PY_STRETCH = 64      # longer ones that end within this many iterations are computed in Python, recorded as one
 STRETCH_CAP = 4096   # iterations taken at once, at most (bounds memory and int64 products)
 
 
 class Engine(SimCore):
     """SimCore plus aggregated steady decoders, fast steps and stretches."""
+
+    __slots__ = ("isdec", "off", "out_off", "S", "n_dec", "sum_off", "hist", "heap", "t_last", "fast_steps",
+                 "slow_steps", "stretches", "bs", "mnbt", "v0_whole", "multi_step", "max_seqs", "no_fast", "mixed",
+                 "round_s")
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, rec: Recorder) -> None:
         super().__init__(req, p, timer, CountingAllocator(p.num_blocks), rec)
@@ -63,6 +68,7 @@ class Engine(SimCore):
         self.max_seqs = p.max_num_seqs
         self.no_fast = self.v0_whole or bool(self.spec_k) or self.multi_step
         self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
+        self.round_s = timer.round_s    # round() for what it returns
 
     # ------------------------------------------------------------------ steady set
     def lazify(self, r: int) -> None:
@@ -179,11 +185,22 @@ class Engine(SimCore):
         token this is, then move the scheduled requests that emitted and go on decoding into the steady
         set. Returns the end time (ns)."""
         computed, out, prompt = self.computed, self.out, self.prompt
-        nd, ctx, pf, pairs2, npf = step_shape(sched, computed, out, prompt, nd0, ctx0)
+        nd, ctx = nd0, ctx0
+        pf = pairs2 = npf = 0
+        for r, k in sched:                         # core.step_shape, inlined
+            c = computed[r]
+            o = out[r]
+            if k == 1 and o > 0 and c + 1 == prompt[r] + o:
+                nd += 1
+                ctx += c + 1
+            else:
+                npf += 1
+                pf += k
+                pairs2 += k * (2 * c + k)
         if not pf and not npf and nd > 0:          # StepTimer.step
             dur = self.timer.decode(nd, ctx)
         else:
-            dur = round(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
+            dur = self.round_s(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
             if dur < 1:
                 dur = 1
         end = now + dur
@@ -261,12 +278,19 @@ class Engine(SimCore):
             SimCore.admit_arrivals(self, now)
             return
         i = self.nxt
-        j = bisect_right(self.arr_ns, now, i)
-        if j > i:
-            self.send_ns[i:j] = self.arr_ns[i:j]     # max(arrival, reopen_ns): reopen_ns stays 0 uncapped
+        arr = self.arr_ns
+        if i >= self.n or arr[i] > now:
+            return
+        j = i + 1
+        if j < self.n and arr[j] <= now:          # more than one: bisect for the rest
+            j = bisect_right(arr, now, j + 1)
+            self.send_ns[i:j] = arr[i:j]          # max(arrival, reopen_ns): reopen_ns stays 0 uncapped
             self.waiting.extend(range(i, j))
-            self.inflight += j - i
-            self.nxt = j
+        else:                                     # the common case: one arrival
+            self.send_ns[i] = arr[i]
+            self.waiting.append(i)
+        self.inflight += j - i
+        self.nxt = j
 
     def plan_waiting(self, sched: list[tuple[int, int]], budget: int) -> None:
         """:meth:`~.core.SimCore.plan_waiting` with its lookups hoisted out of the loop (same decisions;
@@ -402,28 +426,13 @@ class Engine(SimCore):
             if k <= 0:
                 return None
         if k <= SMALL_STRETCH:
-            end = self._stretch_small(now, n, k, t_arr)
-            if end is None:
-                return None
+            end = self._stretch_py(now, n, k, t_arr, False)
         else:
-            durs = self.timer.decode_run(n, n * (S + 1) + self.sum_off, k)
-            if t_arr is not None:
-                starts = np.cumsum(durs) - durs + now
-                k = int(np.searchsorted(starts, t_arr, side="left"))
-                if k <= 0:
-                    return None
-                durs = durs[:k]
-            hist = np.asarray(self.hist, dtype=np.int64)
-            dem = hist[(-(S + np.arange(k, dtype=np.int64))) % bs]
-            cum = np.cumsum(dem)
-            blocks = alloc.used + cum
-            tokens = n * (S + 1 + np.arange(k, dtype=np.int64)) + self.sum_off
-            end = now + int(durs.sum())
-            self.rec.run(durs, blocks, tokens, n, end)
-            total = int(cum[-1])
-            if total:
-                alloc.take(total)
-            self.S += k
+            end = self._stretch_py(now, n, k, t_arr, True)
+            if end is False:
+                end = self._stretch_numpy(now, n, k, t_arr)
+        if end is None:
+            return None
         self.t_last = end
         self.stretches += 1
         S = self.S
@@ -435,75 +444,144 @@ class Engine(SimCore):
                 self._finish_dec(heapq.heappop(heap)[1], end)
         return end
 
-    def _stretch_small(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
-        """A short stretch step by step in Python (cheaper than numpy for a few iterations): at most k
-        iterations, none starting at or after ``t_arr``; each appended to the recorder as
-        :meth:`~.metrics.Recorder.decode_steps` would. Returns the end time, None when none ran."""
-        hist, alloc, timer = self.hist, self.alloc, self.timer
-        bs = self.bs
-        S = self.S
-        used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+    def _stretch_py(self, now: int, n: int, k: int, t_arr: int | None, merged: bool) -> int | None | bool:
+        """Up to k pure-decode iterations of the n steady decoders in Python, none starting at or after
+        ``t_arr``; returns the end time, None when none ran.
+
+        ``merged`` False (k <= SMALL_STRETCH): each iteration is appended to the recorder, as
+        :meth:`~.metrics.Recorder.decode_steps` would. ``merged`` True: the stretch is recorded as one entry,
+        as :meth:`_stretch_numpy` records it (the same integers: the decode closed form in Python and in numpy
+        is the same arithmetic); only when it is over within PY_STRETCH iterations (its k, or the next
+        arrival) and the cost has a closed form, else False, with nothing changed: the caller takes the
+        numpy path."""
+        timer = self.timer
         form = timer._forms.get(n, False)
         if form is False:
             form = timer.form(n)
+        S = self.S
+        ctx0 = n * (S + 1) + self.sum_off
         if t_arr is None:
             t_arr = _NEVER
-        rec = self.rec
-        ts_t, ts_blocks, ts_step = rec.ts_t, rec.ts_blocks, rec.ts_step
-        kvb = kvt = 0
+        kk = k
+        if merged:
+            if form is None:
+                return False
+            if k > PY_STRETCH:
+                if t_arr - now > PY_STRETCH * timer.decode(n, ctx0):
+                    return False         # durations grow with context: the arrival is PY_STRETCH+ steps away
+                kk = PY_STRETCH
+        hist, alloc, rec = self.hist, self.alloc, self.rec
+        bs = self.bs
+        used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+        # blocks claimed by iteration j: the sequences at offset (-S - j) mod bs cross a block boundary
+        h = (-S) % bs
+        grow = hist[h::-1] + hist[:h:-1]
+        if kk != bs:
+            grow = (grow * -(-kk // bs))[:kk] if kk > bs else grow[:kk]
+        if merged:
+            ends: list[int] = []
+            blocks: list[int] = []
+            durs: list[int] = []
+        else:
+            ends, blocks, durs = rec.ts_t, rec.ts_blocks, rec.ts_step
+        j0 = len(durs)
+        end_append, blocks_append, dur_append = ends.append, blocks.append, durs.append
         t = now
-        j = 0
-        m = -S                          # iteration j grows the sequences at offset (m - j) mod bs
-        ctx = n * (S + 1) + self.sum_off
-        d = 0
-        decode = timer.decode if form is None else None
-        gi, sf, sw, cap, cpu, asy = form if form is not None else (0.0, 0.0, 0.0, 0, 0.0, False)
-        ns = NS_PER_S
-        while j < k and t < t_arr:
-            used += hist[(m - j) % bs]
-            if decode is not None:
-                d = decode(n, ctx)
-            else:                       # StepTimer.decode, inlined
+        ctx = ctx0
+        kvb = kvt = 0
+        if form is not None:            # StepTimer.decode, inlined
+            gi, sf, sw, cap, cpu, asy = form
+            fround, ns = round_float, NS_PER_S
+            for dem in grow:
+                if t >= t_arr:
+                    break
+                used += dem
                 g = gi + sf * ctx
                 if sw:
                     g = g + sw * (ctx if ctx < cap else cap)
-                d = round(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
+                d = fround(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
                 if d < 1:
                     d = 1
-            t += d
-            ts_t.append(t)
-            ts_blocks.append(used)
-            ts_step.append(d)
-            kvb += used * d
-            kvt += ctx * d
-            ctx += n
-            j += 1
-        if j == 0:
+                t += d
+                end_append(t)
+                blocks_append(used)
+                dur_append(d)
+                kvb += used * d
+                kvt += ctx * d
+                ctx += n
+        else:
+            decode = timer.decode
+            for dem in grow:
+                if t >= t_arr:
+                    break
+                used += dem
+                d = decode(n, ctx)
+                t += d
+                end_append(t)
+                blocks_append(used)
+                dur_append(d)
+                kvb += used * d
+                kvt += ctx * d
+                ctx += n
+        j = len(durs) - j0
+        if not j:
             return None
+        if merged and j < k and t < t_arr:
+            return False                 # not over within PY_STRETCH: nothing was changed
         if used > used0:
-            grow = used - used0          # one claim evicts exactly what the per-step claims would
-            if grow <= alloc.free:
-                alloc.free -= grow
+            grow_by = used - used0       # one claim evicts exactly what the per-step claims would
+            if grow_by <= alloc.free:
+                alloc.free -= grow_by
             else:
-                alloc.take(grow)
-        # Recorder.decode_steps, from the values appended above
+                alloc.take(grow_by)
         rec.steps += j
         rec.busy_ns += t - now
         rec.kv_blocks_ns += kvb
         rec.kv_tokens_ns += kvt
         if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
             rec.peak_blocks = used
-        if j == 1:
+        self.S = S + j
+        if merged:                       # Recorder.run
+            rec.itl_chunks.append((np.array(durs, dtype=np.int64), n))
+            rec.ts_t.append(t)
+            rec.ts_batch.append(n)
+            rec.ts_blocks.append(used)
+            rec.ts_step.append(d)
+        elif j == 1:                     # Recorder.decode_steps
             rec.ts_batch.append(n)
             rec.itl_v.append(d)
             rec.itl_w.append(n)
         else:
             nn = [n] * j
             rec.ts_batch.extend(nn)
-            rec.itl_v.extend(ts_step[-j:])
+            rec.itl_v.extend(durs[-j:])
             rec.itl_w.extend(nn)
-        self.S = S + j
         return t
+
+    def _stretch_numpy(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
+        """k decode iterations (fewer when the next arrival comes first) in numpy, recorded as one entry."""
+        S = self.S
+        bs = self.bs
+        alloc = self.alloc
+        durs = self.timer.decode_run(n, n * (S + 1) + self.sum_off, k)
+        if t_arr is not None:
+            starts = np.cumsum(durs) - durs + now
+            k = int(np.searchsorted(starts, t_arr, side="left"))
+            if k <= 0:
+                return None
+            durs = durs[:k]
+        hist = np.asarray(self.hist, dtype=np.int64)
+        dem = hist[(-(S + np.arange(k, dtype=np.int64))) % bs]
+        cum = np.cumsum(dem)
+        blocks = alloc.used + cum
+        tokens = n * (S + 1 + np.arange(k, dtype=np.int64)) + self.sum_off
+        end = now + int(durs.sum())
+        self.rec.run(durs, blocks, tokens, n, end)
+        total = int(cum[-1])
+        if total:
+            alloc.take(total)
+        self.S += k
+        return end
 
 
 _NEVER = 1 << 62     # ns: a time no arrival reaches

@@ -23,6 +23,10 @@ PCTS = (50, 90, 99)
 class Recorder:
     """Raw measurements of one run (times in ns, KV in blocks and tokens)."""
 
+    __slots__ = ("first_ns", "finish_ns", "preemptions", "npreempt", "num_blocks", "block_size", "itl_v", "itl_w",
+                 "itl_chunks", "steps", "busy_ns", "kv_blocks_ns", "kv_tokens_ns", "peak_blocks", "ts_t", "ts_batch",
+                 "ts_blocks", "ts_step")
+
     def __init__(self, n: int, num_blocks: int, block_size: int) -> None:
         self.first_ns = [-1] * n
         self.finish_ns = [-1] * n

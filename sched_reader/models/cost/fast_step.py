@@ -7,9 +7,10 @@ function ``f(num_decode, decode_context_sum, prefill_tokens, prefill_attn_pairs,
 the same order, so its floats are the same bit for bit; what it saves:
 
 * the terms that depend only on the step's token count T (dense projections, MLP, routed experts with
-  their measured efficiency curves) are summed once per distinct T and memoised (the partial sum
-  ``layers`` after those terms is a function of T alone), and the lm_head's measured-table time once per
-  number of emitting sequences;
+  their measured efficiency curves; elementwise, embedding, collectives) are computed once per distinct
+  T and memoised (the partial sum ``layers`` after the first ones is a function of T alone), those that
+  depend only on the number of emitting sequences (lm_head, sampler, logits all-gather, host time) once
+  per number;
 * no per-term breakdown bookkeeping, no closure per call, constants looked up once.
 
 It is an optimisation, never a second model: the returned function is checked against the model's own
@@ -107,10 +108,13 @@ def _iteration(m: Any) -> StepFn:
     moe_layers = m._moe_layers
     step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
     async_overlap = m.async_overlap
-    memo: dict[int, float] = {}
-    lm_memo: dict[int, float] = {}      # lm_head seconds by emitting sequences (measured-table path)
+    # per token count T: the layer sum after the terms that depend on T alone, and the later terms that
+    # depend on T alone; per emitting count (nd + nps): lm_head, sampler, logits all-gather and host time.
+    # Each value is computed by the same expression as in ``_evaluate``, so reusing it changes no bit.
+    memo_t: dict[int, tuple[float, float, bool, float, float, float, float]] = {}
+    memo_e: dict[int, tuple[float, float, float, float]] = {}
 
-    def t_only(T: int) -> float:
+    def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float]:
         layers = 0.0
         for f, wbytes, abytes, rate, parts in linear:
             if parts is None:
@@ -133,17 +137,35 @@ def _iteration(m: Any) -> StepFn:
             else:
                 t = max(fl / expert_rate, by / bw)
             layers = layers + t
-        memo[T] = layers
-        return layers
+        te = T * elem / bw
+        t_emb = emb_c * T / bw
+        t_ar = (2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff) if tp > 1 else 0.0
+        t_ep = moe_layers * 2 * allgather_time(T * hidden * ab, ep, gpu_spec, eff) if ep > 1 else 0.0
+        t_pp = (pp - 1) * p2p_time(2 * T * hidden * ab, gpu_spec, eff) if pp > 1 else 0.0
+        v = memo_t[T] = (layers, te, eager or T > graph_max, t_emb, t_ar, t_ep, t_pp)
+        return v
+
+    def e_terms(emit: int) -> tuple[float, float, float, float]:
+        if lm_curve is not None:
+            t_lm = (max(f_lm * emit / lm_peak, (w_lm + io_lm * emit) / peak_bw_all)
+                    / efficiency_at(lm_curve, emit) if emit > 0 else 0.0)
+        else:
+            t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
+        t_smp = passes * emit * vocab * logit_bytes / bw
+        t_lg = allgather_time(emit * vocab / tp * logit_bytes, tp, gpu_spec, eff) if tp > 1 else 0.0
+        cpu = step_cpu + cpu_per_seq * emit
+        v = memo_e[emit] = (t_lm, t_smp, t_lg, cpu)
+        return v
 
     def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
-        if nd + Tp <= 0:
-            return 0.0
         T = nd + Tp
+        if T <= 0:
+            return 0.0
         emit = nd + nps
-        layers = memo.get(T)
-        if layers is None:
-            layers = t_only(T)
+        try:
+            layers, te, miss, t_emb, t_ar, t_ep, t_pp = memo_t[T]
+        except KeyError:
+            layers, te, miss, t_emb, t_ar, t_ep, t_pp = t_terms(T)
         for count, dec_s, fpre, bpre, window in attn:
             if window:
                 Se = min(S, nd * window)
@@ -169,30 +191,23 @@ def _iteration(m: Any) -> StepFn:
             else:
                 tpre = count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre
-        layers = layers + T * elem / bw
+        layers = layers + te
         layers = layers + floor
-        if eager or T > graph_max:
+        if miss:
             layers = layers + max(host - layers, 0.0)
-        t_emb = emb_c * T / bw
-        if lm_curve is not None:
-            t_lm = lm_memo.get(emit)
-            if t_lm is None:
-                t_lm = (max(f_lm * emit / lm_peak, (w_lm + io_lm * emit) / peak_bw_all)
-                        / efficiency_at(lm_curve, emit) if emit > 0 else 0.0)
-                lm_memo[emit] = t_lm
-        else:
-            t_lm = max(f_lm * emit / r_lm, (w_lm + io_lm * emit) / bw) if emit > 0 else 0.0
-        t_smp = passes * emit * vocab * logit_bytes / bw
+        try:
+            t_lm, t_smp, t_lg, cpu = memo_e[emit]
+        except KeyError:
+            t_lm, t_smp, t_lg, cpu = e_terms(emit)
         t_comm = 0.0
         if tp > 1:
-            t_comm = ((2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff)
-                      + allgather_time(emit * vocab / tp * logit_bytes, tp, gpu_spec, eff))
+            t_comm = t_ar + t_lg
         if ep > 1:
-            t_comm = t_comm + moe_layers * 2 * allgather_time(T * hidden * ab, ep, gpu_spec, eff)
-        t_pp = (pp - 1) * p2p_time(2 * T * hidden * ab, gpu_spec, eff) if pp > 1 else 0.0
+            t_comm = t_comm + t_ep
         gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp
-        cpu = step_cpu + cpu_per_seq * (nd + nps)
-        return max(gpu, cpu) if async_overlap else gpu + cpu
+        if async_overlap:     # max(gpu, cpu), without the builtin call: the same value
+            return cpu if cpu > gpu else gpu
+        return gpu + cpu
 
     return f
 

@@ -13,8 +13,31 @@ from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.reference import run_reference
 from sched_reader.analyzers.simulator.workloads import Requests
 from sched_reader.errors import InputError
+from sched_reader.models.cost.iteration import DecodeLinearModel
 
 COST = LinearStepCost(base_s=0.003, per_seq_s=1e-6, per_token_s=1.3e-5, per_ctx_s=7e-9, per_pair_s=1e-10)
+
+
+class ClosedFormCost:
+    """A step cost with the decode closed form (``decode_linear``) the roofline model has, so decode steps
+    take the timer's closed-form path (the engine's Python and numpy stretches) as in ``simulate`` and
+    ``diagnose``. Decode: 2 ms + 30 ns per context token + 50 ns per token of the last ``window`` tokens of
+    each sequence (sliding-window layers: capped at n x window), then host time 0.8 ms added, or overlapped
+    (``max``) with async scheduling; prefill adds 20 us per token and 0.1 ns per attention pair."""
+
+    def __init__(self, window: int, async_overlap: bool) -> None:
+        self.window, self.async_overlap = window, async_overlap
+
+    def _decode_gpu(self, n: int, ctx: float) -> float:
+        return 0.002 + 3e-8 * ctx + (5e-8 * min(ctx, n * self.window) if self.window else 0.0)
+
+    def step_time(self, nd, ctx, pf, pairs, nps=0):
+        gpu = self._decode_gpu(nd, ctx) + 2e-5 * pf + 1e-10 * pairs
+        return max(gpu, 0.0008) if self.async_overlap else gpu + 0.0008
+
+    def decode_linear(self, n):
+        return DecodeLinearModel(n, 0.002, 3e-8, 5e-8 if self.window else 0.0,
+                                 float(n * self.window) if self.window else 0.0, 0.0008, self.async_overlap)
 
 
 def _case(seed: int):
@@ -73,6 +96,21 @@ def test_engine_identical_to_reference(seed):
     assert eng.out == eng.target and ref.out == ref.target
     assert all(f > 0 for f in eng.rec.finish_ns)
     assert eng.finished == len(req)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(min_value=0, max_value=10**9), st.sampled_from([0, 40]), st.booleans())
+def test_engine_identical_to_reference_closed_form_decode(seed, window, async_overlap):
+    """The same with decode steps timed by the closed form: the engine's short stretches (Python, step by
+    step or recorded as one) and long ones (numpy) give the reference loop's times exactly."""
+    req, par = _case(seed)
+    cost = ClosedFormCost(window, async_overlap)
+    ref = run_reference(req, par, cost)
+    eng = run_engine(req, par, cost)
+    assert _summary(ref) == _summary(eng)
+    assert ref.rec.first_ns == eng.rec.first_ns
+    assert ref.rec.finish_ns == eng.rec.finish_ns
+    assert eng.out == eng.target
 
 
 def test_engine_takes_long_stretches():

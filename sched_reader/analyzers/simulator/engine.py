@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
-from sched_reader.analyzers.simulator.core import SimCore
+from sched_reader.analyzers.simulator.core import SimCore, step_shape
 from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer, round_float
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
@@ -185,18 +185,7 @@ class Engine(SimCore):
         token this is, then move the scheduled requests that emitted and go on decoding into the steady
         set. Returns the end time (ns)."""
         computed, out, prompt = self.computed, self.out, self.prompt
-        nd, ctx = nd0, ctx0
-        pf = pairs2 = npf = 0
-        for r, k in sched:                         # core.step_shape, inlined
-            c = computed[r]
-            o = out[r]
-            if k == 1 and o > 0 and c + 1 == prompt[r] + o:
-                nd += 1
-                ctx += c + 1
-            else:
-                npf += 1
-                pf += k
-                pairs2 += k * (2 * c + k)
+        nd, ctx, pf, pairs2, npf = step_shape(sched, computed, out, prompt, nd0, ctx0)
         if not pf and not npf and nd > 0:          # StepTimer.step
             dur = self.timer.decode(nd, ctx)
         else:

@@ -27,7 +27,7 @@ import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
 from sched_reader.analyzers.simulator.core import SimCore, step_shape
-from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer, round_float
+from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
@@ -478,40 +478,19 @@ class Engine(SimCore):
         t = now
         ctx = ctx0
         kvb = kvt = 0
-        if form is not None:            # StepTimer.decode, inlined
-            gi, sf, sw, cap, cpu, asy = form
-            fround, ns = round_float, NS_PER_S
-            for dem in grow:
-                if t >= t_arr:
-                    break
-                used += dem
-                g = gi + sf * ctx
-                if sw:
-                    g = g + sw * (ctx if ctx < cap else cap)
-                d = fround(((g if g >= cpu else cpu) if asy else g + cpu) * ns)
-                if d < 1:
-                    d = 1
-                t += d
-                end_append(t)
-                blocks_append(used)
-                dur_append(d)
-                kvb += used * d
-                kvt += ctx * d
-                ctx += n
-        else:
-            decode = timer.decode
-            for dem in grow:
-                if t >= t_arr:
-                    break
-                used += dem
-                d = decode(n, ctx)
-                t += d
-                end_append(t)
-                blocks_append(used)
-                dur_append(d)
-                kvb += used * d
-                kvt += ctx * d
-                ctx += n
+        decode = timer.decode
+        for dem in grow:
+            if t >= t_arr:
+                break
+            used += dem
+            d = decode(n, ctx)
+            t += d
+            end_append(t)
+            blocks_append(used)
+            dur_append(d)
+            kvb += used * d
+            kvt += ctx * d
+            ctx += n
         j = len(durs) - j0
         if not j:
             return None

@@ -26,13 +26,12 @@ Units: seconds; token counts in tokens; attention pairs in (query, key) pairs.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from typing import Any, Callable
 
 from sched_reader.models.calibration_profile import CalibratedCost
 from sched_reader.models.cost import iteration as _it
 from sched_reader.models.cost.collectives import allgather_time, allreduce_time, p2p_time
-from sched_reader.models.cost.kernels import efficiency_at
+from sched_reader.models.cost.kernels import efficiency_at, interp_scalar
 
 StepFn = Callable[[int, int, int, float, int], float]
 
@@ -92,8 +91,6 @@ def _iteration(m: Any) -> StepFn:
     pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
     lm_curve, lm_peak = m._lm_curve, m._lm_peak
     log2 = math.log2
-    if pcurve is not None:
-        px0, pxn, py0, pyn = pxs[0], pxs[-1], pys[0], pys[-1]
     elem = m._elem_bytes_per_token
     floor = m._L * eff.layer_overhead_graph_s + m._moe_layers * eff.moe_routing_overhead_s
     eager = m.eager
@@ -177,17 +174,7 @@ def _iteration(m: Any) -> StepFn:
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:
                 x = log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
-                # kernels.interp_scalar, inlined (the same operations in the same order)
-                if x <= px0:
-                    e = py0
-                elif x >= pxn:
-                    e = pyn
-                else:
-                    i = bisect_right(pxs, x)
-                    xa = pxs[i - 1]
-                    ya = pys[i - 1]
-                    e = ya + (pys[i] - ya) * (x - xa) / (pxs[i] - xa)
-                tpre = count * max(fpre * Pe / attn_peak, bpre * Tp / peak_bw_all) / e
+                tpre = count * max(fpre * Pe / attn_peak, bpre * Tp / peak_bw_all) / interp_scalar(x, pxs, pys)
             else:
                 tpre = count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre

@@ -83,9 +83,8 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
     """(log2 tokens, efficiency, provenance) of the measured MoE shape nearest to (hidden, per-GPU
     intermediate size, per-GPU experts, top-k) on ``gpu_name`` in format ``fmt_key``; None when not
     measured. Nearest = smallest sum of |log ratio| over the four sizes."""
-    table = _table()
-    name = gpu_name if gpu_name in table else next((t for p, t in FAMILY if gpu_name.startswith(p)), None)
-    cell = ((table.get(name) or {}).get("moe") or {}).get(fmt_key) if name else None
+    name, entry = _entry(gpu_name)
+    cell = (entry.get("moe") or {}).get(fmt_key)
     if not cell:
         return None
     want = [max(1.0, float(x)) for x in (hidden, inter, experts, top_k)]
@@ -99,7 +98,7 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
         return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
     return _curve(t, e, f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
-                        f"({cell['kernel']}, vLLM {table[name]['vllm_release']}, aiconfigurator)")
+                        f"({cell['kernel']}, vLLM {entry['vllm_release']}, aiconfigurator)")
 
 
 def _curve(t: np.ndarray, e: np.ndarray, provenance: str) -> tuple:

@@ -222,11 +222,11 @@ def main(data_dir: str) -> int:
     out: dict[str, dict] = {}
     base = Path(data_dir)
     for folder, gpu_name in GPUS.items():
-        releases = sorted((p.name for p in (base / folder / "moe" / "vllm").glob("*")), key=_release_key)
-        if not releases:
+        moe_dir = _oldest(base / folder / "moe" / "vllm", "moe_perf.parquet")
+        if moe_dir is None:
             continue
-        rel = releases[0]  # the oldest measured release: closest to the releases users run today
-        df = pd.read_parquet(base / folder / "moe" / "vllm" / rel / "moe_perf.parquet")
+        rel = moe_dir.name
+        df = pd.read_parquet(moe_dir / "moe_perf.parquet")
         df = df[(df["distribution"] == "balanced") | (~df["distribution"].isin(["balanced"]).any())]
         gpu = resolve_gpu(gpu_name).gpu
         bw = gpu.hbm_bandwidth_tb_s * 1e12

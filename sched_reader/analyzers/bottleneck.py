@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_list
 
 Bottleneck = Literal[
     "does_not_start",
@@ -88,8 +88,8 @@ class Verdict(DataModel):
     summary: str
     concurrency_limit: int                      # sequences that can run at once, after all three limits
     limits: dict[str, int]                      # kv_cache_blocks / max_num_seqs / workload_concurrency
-    figures: list[Figure] = Field(default_factory=list)
-    recommendations: list[Recommendation] = Field(default_factory=list)
+    figures: list[Figure] = Field(default_factory=new_list)
+    recommendations: list[Recommendation] = Field(default_factory=new_list)
 
 
 def blocks_for(tokens: int, block_size: int) -> int:

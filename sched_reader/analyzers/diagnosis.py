@@ -62,17 +62,18 @@ def summarize_requests(requests: Any, source: str) -> Any:
     lengths, and prompt/output length percentiles (tokens). The requests themselves are what runs."""
     import math
 
-    import numpy as np
+    from sched_reader.analyzers.simulator.metrics import weighted_percentiles   # np.percentile's floats
 
     n = len(requests)
     a = requests.arrival_s
     span = float(a[-1] - a[0]) if n > 1 else 0.0
     rate = (n - 1) / span if span > 0 else math.inf
     p, o = requests.prompt_len, requests.output_len
+    p50, p90, p99 = weighted_percentiles(p, None, (50, 90, 99))
     stats = {
-        "prompt_p50": int(np.percentile(p, 50)), "prompt_p90": int(np.percentile(p, 90)),
-        "prompt_p99": int(np.percentile(p, 99)), "prompt_max": int(p.max()),
-        "output_p50": int(np.percentile(o, 50)), "output_max": int(o.max()),
+        "prompt_p50": int(p50), "prompt_p90": int(p90),
+        "prompt_p99": int(p99), "prompt_max": int(p.max()),
+        "output_p50": int(weighted_percentiles(o, None, (50,))[0]), "output_max": int(o.max()),
         "arrival_span_s": round(span, 3),
     }
     return Workload(dataset_name="random",

@@ -17,7 +17,7 @@ import re
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_list
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
 from sched_reader.models.capacity import estimate_capacity
@@ -99,9 +99,9 @@ class Explanation(DataModel):
     gpu: str | None
     gpu_source: str
     spec_source: str                          # "log" or the config file
-    rebuilt_args: list[str] = Field(default_factory=list)
-    memory: list[TermRow] = Field(default_factory=list)
-    kv: list[TermRow] = Field(default_factory=list)
+    rebuilt_args: list[str] = Field(default_factory=new_list)
+    memory: list[TermRow] = Field(default_factory=new_list)
+    kv: list[TermRow] = Field(default_factory=new_list)
     differs: str | None = None                # the term that explains the KV difference most
     differs_by_gib: float | None = None
     cause: str | None = None
@@ -109,9 +109,9 @@ class Explanation(DataModel):
     start_failure: str | None = None
     start_failure_line: int | None = None
     predicted_start_error: str | None = None
-    config_mismatches: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    config_mismatches: list[str] = Field(default_factory=new_list)
+    notes: list[str] = Field(default_factory=new_list)
+    warnings: list[str] = Field(default_factory=new_list)
 
     def to_json(self) -> dict[str, Any]:
         out = self.model_dump()

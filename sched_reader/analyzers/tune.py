@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_dict
 from sched_reader.errors import InputError
 from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
@@ -67,8 +67,8 @@ class Point(DataModel):
     output_throughput: float | None = None          # tok/s, whole replica
     throughput_per_gpu: float | None = None         # tok/s per GPU
     request_goodput: float | None = None            # req/s meeting every target
-    metrics: dict[str, float | None] = Field(default_factory=dict)
-    meets: dict[str, bool] = Field(default_factory=dict)
+    metrics: dict[str, float | None] = Field(default_factory=new_dict)
+    meets: dict[str, bool] = Field(default_factory=new_dict)
     command: str = ""
 
     def key(self) -> tuple:

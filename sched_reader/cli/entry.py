@@ -8,11 +8,59 @@ command is done, ``gc.freeze()`` moves every object to the permanent generation,
 full collection at exit does not walk: another 3-4% (it would only find those few cycles, and the process
 is ending). Memory is still freed by reference counting and atexit handlers still run. Code that imports
 ``sched_reader.cli.app`` (tests, a library caller) keeps its own collector settings.
+
+Pydantic's plugin scan is off in the CLI (``sched_reader/cli/__init__.py``), but pydantic still imports
+its plugin loader (``pydantic.plugin._loader``) when it builds the first validator, and that module
+imports ``importlib.metadata`` (with ``email``, ``zipfile``, ``csv`` ...) at its top: about 3% of a
+``diagnose`` process's instructions, for a scan that is not made. The CLI process therefore starts with
+a stand-in for that module whose ``get_plugins`` gives what the real one gives when plugins are disabled
+(none); should plugins be enabled after all (``PYDANTIC_DISABLE_PLUGINS`` changed during the run), it
+loads the real loader and hands over to it. Only the process entry point does this, never a library import.
 """
 
 import gc
 
 gc.disable()
+
+import os  # noqa: E402
+import sys  # noqa: E402
+import types  # noqa: E402
+
+_LOADER = "pydantic.plugin._loader"
+_PLUGINS_OFF = ("__all__", "1", "true")   # the values pydantic's get_plugins reads as "no plugins"
+
+
+def _real_loader() -> types.ModuleType:
+    """Replace the stand-in by pydantic's own plugin loader and return it."""
+    import importlib
+
+    if isinstance(sys.modules.get(_LOADER), _LoaderStandIn):
+        del sys.modules[_LOADER]
+    return importlib.import_module(_LOADER)
+
+
+class _LoaderStandIn(types.ModuleType):
+    """``pydantic.plugin._loader`` while plugins are disabled: no plugins, nothing imported."""
+
+    @staticmethod
+    def get_plugins(*args, **kwargs):  # noqa: ANN002, ANN003, ANN205 - pydantic's signature, forwarded
+        if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in _PLUGINS_OFF:
+            return ()
+        return _real_loader().get_plugins(*args, **kwargs)
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - anything else pydantic may ask: the real module's
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(_real_loader(), name)
+
+
+def _skip_plugin_loader_import() -> None:
+    """Put the stand-in in place when the plugin scan is disabled and pydantic has not loaded its loader."""
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in _PLUGINS_OFF and _LOADER not in sys.modules:
+        sys.modules[_LOADER] = _LoaderStandIn(_LOADER)
+
+
+_skip_plugin_loader_import()   # the package (sched_reader/cli/__init__.py) has set PYDANTIC_DISABLE_PLUGINS
 
 from sched_reader.cli.app import main as run_cli  # noqa: E402 - after gc.disable(), on purpose
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_list
 from sched_reader.models.weights import Term
 
 
@@ -36,7 +36,7 @@ class BlockAccountingResult(DataModel):
     mean_len: float
     contiguous: AllocatorStats
     paged: AllocatorStats
-    explain: list[Term] = Field(default_factory=list)
+    explain: list[Term] = Field(default_factory=new_list)
 
 
 def sample_lengths(n: int, mean: float, sd: float, max_model_len: int, seed: int = 0,

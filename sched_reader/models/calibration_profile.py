@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_dict, new_list
 from sched_reader.errors import InputError
 from sched_reader.models.cost.iteration import DecodeLinearModel
 
@@ -60,16 +60,16 @@ class FittedTerm(DataModel):
     meaning: str
     fitted: bool = False                      # False: held at its default (the data could not separate it)
     at_bound: bool = False                    # the fit wanted to go past a bound: physically implausible data
-    supported_by: list[str] = Field(default_factory=list)
+    supported_by: list[str] = Field(default_factory=new_list)
 
 
 class Profile(DataModel):
     """A ``profile.yaml``: the deployment it was fitted on, the terms, and the fit's residuals."""
 
     schema_: str = Field(PROFILE_SCHEMA, alias="schema")
-    deployment: dict[str, Any] = Field(default_factory=dict)
-    terms: dict[str, FittedTerm] = Field(default_factory=dict)
-    fit: dict[str, Any] = Field(default_factory=dict)
+    deployment: dict[str, Any] = Field(default_factory=new_dict)
+    terms: dict[str, FittedTerm] = Field(default_factory=new_dict)
+    fit: dict[str, Any] = Field(default_factory=new_dict)
 
     model_config = {"populate_by_name": True}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_list
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -27,8 +27,8 @@ class CapacityReport(DataModel):
     memory: MemoryProfile
     kv_cache: KVCacheResult
     weights: WeightBreakdown
-    stage_kv_bytes: list[int] = Field(default_factory=list)
-    explain: list[Term] = Field(default_factory=list)
+    stage_kv_bytes: list[int] = Field(default_factory=new_list)
+    explain: list[Term] = Field(default_factory=new_list)
 
     def weights_do_not_load(self) -> bool:
         """True when the weights alone exceed the device: vLLM fails while loading, before profiling."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_dict, new_list
 from sched_reader.findings import Finding
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.gpu import GPU
@@ -26,7 +26,7 @@ class FlagValue(DataModel):
     flag: str             # canonical flag, e.g. "--max-num-seqs"
     value: Any            # typed (int/float/bool/str/dict/list)
     origin: Origin
-    overridden: list[Origin] = Field(default_factory=list)  # earlier settings of the same flag that lost
+    overridden: list[Origin] = Field(default_factory=new_list)  # earlier settings of the same flag that lost
 
 
 class Hardware(DataModel):
@@ -97,8 +97,8 @@ class EffectiveConfig(DataModel):
     custom_all_reduce: bool | None = None
     # multimodal profiling: --skip-mm-profiling, and the modalities --limit-mm-per-prompt sets to 0
     skip_mm_profiling: bool = False
-    mm_disabled: list[str] = Field(default_factory=list)
-    reasons: dict[str, str] = Field(default_factory=dict)
+    mm_disabled: list[str] = Field(default_factory=new_list)
+    reasons: dict[str, str] = Field(default_factory=new_dict)
 
 
 class EngineSpec(DataModel):
@@ -117,11 +117,11 @@ class EngineSpec(DataModel):
     checkpoint_quantization: str | None = None  # weight scheme implied by the model name/config (fp8, awq, w4a16, ...)
     checkpoint_quantization_method: str | None = None  # the vLLM --quantization method it loads with
     hardware: Hardware
-    args: dict[str, FlagValue] = Field(default_factory=dict)
+    args: dict[str, FlagValue] = Field(default_factory=new_dict)
     effective: EffectiveConfig | None = None
-    findings: list[Finding] = Field(default_factory=list)
-    unresolved: list[Unresolved] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=new_list)
+    unresolved: list[Unresolved] = Field(default_factory=new_list)
+    notes: list[str] = Field(default_factory=new_list)
     workload: dict[str, Any] | None = None
     shared_gpu_group: str | None = None
 

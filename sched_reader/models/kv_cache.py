@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_list
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
@@ -158,7 +158,7 @@ class KVCacheResult(DataModel):
     fits: bool
     error: str | None = None
     estimated_max_model_len: int | None = None
-    explain: list[Term] = Field(default_factory=list)
+    explain: list[Term] = Field(default_factory=new_list)
 
 
 def _uses_hybrid_allocator(cfg: EffectiveConfig) -> bool:

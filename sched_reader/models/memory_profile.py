@@ -41,7 +41,7 @@ import math
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_list
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -111,7 +111,7 @@ class MemoryProfile(DataModel):
     kv_override: bool = False               # --kv-cache-memory-bytes used
     forward_peak_bytes: int = 0
     sampler_peak_bytes: int = 0
-    explain: list[Term] = Field(default_factory=list)
+    explain: list[Term] = Field(default_factory=new_list)
 
     @property
     def total_non_kv_bytes(self) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_dict, new_list
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -53,7 +53,7 @@ class Term(DataModel):
 
     name: str
     formula: str
-    inputs: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, Any] = Field(default_factory=new_dict)
     value: float
     unit: str
     guessed: bool = False
@@ -82,8 +82,8 @@ class WeightBreakdown(DataModel):
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     pp_stage: int = 0                        # index of the stage reported (the largest)
-    stage_bytes: list[int] = Field(default_factory=list)  # bytes per GPU for every PP stage
-    explain: list[Term] = Field(default_factory=list)
+    stage_bytes: list[int] = Field(default_factory=new_list)  # bytes per GPU for every PP stage
+    explain: list[Term] = Field(default_factory=new_list)
 
     @property
     def gib_per_gpu(self) -> float:

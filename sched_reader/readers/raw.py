@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_dict, new_list
 from sched_reader.origin import Origin, SourceKind
 
 __all__ = ["Hint", "Origin", "RawEngine", "Setting", "SourceKind", "Unresolved"]
@@ -50,19 +50,19 @@ class RawEngine(DataModel):
     file: str
     line: int | None = None
     model: Setting | None = None          # positional MODEL / --model / model: key
-    settings: list[Setting] = Field(default_factory=list)
+    settings: list[Setting] = Field(default_factory=new_list)
     gpu_type: Hint | None = None          # e.g. "NVIDIA-H100-80GB-HBM3" from nodeSelector
     gpu_count: Hint | None = None         # nvidia.com/gpu limit, compose device count
     vllm_version: Hint | None = None      # from an image tag, or sched-reader's own file
     role: str | None = None               # "prefill" / "decode" for P/D manifests
     shared_gpu_group: str | None = None   # engines with the same group share physical GPUs
     workload: dict[str, Any] | None = None  # sched-reader's own `workload:` section, verbatim
-    unresolved: list[Unresolved] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    unresolved: list[Unresolved] = Field(default_factory=new_list)
+    notes: list[str] = Field(default_factory=new_list)
     # Environment variables set for this engine (shell ``export``, ``VAR=x cmd`` prefixes, compose
     # ``environment``, Kubernetes ``env``), values verbatim as strings. ``VLLM_USE_V1``,
     # ``VLLM_CPU_KVCACHE_SPACE`` and ``CUDA_VISIBLE_DEVICES`` change what vLLM does.
-    env: dict[str, Hint] = Field(default_factory=dict)
+    env: dict[str, Hint] = Field(default_factory=new_dict)
     replicas: Hint | None = None          # independent copies of this engine (Deployment replicas, ...)
     # Accelerator family when the file says so (``google.com/tpu`` -> "tpu", ``habana.ai/gaudi`` ->
     # "gaudi", ``amd.com/gpu`` -> "amd", ``accelerator.type: intel-gaudi``); None = not stated (NVIDIA GPUs

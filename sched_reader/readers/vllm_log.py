@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import Field
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_dict, new_list
 from sched_reader.errors import InputError
 from sched_reader.versions import parse_version
 
@@ -61,14 +61,14 @@ class LogFacts(DataModel):
     model: str | None = None
     model_line: int | None = None
     served_model_name: str | None = None
-    non_default_args: dict[str, Any] = Field(default_factory=dict)
+    non_default_args: dict[str, Any] = Field(default_factory=new_dict)
     non_default_args_line: int | None = None
-    engine_config: dict[str, str] = Field(default_factory=dict)   # the config dump, values as printed
+    engine_config: dict[str, str] = Field(default_factory=new_dict)   # the config dump, values as printed
     engine_config_line: int | None = None
     gpu_name: str | None = None                 # a GPU name printed in the log (nvidia-smi, torch)
     gpu_total_gib: float | None = None          # torch's total device memory as logged
     gpu_memory_utilization: float | None = None
-    memory: dict[str, list[Value]] = Field(default_factory=dict)  # term -> every logged value (all ranks)
+    memory: dict[str, list[Value]] = Field(default_factory=new_dict)  # term -> every logged value (all ranks)
     kv_cache_tokens: Value | None = None
     gpu_blocks: Value | None = None
     cpu_blocks: Value | None = None
@@ -79,8 +79,8 @@ class LogFacts(DataModel):
     start_failure: str | None = None            # vLLM's own error line when start-up failed
     start_failure_line: int | None = None
     failure_kv_tokens: Value | None = None      # the KV capacity a "max seq len is larger" error states
-    warnings: list[tuple[int, str]] = Field(default_factory=list)
-    ranks: list[str] = Field(default_factory=list)  # process tags seen printing memory lines
+    warnings: list[tuple[int, str]] = Field(default_factory=new_list)
+    ranks: list[str] = Field(default_factory=new_list)  # process tags seen printing memory lines
     restarts: int = 0                           # engine start-ups before the one read (crash loops)
     release_from_format: str | None = None      # the release range the log's line formats place it in
     flashinfer_sampler: bool | None = None      # V1 top-k/top-p sampler: FlashInfer (True) or not (False)

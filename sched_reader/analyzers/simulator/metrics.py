@@ -116,8 +116,12 @@ class Recorder:
 def weighted_percentiles(values: np.ndarray, counts: np.ndarray | None, pcts=PCTS) -> list[float]:
     """np.percentile (linear) of the list where values[i] appears counts[i] times, without expanding it.
 
-    ``counts`` None: every value once. The order among equal values does not matter (the rank ranges of
-    a group of ties are the same whatever their order), so a plain, unstable sort is used."""
+    ``counts`` None: every value once; the same floats as ``np.percentile(values, pcts)`` (its virtual index
+    ``(n - 1) * q / 100``, neighbours and lerp, in the same operations) for values without NaN, used instead
+    of it on the simulator's and diagnose's paths because np.percentile imports ``numpy.ma`` (through
+    ``np.unique``) on its first call: ~2% of a ``diagnose`` process. The order among equal values does not
+    matter (the rank ranges of a group of ties are the same whatever their order), so a plain, unstable sort
+    is used."""
     if counts is None:
         v = np.sort(np.asarray(values)).astype(np.float64)
         cum = None
@@ -196,16 +200,16 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
     if tpot_ms.size:
         res["mean_tpot_ms"] = float(tpot_ms.mean())
         res["median_tpot_ms"], res["p90_tpot_ms"], res["p99_tpot_ms"] = (
-            float(x) for x in np.percentile(tpot_ms, PCTS))
+            float(x) for x in weighted_percentiles(tpot_ms, None))
     else:
         res.update({"mean_tpot_ms": 0.0, "median_tpot_ms": 0.0, "p90_tpot_ms": 0.0, "p99_tpot_ms": 0.0})
     if percentiles:
         tp_all = np.zeros(0) if not tpot_ms.size else tpot_ms
         for q in percentiles:
             word = str(int(q)) if float(q) == int(q) else str(q)
-            res[f"p{word}_ttft_ms"] = float(np.percentile(ttft, q)) / 1e6 if ttft.size else 0.0
-            res[f"p{word}_e2el_ms"] = float(np.percentile(e2el, q)) / 1e6 if e2el.size else 0.0
-            res[f"p{word}_tpot_ms"] = float(np.percentile(tp_all, q)) if tp_all.size else 0.0
+            res[f"p{word}_ttft_ms"] = weighted_percentiles(ttft, None, (q,))[0] / 1e6 if ttft.size else 0.0
+            res[f"p{word}_e2el_ms"] = weighted_percentiles(e2el, None, (q,))[0] / 1e6 if e2el.size else 0.0
+            res[f"p{word}_tpot_ms"] = weighted_percentiles(tp_all, None, (q,))[0] if tp_all.size else 0.0
             res[f"p{word}_itl_ms"] = (weighted_percentiles(itl_v, itl_w, (q,))[0] / 1e6) if len(itl_v) else 0.0
         res["metric_percentiles"] = [float(q) for q in percentiles]
     good = np.ones(fin.size, dtype=bool)

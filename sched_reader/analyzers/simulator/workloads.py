@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
-from sched_reader.data_model import DataModel
+from sched_reader.data_model import DataModel, new_list
 from sched_reader.errors import InputError, combine
 from sched_reader.limits import (
     MAX_NESTING,
@@ -313,7 +313,7 @@ class WorkloadSpec(DataModel):
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
     arrival: Arrival = Field(default_factory=lambda: Arrival(process="all_at_once"))
     max_concurrency: int | None = Field(default=None, ge=1, le=MAX_PROMPTS)
-    classes: list[RequestClass] = Field(default_factory=list)
+    classes: list[RequestClass] = Field(default_factory=new_list)
     dataset: Literal["sharegpt"] | None = None
     trace: str | None = None
 

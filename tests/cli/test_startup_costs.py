@@ -1,0 +1,84 @@
+"""What the CLI process does not pay for at start-up (cli/entry.py, data_model.py, simulator.metrics): each
+test names a module or a call whose cost was measured and removed, and fails when it comes back."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import sched_reader
+from sched_reader.data_model import DataModel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_PROBE = """
+import io, contextlib, sys
+from sched_reader.cli.entry import main
+try:
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in ("importlib.metadata", "numpy.ma") if m in sys.modules))
+print(type(sys.modules.get("pydantic.plugin._loader")).__name__)
+"""
+
+
+def _probe(*args: str, env: dict[str, str] | None = None) -> list[str]:
+    import os
+
+    e = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"} | (env or {})
+    r = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300, env=e)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip().splitlines()[-2:]
+
+
+def test_diagnose_imports_neither_package_metadata_nor_numpy_ma():
+    loaded, loader = _probe("diagnose", "examples/llama3-8b-h100.yaml")
+    assert loaded == "[]"
+    assert loader == "_LoaderStandIn"
+
+
+def test_a_user_who_enables_pydantic_plugins_gets_the_real_loader():
+    """PYDANTIC_DISABLE_PLUGINS set by the user to a plugin name (not "all"): pydantic's own loader runs."""
+    loaded, loader = _probe("config", "examples/llama3-8b-h100.yaml", env={"PYDANTIC_DISABLE_PLUGINS": "x"})
+    assert "importlib.metadata" in loaded
+    assert loader == "module"
+
+
+def test_the_stand_in_hands_over_when_plugins_are_enabled_during_the_run():
+    code = ("import os, sys, sched_reader.cli.entry as e\n"
+            "os.environ['PYDANTIC_DISABLE_PLUGINS'] = ''\n"
+            "print(list(sys.modules['pydantic.plugin._loader'].get_plugins()))\n"
+            "print(type(sys.modules['pydantic.plugin._loader']).__name__)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["[]", "module"]
+
+
+def _all_models() -> list[type]:
+    for mod in pkgutil.walk_packages(sched_reader.__path__, "sched_reader."):
+        if mod.name.endswith(("__main__", ".entry")):
+            continue
+        importlib.import_module(mod.name)
+    seen, todo = [], [DataModel]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.append(sub)
+                todo.append(sub)
+    return seen
+
+
+def test_no_model_field_has_a_builtin_type_as_default_factory():
+    """``Field(default_factory=list)`` makes pydantic parse list's text signature (tokenize + ast, ~1 ms)
+    when the schema is built; data_model.new_list and new_dict are read from their code objects."""
+    models = _all_models()
+    assert len(models) > 40
+    bad = [f"{m.__module__}.{m.__qualname__}.{name}" for m in models
+           for name, info in m.model_fields.items() if info.default_factory in (list, dict, set, tuple)]
+    assert bad == []

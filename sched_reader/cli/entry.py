@@ -16,6 +16,12 @@ imports ``importlib.metadata`` (with ``email``, ``zipfile``, ``csv`` ...) at its
 a stand-in for that module whose ``get_plugins`` gives what the real one gives when plugins are disabled
 (none); should plugins be enabled after all (``PYDANTIC_DISABLE_PLUGINS`` changed during the run), it
 loads the real loader and hands over to it. Only the process entry point does this, never a library import.
+
+numpy's OpenBLAS starts a thread per core when numpy is imported (a pool of 64 threads on a 64-core
+host) and those threads spin for a while after each BLAS call. sched-reader makes no BLAS call (its
+arrays are small and its dot products are on int64, which numpy computes itself), so the CLI process asks
+OpenBLAS for one thread, unless the user set ``OPENBLAS_NUM_THREADS`` or ``OMP_NUM_THREADS``: ~3% of a
+``diagnose`` process's instructions on a 2-core machine, more wall time where there are more cores.
 """
 
 import gc
@@ -60,6 +66,8 @@ def _skip_plugin_loader_import() -> None:
         sys.modules[_LOADER] = _LoaderStandIn(_LOADER)
 
 
+if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"   # before numpy is imported (see the module docstring)
 _skip_plugin_loader_import()   # the package (sched_reader/cli/__init__.py) has set PYDANTIC_DISABLE_PLUGINS
 
 from sched_reader.cli.app import main as run_cli  # noqa: E402 - after gc.disable(), on purpose

@@ -188,10 +188,22 @@ def effective_default(rec: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=1)
-def _records() -> tuple[FlagRecord, ...]:
+def _raw_records() -> list[dict[str, Any]]:
     with open(DATA_DIR / "records.json", encoding="utf-8") as fh:
-        raw = json.load(fh)["records"]
-    return tuple(FlagRecord.from_json(r) for r in raw)
+        return json.load(fh)["records"]
+
+
+_BUILT: dict[int, FlagRecord] = {}   # record id -> its FlagRecord, built on first use
+
+
+def _record(i: int) -> FlagRecord:
+    """Record ``i`` of records.json. Built when a table first needs it (a release holds ~150-250 of the
+    ~950 records: building them all cost ~3% of a ``diagnose`` process) and then shared by every table
+    that lists it, as when all were built up front."""
+    rec = _BUILT.get(i)
+    if rec is None:
+        rec = _BUILT[i] = FlagRecord.from_json(_raw_records()[i])
+    return rec
 
 
 @functools.lru_cache(maxsize=1)
@@ -399,8 +411,7 @@ def _table_cached(release: str) -> ArgTable:
     ids = _release_ids().get(release)
     if ids is None:
         raise UnknownVersionError(f"no flag table for vLLM {release!r}")
-    recs = _records()
-    return ArgTable(release, [recs[i] for i in ids])
+    return ArgTable(release, [_record(i) for i in ids])
 
 
 # ---- value coercion ---------------------------------------------------------

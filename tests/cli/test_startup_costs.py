@@ -82,3 +82,23 @@ def test_no_model_field_has_a_builtin_type_as_default_factory():
     bad = [f"{m.__module__}.{m.__qualname__}.{name}" for m in models
            for name, info in m.model_fields.items() if info.default_factory in (list, dict, set, tuple)]
     assert bad == []
+
+
+def _entry_env(env: dict[str, str]) -> list[str]:
+    import os
+
+    e = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")} | env
+    code = ("import os, sys, sched_reader.cli.entry\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=e)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+def test_the_cli_asks_openblas_for_one_thread_before_numpy_is_imported():
+    assert _entry_env({}) == ["1", "False"]
+
+
+def test_a_user_thread_setting_is_kept():
+    assert _entry_env({"OPENBLAS_NUM_THREADS": "8"}) == ["8", "False"]
+    assert _entry_env({"OMP_NUM_THREADS": "4"}) == ["None", "False"]

@@ -21,6 +21,8 @@ Terms (per decoder layer group, summed over layers on one GPU):
   elementwise  norms, residual, activation, rotary, KV write: bytes per token (memory-bound)
   embedding, lm_head (only for sequences that emit a token), sampler (logits reads)
   tp_allreduce 2 per layer + 1 for the vocab-parallel embedding, ring 2(n-1)/n x bytes
+  qk_norm_allreduce  models whose QK-norm spans all heads (qk_norm_type per_layer: MiniMax-M2) under TP:
+               1-2 all-reduces of the [tokens] fp32 sums of squares per layer (see QK_NORM_TP_FUSED_FROM)
   ep_alltoall  dispatch + combine per MoE layer when expert parallel is on
   pp_send      (pp - 1) activation sends
   layer_overhead  latency floor of small kernels per layer (CUDA graphs) or host launch (eager)
@@ -46,6 +48,7 @@ from sched_reader.models.cost.precision import Precision, peak_flops, resolve_pr
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
+from sched_reader.versions import parse_version
 
 # Largest token count vLLM V1 replays from a captured CUDA graph by default (CompilationConfig
 # cudagraph capture sizes end at 512; from 0.11 max_cudagraph_capture_size = min(2 x max_num_seqs, 512)).
@@ -57,6 +60,19 @@ CUDAGRAPH_MAX_TOKENS = 512
 # and up and writes the product: 3 x intermediate.
 ELEMENTWISE_HIDDEN_PASSES = 10
 ELEMENTWISE_INTER_PASSES = 3
+# Small latency-bound kernels that Efficiency.layer_overhead_graph_s stands for (2 RMSNorm, rotary,
+# activation, residual, KV-cache write): its per-kernel floor is layer_overhead_graph_s / this count.
+LAYER_SMALL_KERNELS = 6
+# QK-norm over all heads (config ``qk_norm_type: per_layer``, MiniMax-M2/M2.1/M2.5): vLLM's
+# ``MiniMaxText01RMSNormTP`` (vllm/model_executor/models/minimax_m2.py) sums squares over the rank's
+# share of the heads, all-reduces the per-token fp32 sums across the TP group and then scales, so every
+# layer adds TP all-reduces on top of the two of a dense layer. Up to 0.13 q and k each ran their own
+# (sum kernel, all-reduce, scale kernel: 2 all-reduces and 2 more small kernels than a rank-local norm);
+# vLLM PR #31493 "Optimize QKNorm for MiniMax-M2/M2.1" (github.com/vllm-project/vllm/pull/31493, opened
+# 2025-12-29, after 0.13.0's 2025-12-16 source commit) fuses them into one all-reduce of [tokens, 2]
+# (sglang PR #14416 shows the same 6 -> 3 kernel reduction). First release with it (vLLM release, tuple):
+QK_NORM_TP_FUSED_FROM = (0, 14, 0)
+QK_NORM_SUM_BYTES = 4  # fp32 sum of squares per token per norm
 # Sampler: softmax / top-k / top-p passes over fp32 logits per emitted token.
 SAMPLER_LOGIT_PASSES = 3
 LOGIT_BYTES = 4  # logits are materialized in fp32
@@ -168,6 +184,16 @@ class DecodeLinearModel:
         return max(gpu, self.cpu_s) if self.async_overlap else gpu + self.cpu_s
 
 
+def _qk_norm_tp(arch: ModelArch, tp: int, vllm_version: str | None) -> tuple[int, int, int]:
+    """(all-reduces per layer, fp32 sums per token in each, extra small kernels per layer) of an all-heads
+    QK-norm under tensor parallelism; (0, 0, 0) when the model has none or TP is 1. See QK_NORM_TP_FUSED_FROM."""
+    if tp <= 1 or str(arch.get("qk_norm_type") or "") != "per_layer" or not arch.get("use_qk_norm", True):
+        return (0, 0, 0)
+    if parse_version(vllm_version) >= QK_NORM_TP_FUSED_FROM:
+        return (1, 2, 0)
+    return (2, 1, 2)
+
+
 def _roof(flops, nbytes, rate, bw, mx):
     return mx(flops / rate, nbytes / bw)
 
@@ -214,6 +240,7 @@ class IterationCostModel:
         self.eager = bool(cfg.enforce_eager)
         # batches above the largest captured CUDA graph run without graphs (host launches per op)
         self._graph_max_tokens = min(2 * int(cfg.max_num_seqs), CUDAGRAPH_MAX_TOKENS)
+        self._qk_norm_tp = _qk_norm_tp(arch, self.tp, getattr(cfg, "vllm_version", None))
         self._prep()
 
     # ------------------------------------------------------------------ precomputation
@@ -434,6 +461,12 @@ class IterationCostModel:
             t_lg = allgather_time(emit * self._vocab / self.tp * LOGIT_BYTES, self.tp, self.gpu, eff)
             t_comm = t_ar + t_lg
             add("tp_allreduce", 0.0, 0.0, 0.0, t_comm, "communication")
+            n_ar, sums, kernels = self._qk_norm_tp
+            if n_ar:
+                t_qk = self._L * (n_ar * allreduce_time(T * sums * QK_NORM_SUM_BYTES, self.tp, self.gpu, eff)
+                                  + kernels * eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS)
+                t_comm = t_comm + t_qk
+                add("qk_norm_allreduce", 0.0, 0.0, 0.0, t_qk, "communication")
         if self.shapes.ep > 1 and self._moe_layers:
             t_ep = self._moe_layers * 2 * allgather_time(T * self._hidden * ab, self.shapes.ep, self.gpu, eff)
             t_comm = t_comm + t_ep

@@ -285,3 +285,31 @@ def test_expert_parallel_adds_dispatch_and_combine():
     for m in (ep, no):
         e = m.breakdown(512, 512000, 0, 0.0).terms["moe_experts"].bytes
         assert weights <= e <= 1.1 * weights
+
+
+# MiniMax-M2 config.json (huggingface.co/MiniMaxAI/MiniMax-M2): 62 layers, QK-norm over all 48 query / 8 key
+# heads (qk_norm_type "per_layer"), 256 experts of 1536, top-8
+MINIMAX_M2 = ModelArch(id="MiniMaxAI/MiniMax-M2", model_type="minimax_m2", config=dict(
+    hidden_size=3072, intermediate_size=1536, num_hidden_layers=62, num_attention_heads=48,
+    num_key_value_heads=8, head_dim=128, vocab_size=200064, tie_word_embeddings=False, num_local_experts=256,
+    num_experts_per_tok=8, use_qk_norm=True, qk_norm_type="per_layer", torch_dtype="bfloat16"))
+
+
+def test_all_heads_qk_norm_adds_tp_all_reduces_per_layer():
+    # vLLM's MiniMaxText01RMSNormTP all-reduces each token's fp32 sum of squares over the TP group: q and
+    # k separately up to 0.13 (2 all-reduces + 2 more small kernels per layer), one fused all-reduce of
+    # [tokens, 2] from 0.14 (vLLM PR #31493). At batch 1 on 4 GPUs, by hand:
+    #   0.12: 62 x (2 x (10 us + 1.5 x 4 B / (450e9 x 0.7)) + 2 x 12 us / 6) = 62 x 24.0 us = 1.488 ms
+    #   0.14: 62 x (10 us + 1.5 x 8 B / (450e9 x 0.7))                       = 62 x 10.0 us = 0.620 ms
+    old = IterationCostModel(MINIMAX_M2, H100, cfg(tensor_parallel_size=4, vllm_version="0.12.0"))
+    new = IterationCostModel(MINIMAX_M2, H100, cfg(tensor_parallel_size=4, vllm_version="0.14.0"))
+    t_old = old.breakdown(1, 1000, 0, 0.0).terms["qk_norm_allreduce"].time_s
+    t_new = new.breakdown(1, 1000, 0, 0.0).terms["qk_norm_allreduce"].time_s
+    assert t_old == pytest.approx(62 * (2 * (10e-6 + 1.5 * 4 / 315e9) + 2 * 2e-6), rel=1e-9)
+    assert t_new == pytest.approx(62 * (10e-6 + 1.5 * 8 / 315e9), rel=1e-9)
+    assert old.step_time(1, 1000, 0, 0.0) - new.step_time(1, 1000, 0, 0.0) == pytest.approx(t_old - t_new, rel=1e-9)
+    # one GPU: the norm is rank-local; Qwen3's per-head QK-norm is rank-local at any TP
+    one = IterationCostModel(MINIMAX_M2, H100, cfg(vllm_version="0.12.0")).breakdown(1, 1000, 0, 0.0)
+    assert "qk_norm_allreduce" not in one.terms
+    qwen = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=4)).breakdown(1, 1000, 0, 0.0)
+    assert "qk_norm_allreduce" not in qwen.terms

@@ -101,7 +101,7 @@ def _iteration(m: Any) -> StepFn:
     vocab = m._vocab
     passes, logit_bytes = _it.SAMPLER_LOGIT_PASSES, _it.LOGIT_BYTES
     tp, pp, gpu_spec, hidden = m.tp, m.pp, m.gpu, m._hidden
-    ep = m.shapes.ep if m._moe_layers else 1
+    ep = m.shapes.ep if m._moe_layers and m.dp > 1 else 1
     qk_ar, qk_sums, qk_kernels = m._qk_norm_tp
     qk_kernel_s = qk_kernels * eff.layer_overhead_graph_s / _it.LAYER_SMALL_KERNELS
     moe_layers = m._moe_layers
@@ -125,8 +125,10 @@ def _iteration(m: Any) -> StepFn:
                 for pf, pw, pa, peak, curve in parts:
                     t = t + max(pf * T / peak, (pw + pa * T) / peak_bw_all) / efficiency_at(curve, T)
             layers = layers + t
-        for count, E, k, local, eparams, route_mult, io in experts:
+        for count, E, k, local, eparams, route_mult, io, excess in experts:
             Tr = T * route_mult
+            if excess:
+                Tr = Tr + excess * Tr ** 0.5
             routed = Tr * k * local / E
             distinct = local * (1.0 - (1.0 - k / E) ** Tr)
             fl = count * 2.0 * routed * eparams

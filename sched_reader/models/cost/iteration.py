@@ -14,7 +14,8 @@ Terms (per decoder layer group, summed over layers on one GPU):
   mlp          dense MLP (SwiGLU/GeGLU: gate, up, down; plain: fc1, fc2)
   moe_router / moe_shared / moe_experts
                routed experts: FLOPs 2 x routed tokens x expert params; weight bytes of the distinct
-               experts touched: E_local x (1 - (1 - k/E)^tokens) (uniform routing)
+               experts touched: E_local x (1 - (1 - k/E)^tokens) (uniform routing); under expert
+               parallelism the busiest of the ep ranks sets the layer's time (see ep_load_excess)
   attention_decode   FLOPs 2 x heads x (qk_dim + v_dim) x context tokens; bytes = KV read
   attention_prefill  FLOPs 2 x heads x (qk_dim + v_dim) x causal pairs; bytes = KV of the new tokens
                      (sliding-window layers: context capped at window per sequence)
@@ -23,7 +24,8 @@ Terms (per decoder layer group, summed over layers on one GPU):
   tp_allreduce 2 per layer + 1 for the vocab-parallel embedding, ring 2(n-1)/n x bytes
   qk_norm_allreduce  models whose QK-norm spans all heads (qk_norm_type per_layer: MiniMax-M2) under TP:
                1-2 all-reduces of the [tokens] fp32 sums of squares per layer (see QK_NORM_TP_FUSED_FROM)
-  ep_alltoall  dispatch + combine per MoE layer when expert parallel is on
+  ep_alltoall  dispatch + combine per MoE layer when expert parallel spans data-parallel ranks (DP > 1;
+               with DP = 1 the experts' partial sums are combined by the layer's TP all-reduce)
   pp_send      (pp - 1) activation sends
   layer_overhead  latency floor of small kernels per layer (CUDA graphs) or host launch (eager)
   cpu          scheduler + input preparation + output processing; overlapped when async scheduling
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -184,6 +187,38 @@ class DecodeLinearModel:
         return max(gpu, self.cpu_s) if self.async_overlap else gpu + self.cpu_s
 
 
+@lru_cache(maxsize=64)
+def expected_max_std_normal(n: int) -> float:
+    """E[max of n independent standard normal draws] (dimensionless): 0.564 for 2, 1.029 for 4, 1.424 for 8,
+    1.766 for 16 (Tippett 1925's table), by numerical integration of x n phi(x) Phi(x)^(n-1) over [-9, 9]."""
+    if n <= 1:
+        return 0.0
+    h = 1e-3
+    total = 0.0
+    for i in range(18001):
+        x = -9.0 + i * h
+        total += x * n * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * (0.5 * (1 + math.erf(x / math.sqrt(2)))) ** (n - 1)
+    return total * h
+
+
+def ep_load_excess(num_experts: int, top_k: int, local_experts: int, ep_size: int) -> float:
+    """Load excess of the busiest expert-parallel rank, in tokens per sqrt(token) (0 without EP).
+
+    With EP each rank runs only the token-expert pairs routed to its ``local_experts`` of ``num_experts``,
+    and the layer's closing all-reduce (or combine) waits for the busiest rank. Under uniform routing a
+    token puts a hypergeometric number of its ``top_k`` picks on a given rank: mean k p, variance
+    k p (1 - p) (E - k) / (E - 1) with p = local / E; over T tokens the pairs on a rank have mean T k p and
+    standard deviation sqrt(T) x that root, and the busiest of ``ep_size`` ranks holds about
+    mean + expected_max_std_normal(ep_size) x sd of them (normal approximation). That equals the mean
+    load of T + excess x sqrt(T) tokens, excess = z(ep) x sqrt((1 - p) (E - k) / ((E - 1) k p)).
+    Real routers are less even than uniform (hot experts), so this is a lower bound on the imbalance."""
+    if ep_size <= 1 or local_experts <= 0 or num_experts <= top_k:
+        return 0.0
+    p = local_experts / num_experts
+    var_per_token = top_k * p * (1 - p) * (num_experts - top_k) / (num_experts - 1)
+    return expected_max_std_normal(int(ep_size)) * math.sqrt(var_per_token) / (top_k * p)
+
+
 def _qk_norm_tp(arch: ModelArch, tp: int, vllm_version: str | None) -> tuple[int, int, int]:
     """(all-reduces per layer, fp32 sums per token in each, extra small kernels per layer) of an all-heads
     QK-norm under tensor parallelism; (0, 0, 0) when the model has none or TP is 1. See QK_NORM_TP_FUSED_FROM."""
@@ -282,7 +317,7 @@ class IterationCostModel:
         s = self.shapes
         ab = p.act_bytes
         self._linear_terms: list[tuple[str, tuple[float, float, float, float], Any]] = []
-        self._experts: list[tuple[int, float, float, float, float, float, int]] = []
+        self._experts: list[tuple[int, float, float, float, float, float, int, float]] = []
         self._attn: list[tuple[int, float, float, float, float, int | None]] = []
         self._elem_bytes_per_token = 0.0
         for g in s.groups:
@@ -298,7 +333,8 @@ class IterationCostModel:
                 m = g.moe
                 route_mult = float(self.dp) if m.ep_size > 1 else 1.0
                 self._experts.append((g.count, float(m.num_experts), float(m.top_k), float(m.local_experts),
-                                      float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears)))
+                                      float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears),
+                                      ep_load_excess(m.num_experts, m.top_k, m.local_experts, m.ep_size)))
             a = g.attention
             kvb = p.kv_bytes
             self._attn.append((g.count,
@@ -391,8 +427,10 @@ class IterationCostModel:
                     t = t + _roof(pf * T, pw + pa * T, peak, peak_bw, mx) / efficiency_at(curve, T)
                 add(name, fl, by, parts[0][3], t, bwu=peak_bw, source="measured: " + parts[0][4][2])
             layers = layers + t
-        for count, E, k, local, eparams, route_mult, io in self._experts:
+        for count, E, k, local, eparams, route_mult, io, excess in self._experts:
             Tr = T * route_mult
+            if excess:   # the busiest EP rank: as many routed pairs as Tr + excess x sqrt(Tr) tokens give on average
+                Tr = Tr + excess * Tr ** 0.5
             routed = Tr * k * local / E                       # token-expert pairs on this GPU
             distinct = local * (1.0 - (1.0 - k / E) ** Tr)    # expected experts touched
             fl = count * 2.0 * routed * eparams
@@ -467,7 +505,7 @@ class IterationCostModel:
                                   + kernels * eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS)
                 t_comm = t_comm + t_qk
                 add("qk_norm_allreduce", 0.0, 0.0, 0.0, t_qk, "communication")
-        if self.shapes.ep > 1 and self._moe_layers:
+        if self.shapes.ep > 1 and self._moe_layers and self.dp > 1:
             t_ep = self._moe_layers * 2 * allgather_time(T * self._hidden * ab, self.shapes.ep, self.gpu, eff)
             t_comm = t_comm + t_ep
             add("ep_alltoall", 0.0, 0.0, 0.0, t_ep, "communication")

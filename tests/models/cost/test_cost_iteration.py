@@ -20,6 +20,7 @@ import pytest
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.efficiency import DEFAULT_EFFICIENCY
+from sched_reader.models.cost.iteration import ep_load_excess, expected_max_std_normal
 from sched_reader.models.gpu import GPU
 
 H100 = GPU(id="h100-test", vendor="NVIDIA", name="H100 SXM5 80GB", arch="Hopper", memory_bytes=85520809984,
@@ -273,10 +274,16 @@ def test_pcie_gpu_uses_pcie_for_allreduce():
     assert b.terms["tp_allreduce"].time_s >= 65 * per
 
 
-def test_expert_parallel_adds_dispatch_and_combine():
+def test_expert_parallel_adds_dispatch_and_combine_only_across_data_parallel_ranks():
+    # vLLM's FusedMoE.forward_impl: do_naive_dispatch_combine = self.dp_size > 1 (and no all2all kernel):
+    # with DP = 1 the EP ranks already hold every token (TP replicates them) and the layer's TP all-reduce
+    # sums the experts' partial outputs; across DP ranks each MoE layer gathers and scatters tokens
+    dp2 = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=2, data_parallel_size=2,
+                                                   enable_expert_parallel=True)).breakdown(64, 64000, 0, 0.0)
+    assert "ep_alltoall" in dp2.terms and dp2.terms["ep_alltoall"].time_s > 48 * 2 * 10e-6 * 0.99
     ep = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=2, enable_expert_parallel=True))
     b = ep.breakdown(64, 64000, 0, 0.0)
-    assert "ep_alltoall" in b.terms and b.terms["ep_alltoall"].time_s > 48 * 2 * 10e-6 * 0.99
+    assert "ep_alltoall" not in b.terms
     # with EP each GPU holds 64 whole experts instead of 128 half-width ones: at batch 512 every expert
     # is touched, so both read 48 layers x 64 x (3 x 2048 x 768) x 2 B = 28.99e9 weight bytes per GPU
     # (plus a few % of activation traffic, which differs: EP moves full-width rows for half the pairs)
@@ -313,3 +320,23 @@ def test_all_heads_qk_norm_adds_tp_all_reduces_per_layer():
     assert "qk_norm_allreduce" not in one.terms
     qwen = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=4)).breakdown(1, 1000, 0, 0.0)
     assert "qk_norm_allreduce" not in qwen.terms
+
+
+def test_expected_max_of_normals_matches_tippetts_table():
+    # Tippett (1925), Biometrika 17: expected largest of n standard normal deviates
+    for n, want in ((2, 0.5642), (4, 1.0294), (8, 1.4236), (16, 1.7660)):
+        assert expected_max_std_normal(n) == pytest.approx(want, abs=2e-4)
+
+
+def test_expert_parallel_busiest_rank_sets_the_moe_time():
+    # Qwen3-30B-A3B on 2 GPUs with EP: each rank holds 64 of 128 experts; a token puts Hypergeometric(8 of
+    # 128, 64 local) picks on a rank: mean 4, variance 8 x 0.5 x 0.5 x 120/127 = 1.890. Over T tokens the
+    # busier of 2 ranks holds 4T + 0.5642 x sqrt(1.890 T) pairs on average = the mean load of
+    # T + 0.5642 x sqrt(1.890) / 4 x sqrt(T) = T + 0.1939 sqrt(T) tokens
+    assert ep_load_excess(128, 8, 64, 2) == pytest.approx(0.5642 * math.sqrt(8 * 0.25 * 120 / 127) / 4, rel=1e-3)
+    assert ep_load_excess(128, 8, 128, 1) == 0.0
+    ep = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=2, enable_expert_parallel=True))
+    # at 16 decodes the busiest rank routes like 16 + 0.1939 x 4 = 16.78 tokens: 16.78 x 8 x 64 / 128 pairs
+    b = ep.breakdown(16, 16000, 0, 0.0)
+    t_eff = 16 + ep_load_excess(128, 8, 64, 2) * 4
+    assert b.terms["moe_experts"].flops == pytest.approx(48 * 2 * t_eff * 4 * (3 * 2048 * 768), rel=1e-9)

@@ -82,6 +82,7 @@ def _iteration(m: Any) -> StepFn:
     peak_bw_all = m._peak_bw
     experts = list(m._experts)
     moe_curve = m._moe_curve
+    moe_floor = m._moe_floor[0] if m._moe_floor is not None else None
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
     attn_rate, kv_bw = m.attn_rate, m.kv_bw
     # per group: (count, decode seconds per context token, fpre, bpre, window)
@@ -135,6 +136,8 @@ def _iteration(m: Any) -> StepFn:
             by = count * (distinct * eparams * expert_wb + ab * routed * io)
             if moe_curve is not None:
                 t = max(fl / expert_peak, by / peak_bw) / efficiency_at(moe_curve, Tr)
+            elif moe_floor is not None:
+                t = max(max(fl / expert_rate, by / bw), count * moe_floor)
             else:
                 t = max(fl / expert_rate, by / bw)
             layers = layers + t

@@ -46,6 +46,7 @@ from sched_reader.models.cost.collectives import allgather_time, allreduce_time,
 from sched_reader.models.cost.efficiency import Efficiency, efficiency_for
 from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_at, gemm_efficiency_curve,
                                               gemm_format, interp_scalar, moe_efficiency_curve, moe_format,
+                                              moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
@@ -352,13 +353,17 @@ class IterationCostModel:
         # measured fused-MoE efficiency by tokens per step (models/cost/kernels.py), when the GPU and
         # expert format were measured; else the named constants apply
         self._moe_curve = None
+        self._moe_floor: tuple[float, str] | None = None   # (s per MoE layer, provenance) without a curve
         moe_groups = [g.moe for g in s.groups if g.moe]
         if moe_groups and self._use_tables:
             m0 = moe_groups[0]
             lin = m0.expert_linears
             inter_local = min(min(x.k, x.n) for x in lin) if lin else 0
-            self._moe_curve = moe_efficiency_curve(self.gpu.name, moe_format(p.fmt, p.weight_bytes["experts"]),
-                                                   s.hidden, inter_local, m0.local_experts, m0.top_k)
+            fkey = moe_format(p.fmt, p.weight_bytes["experts"])
+            self._moe_curve = moe_efficiency_curve(self.gpu.name, fkey, s.hidden, inter_local, m0.local_experts,
+                                                   m0.top_k)
+            if self._moe_curve is None:
+                self._moe_floor = moe_latency_floor(fkey)
         self._expert_peak = peak_flops(self.gpu, p.compute["experts"])
         self._peak_bw = self.gpu.hbm_bandwidth_tb_s * 1e12
         lm = s.lm_head
@@ -438,6 +443,9 @@ class IterationCostModel:
             if self._moe_curve is not None:
                 t = _roof(fl, by, self._expert_peak, self._peak_bw, mx) / efficiency_at(self._moe_curve, Tr)
                 add("moe_experts", fl, by, self._expert_peak, t, bwu=peak_bw, source="measured: " + self._moe_curve[2])
+            elif self._moe_floor is not None:   # constants, held above the measured fused-MoE latency floor
+                t = mx(_roof(fl, by, self._expert_rate, bw, mx), count * self._moe_floor[0])
+                add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + "; " + self._moe_floor[1])
             else:
                 t = _roof(fl, by, self._expert_rate, bw, mx)
                 add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm)
@@ -546,6 +554,9 @@ class IterationCostModel:
         notes = list(self.precision.notes)
         if self._moe_curve is not None:
             notes.append(f"experts: measured fused-MoE efficiency by tokens per step, {self._moe_curve[2]}")
+        elif self._moe_floor is not None:
+            notes.append(f"experts: no measured fused-MoE table for this GPU and format; the named constants, held "
+                         f"above the {self._moe_floor[1]}")
         gemm_src = sorted({p[0][4][2] for _, _, p in self._linear_terms if p}
                           | ({self._lm_curve[2]} if self._lm_curve is not None else set()))
         if gemm_src:

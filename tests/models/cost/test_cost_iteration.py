@@ -340,3 +340,20 @@ def test_expert_parallel_busiest_rank_sets_the_moe_time():
     b = ep.breakdown(16, 16000, 0, 0.0)
     t_eff = 16 + ep_load_excess(128, 8, 64, 2) * 4
     assert b.terms["moe_experts"].flops == pytest.approx(48 * 2 * t_eff * 4 * (3 * 2048 * 768), rel=1e-9)
+
+
+def test_unmeasured_gpu_keeps_the_fused_moe_latency_floor():
+    # no MoE table for MI300X: the constants' roofline for Qwen3-30B-A3B at one token (8 experts x 3 x 2048 x
+    # 768 x 2 B = 75.5 MB per layer at 0.8 x 5.3 TB/s = 17.8 us) is below the measured floor of a bf16
+    # fused-MoE call (median fastest one-token call of the 5 measured GPUs, 21.5 us): 48 layers x 21.5 us
+    mi300x = GPU(id="mi300x-test", vendor="AMD", name="Instinct MI300X 192GB", arch="cdna3",
+                 memory_bytes=192 * 2**30, cuda_total_bytes=191 * 2**30, hbm_bandwidth_tb_s=5.3,
+                 tflops={"bf16": 1307.4, "fp16": 1307.4, "fp8": 2614.9}, interconnect="xgmi",
+                 link_unidir_gb_s=64.0, pcie_unidir_gb_s=64.0, source_url="test")
+    b = IterationCostModel(QWEN3_MOE, mi300x, cfg()).breakdown(1, 1000, 0, 0.0)
+    assert 8 * 3 * 2048 * 768 * 2 / (5.3e12 * 0.8) < 21.5e-6
+    assert b.terms["moe_experts"].time_s == pytest.approx(48 * 21.5e-6, rel=0.01)
+    assert "latency floor" in b.terms["moe_experts"].source
+    # at 256 decodes every expert is read: 48 x 128 x 4.72 M x 2 B / (0.8 x 5.3e12) = 13.7 ms, far above the floor
+    big = IterationCostModel(QWEN3_MOE, mi300x, cfg()).breakdown(256, 256000, 0, 0.0)
+    assert big.terms["moe_experts"].time_s > 10 * 48 * 21.5e-6

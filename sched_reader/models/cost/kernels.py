@@ -106,6 +106,7 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
 MOE_FLOOR_KEY = "min_one_token_latency_s"
 
 
+@lru_cache(maxsize=16)
 def moe_latency_floor(fmt_key: str) -> tuple[float, str] | None:
     """(seconds, provenance): the latency floor of one fused-MoE layer call in weight format ``fmt_key``,
     for GPUs or formats without a measured MoE table. Each measured GPU's table holds its fastest one-token

@@ -17,6 +17,7 @@ from typing import Any
 from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
 from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
 from sched_reader.analyzers.simulator.api import with_frontend_latency
+from sched_reader.analyzers.simulator.metrics import weighted_percentiles   # np.percentile's floats, no numpy.ma
 from sched_reader.analyzers.simulator.workloads import WorkloadSpec, generate, is_jsonl, load_workload_file
 from sched_reader.models.block_accounting import account_lengths
 from sched_reader.models.calibration_profile import active_profile, calibrated, frontend_kwargs
@@ -61,8 +62,6 @@ def summarize_requests(requests: Any, source: str) -> Any:
     arrival rate (requests minus one over the arrival span; inf when all arrive at once), their mean
     lengths, and prompt/output length percentiles (tokens). The requests themselves are what runs."""
     import math
-
-    from sched_reader.analyzers.simulator.metrics import weighted_percentiles   # np.percentile's floats
 
     n = len(requests)
     a = requests.arrival_s

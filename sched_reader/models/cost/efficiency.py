@@ -66,6 +66,7 @@ class Efficiency:
     # per compute dtype ("bf16", "fp8", ...) fractions of that dtype's dense peak; others use gemm_compute
     gemm_compute_by_dtype: tuple[tuple[str, float], ...] = ()
     family: str = ""              # the fallback_efficiency.yaml family that set some factors ("" = defaults)
+    family_set: tuple[str, ...] = ()   # the factors that family set
 
     def with_overrides(self, **kw: float) -> "Efficiency":
         """A copy with some factors replaced (for what-if analysis and tests)."""
@@ -84,9 +85,11 @@ class Efficiency:
             return f"{self.gemm_compute:.2f}"
         return ", ".join(f"{d} {self.gemm_fraction(d):.2f}" for d in sorted(set(dtypes)))
 
-    def tag(self) -> str:
-        """`` (<family> family values)`` when a family's measured fractions apply, else ``""``."""
-        return f" ({self.family} family values, fallback_efficiency.yaml)" if self.family else ""
+    def tag(self, *terms: str) -> str:
+        """`` (<family> family values, ...)`` when the family set any of ``terms``, else ``""``."""
+        if self.family and any(t in self.family_set for t in terms):
+            return f" ({self.family} family values, fallback_efficiency.yaml)"
+        return ""
 
 
 SOURCES: dict[str, str] = {
@@ -226,7 +229,7 @@ def efficiency_for(gpu: GPU) -> Efficiency:
     terms = family_terms(gpu)
     if not terms:
         return DEFAULT_EFFICIENCY
-    kw: dict = {"family": str(gpu.arch).lower()}
+    kw: dict = {"family": str(gpu.arch).lower(), "family_set": tuple(sorted(terms))}
     gemm = terms.pop("gemm_compute", {})
     if gemm:
         kw["gemm_compute_by_dtype"] = tuple(sorted((d, float(e["value"])) for d, e in gemm.items()))

@@ -139,6 +139,9 @@ def test_mi300x_prefill_gemm_runs_at_the_family_fraction_and_says_so():
     assert mlp.time_s == pytest.approx(flops / (1307.4e12 * 0.417), rel=1e-6)
     assert "cdna3 family" in mlp.source and "bf16 0.42" in mlp.source
     assert "kv_read_bandwidth 0.47" in m.breakdown(64, 64 * 2000, 0, 0.0).terms["attention_decode"].source
+    # attention_compute has no CDNA3 measurement: its source names the default, not the family
+    pre = b.terms["attention_prefill"].source
+    assert "attention_compute 0.50" in pre and "family" not in pre
 
 
 def test_h100_term_sources_do_not_mention_a_family():

@@ -208,7 +208,9 @@ def _families() -> dict:
 def family_terms(gpu: GPU) -> dict[str, dict]:
     """The fallback_efficiency.yaml entries that apply to ``gpu``: term -> entry (for ``gemm_compute`` a
     dict dtype -> entry). The family is the catalog's ``arch``; a ``skus`` entry for the GPU's catalog id
-    overrides the family's per term (per dtype for GEMMs). Empty when the family has no entry."""
+    overrides the family's per term (per dtype for GEMMs); a ``keep_defaults`` entry whose
+    ``name_contains`` is in the GPU's catalog name drops its terms (the defaults apply). Empty when the
+    family has no entry."""
     fam = _families().get(str(gpu.arch or "").lower()) or {}
     terms: dict[str, dict] = {}
     for source in (fam.get("terms") or {}, (fam.get("skus") or {}).get(gpu.id) or {}):
@@ -219,7 +221,17 @@ def family_terms(gpu: GPU) -> dict[str, dict]:
                 terms.setdefault(term, {}).update(entry)
             else:
                 terms[term] = entry
+    for keep in kept_defaults(gpu):
+        for term in keep.get("terms") or []:
+            terms.pop(term, None)
     return terms
+
+
+def kept_defaults(gpu: GPU) -> list[dict]:
+    """The family's ``keep_defaults`` entries that match ``gpu`` (terms, reason, source)."""
+    fam = _families().get(str(gpu.arch or "").lower()) or {}
+    return [k for k in fam.get("keep_defaults") or []
+            if str(k.get("name_contains") or "").lower() and str(k["name_contains"]).lower() in gpu.name.lower()]
 
 
 def efficiency_for(gpu: GPU) -> Efficiency:
@@ -255,4 +267,8 @@ def sources_for(gpu: GPU) -> dict[str, str]:
         else:
             body = text(entry)
         out[term] = f"{fam} family (models/data/fallback_efficiency.yaml), fallback only: {body}"
+    for keep in kept_defaults(gpu):
+        for term in keep.get("terms") or []:
+            out[term] = (f"{SOURCES[term]} Kept for this {fam} GPU (fallback_efficiency.yaml keep_defaults): "
+                         f"{keep.get('reason', '')} ({keep.get('source', '')})")
     return out

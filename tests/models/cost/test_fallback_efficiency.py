@@ -4,7 +4,8 @@ Independent inputs, written out here by hand:
   AMD "Measuring Max-Achievable FLOPs - Part 2" (rocm.blogs.amd.com, 28 Feb 2025), hipBLASLt-bench:
     MI300X BF16 708, FP16 654, FP8 1273 TFLOPS; MI325X BF16 843, FP16 794, FP8 1519 TFLOPS.
   Max-achievable matmul, one brute-force search for every GPU (stas00/ml-engineering MAMF table): H100 SXM
-    BF16 794.5 of 989, FP8 1402.6 of 1979 TFLOPS; MI300X 668.4, MI325X 784.9, MI355X 1565 TFLOPS BF16.
+    BF16 794.5 of 989, FP8 1402.6 of 1979 TFLOPS; MI300X 668.4, MI325X 784.9, MI355X 1565 TFLOPS BF16;
+    Gaudi 2 418.7 of 432 BF16, 826.5 of 865 FP8; Gaudi 3 1243 / 1289.5 of a listed 1677 (BF16 / FP8).
   Vendor dense peaks: MI300X / MI325X BF16 1307.4, FP8 2614.9 TFLOPS; MI355X BF16 2516.6; HBM 5.3 TB/s (MI300X).
   AMD's MI300X system-validation BabelStream expected output: Triad 3,948,061.647 MB/s.
   The H100-anchored defaults of efficiency.py: gemm 0.60, attention 0.50, memory 0.80, KV reads 0.50.
@@ -110,6 +111,16 @@ def test_cdna3_values_are_amds_measurements_scaled_to_the_h100_defaults():
     assert mi300.kv_read_bandwidth == pytest.approx(0.50 * triad / 0.80, abs=6e-4)
     # no MI300X attention measurement: the default stays
     assert mi300.attention_compute == DEFAULT_EFFICIENCY.attention_compute
+
+
+def test_gaudi_gemms_are_the_same_searchs_max_achievable():
+    g2, g3 = efficiency_for(gpu("Gaudi 2")), efficiency_for(gpu("Gaudi 3"))
+    assert g2.gemm_fraction("bf16") == pytest.approx(0.60 * 418.7 / 432 / H100_MAMF_BF16, abs=6e-4)
+    assert g2.gemm_fraction("fp8") == pytest.approx(0.60 * 826.5 / 865 / H100_MAMF_FP8, abs=6e-4)
+    # Gaudi 3: the measured fraction of the measured SKU's listed 1677 TFLOPS, applied to the catalog's peak
+    assert g3.gemm_fraction("bf16") == pytest.approx(0.60 * (1243 / 1677) / H100_MAMF_BF16, abs=1e-3)
+    assert g3.gemm_fraction("fp8") == pytest.approx(0.60 * (1289.5 / 1677) / H100_MAMF_FP8, abs=1e-3)
+    assert (g3.memory_bandwidth, g3.kv_read_bandwidth) == (0.80, 0.50)
 
 
 def test_cdna4_gemm_is_mi355x_max_achievable_and_the_rest_defaults():

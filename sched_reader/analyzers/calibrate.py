@@ -8,7 +8,8 @@ uncalibrated model):
 
 * ``decode_time_scale`` from TPOT (the median when given: see ``_tpot_key``) and output throughput
   (geometric mean of their ratios over the results); a result whose mean TPOT is stall-dominated
-  (:func:`stalled`) gives it by its throughput alone. Always identified;
+  (:func:`stalled`) gives it by its throughput alone, a rate-limited result (``--request-rate`` finite) by
+  its TPOT alone (its throughput is the offered load, whatever the GPU's speed). Always identified;
 * ``prefill_time_scale`` from TTFT, when a result is not a burst (closed loop or rate-limited: its TTFT is
   the prompt's time plus a short queue) or bursts of two or more sizes are given: one burst's TTFT is its
   API intake queue plus its prefill time, one number for two unknowns;
@@ -178,7 +179,7 @@ def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: f
             k = _tpot_key(b, p)
             if k and not (stalled(b) and b.output_throughput and p.get("output_throughput")):
                 dec.append(getattr(b, k) / p[k])
-            if b.output_throughput and p.get("output_throughput"):
+            if b.output_throughput and p.get("output_throughput") and math.isinf(b.request_rate):
                 dec.append(p["output_throughput"] / b.output_throughput)
             if b.mean_ttft_ms and p.get("mean_ttft_ms"):
                 pre.append(measured_ttft(b) / p["mean_ttft_ms"])
@@ -342,7 +343,7 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     labels = [b.label() for b in benches]
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
         "value": round(ds, 4), "fitted": w_d > 0, "at_bound": info["at_bound"]["decode_time_scale"],
-        "supported_by": [f"TPOT (median where given) and output throughput of {n} result(s)"
+        "supported_by": [f"TPOT (median where given) and output throughput (closed loop or burst) of {n} result(s)"
                          + (f" (output throughput alone for {sum(map(stalled, benches))} stall-dominated result(s))"
                             if any(map(stalled, benches)) else ""),
                          _shrink_note("decode_time_scale", ds_raw, w_d, n)] + labels})

@@ -117,6 +117,11 @@ def _med(rows: list[dict[str, float]], k: str) -> str:
     return f"{statistics.median(xs):5.1%}" if xs else "  n/a"
 
 
+def _med_of_meds(res: list[dict], key: str, k: str) -> str:
+    xs = [statistics.median(abs(e[k]) for e in r[key] if k in e) for r in res if any(k in e for e in r[key])]
+    return f"{statistics.median(xs):.1%}" if xs else "n/a"
+
+
 def _summary(label: str, rows: list[dict[str, float]]) -> str:
     return (f"{label}: median |error| output throughput {_med(rows, 'output_throughput')}, mean TPOT "
             f"{_med(rows, 'mean_tpot_ms')}, median TPOT {_med(rows, 'median_tpot_ms')} ({len(rows)} predictions)")
@@ -193,6 +198,11 @@ def main() -> int:
         rows = [e for r in res for e in r[key]]
         if rows:
             print("  " + _summary(label, rows))
+    for key, label in (("one", "calibrated on one"), ("loo", "leave one out")):
+        done = [r for r in res if r[key]]
+        if done:   # every deployment weighs the same, however many runs it has
+            print(f"  median over {len(done)} deployments, uncalibrated -> {label}: " + " / ".join(
+                _med_of_meds(done, "base", k) + " -> " + _med_of_meds(done, key, k) for k in METRICS))
     # the uncalibrated model on the same predictions (each run counted once per pair it is a target of)
     pairs = [r["base"][j] for r in res for i in range(len(r["base"])) for j in range(len(r["base"])) if i != j]
     if pairs:

@@ -7,7 +7,9 @@ replays, randomised paged KV block tables). It is read here once, offline; nothi
 dependency. Output: ``sched_reader/models/cost/data/kernel_efficiency.json`` holding, per GPU, the
 oldest measured vLLM release's
 
-* ``moe``: per weight format, per measured MoE shape, efficiency by tokens per step, where
+* ``moe``: per weight format, the fastest one-token call over all measured shapes (s: the latency floor
+  of vLLM's fused-MoE kernel chain, used where a GPU or format has no table) and, per measured MoE shape,
+  efficiency by tokens per step, where
   efficiency(T) = roofline time at vendor peak / measured latency, the roofline being the one
   ``IterationCostModel`` uses for its ``moe_experts`` term (FLOPs 2 x T x top_k x 3 x hidden x inter over
   the dense peak of the compute dtype; bytes = experts read (min(E, T x k) for the balanced-routing rows
@@ -50,6 +52,7 @@ DTYPES = {"bfloat16": ("bf16", 2.0, "bf16"), "fp8": ("fp8", 1.0, "fp8"), "fp8_bl
 # the table holds several)
 PREFER = ("vllm_fused_moe", "triton", "marlin", "vllm_mxfp4_moe", "flashinfer")
 TOKEN_GRID = (1, 4, 16, 64, 256, 1024, 4096, 16384)
+MOE_FLOOR_KEY = "min_one_token_latency_s"
 
 
 def _release_key(v: str) -> tuple[int, ...]:
@@ -240,6 +243,7 @@ def main(data_dir: str) -> int:
             sub = sub[sub["kernel_source"] == kernels[0]]
             peak = float(gpu.tflops[ckey]) * 1e12
             effs: dict[tuple, dict[int, list[float]]] = {}
+            one_token = [float(x) * 1e-3 for x in sub[sub["num_tokens"] == 1]["latency"] if float(x) > 0]
             for r in sub.itertuples():
                 E = r.num_experts / max(1, r.moe_ep_size)
                 k = r.topk
@@ -266,6 +270,10 @@ def main(data_dir: str) -> int:
             if curves:
                 cell[fmt] = {"kernel": kernels[0], "tokens": list(TOKEN_GRID),
                              "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency by tokens]": curves}
+                if one_token:
+                    # the fastest one-token call over every measured shape: the latency floor of the
+                    # kernel chain (align/sort, quantize, two grouped GEMMs, activation, top-k sum)
+                    cell[fmt][MOE_FLOOR_KEY] = round(min(one_token), 7)
         if cell:
             out[gpu.name] = {"aiconfigurator_system": folder, "vllm_release": rel, "moe": cell}
     for folder, gpu_name in GPUS.items():

@@ -475,9 +475,14 @@ def _verdict_findings(spec: EngineSpec, cap: Any, verdict: Any) -> list[Finding]
             rule=rule, severity="info", message=verdict.summary, file=spec.file,
             line=fv.origin.line if fv else spec.line, key=key, fix=f"{r.flag} {r.suggested}: {r.why}"))
     if eff is not None and not eff.enable_chunked_prefill and eff.max_num_batched_tokens >= 8192:
+        forced = "forces it for MLA models" in str(eff.reasons.get("enable_chunked_prefill", ""))
         out.append(Finding(
             rule="SR205", severity="info",
             message=(f"chunked prefill is off: a prompt of up to {eff.max_num_batched_tokens:,} tokens runs in one "
-                     "step and stalls every running decode for that step"),
-            file=spec.file, line=spec.line, fix="enable chunked prefill (--enable-chunked-prefill)"))
+                     "step and stalls every running decode for that step"
+                     + (f" (vLLM {eff.vllm_version} turns it off for MLA models whatever the flags say)"
+                        if forced else "")),
+            file=spec.file, line=spec.line,
+            fix=("upgrade vLLM: MLA models run chunked prefill from 0.7.4 nightlies / 0.8.0 on CUDA" if forced
+                 else "enable chunked prefill (--enable-chunked-prefill)")))
     return out

@@ -28,6 +28,7 @@ from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagVal
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 from sched_reader.compat.argtable import ArgTable
 from sched_reader.compat.defaults import default_block_size, release_facts, scheduler_defaults
+from sched_reader.compat.mla_unchunked import UNCHUNKED_MNBT_FLOOR, mla_forces_unchunked
 from sched_reader.compat.releases import newest, resolve_version, version_key
 from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
 from sched_reader.models.model_catalog import resolve_model
@@ -550,6 +551,19 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
     engine = engine or str(facts.get("engine", "v1") if isinstance(facts, dict) else getattr(facts, "engine", "v1")).lower()
     spec_cfg = explicit("speculative_config")
     speculative = _normalize_speculative(spec, spec_cfg)
+    chunked = bool(pick("enable_chunked_prefill", engine == "v1"))
+    prefix = bool(pick("enable_prefix_caching", engine == "v1"))
+    mnbt = int(pick("max_num_batched_tokens", 2048))
+    forced = (mla_forces_unchunked(spec.vllm_version_requested or spec.vllm_version, spec.hardware.gpu.vendor)
+              if spec.arch is not None and spec.arch.config.get("kv_lora_rank") else None)
+    if forced:  # vLLM overrides the flags too (VllmConfig.__post_init__), so this comes last
+        chunked, prefix = False, False
+        mnbt = max(int(max_model_len), UNCHUNKED_MNBT_FLOOR)
+        why = f"vLLM {spec.vllm_version} forces it for MLA models ({forced})"
+        reasons["enable_chunked_prefill"] = f"off: {why}"
+        reasons["enable_prefix_caching"] = f"off: {why}"
+        reasons["max_num_batched_tokens"] = (f"max(max_model_len, {UNCHUNKED_MNBT_FLOOR}) = {mnbt}: chunked "
+                                             "prefill forced off for this MLA model")
     return EffectiveConfig(
         vllm_version=spec.vllm_version,
         engine=engine,
@@ -565,9 +579,9 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         kv_cache_dtype=str(explicit("kv_cache_dtype", "auto") or "auto"),
         block_size=_block_size(spec, tp, reasons),
         max_num_seqs=int(pick("max_num_seqs", 256)),
-        max_num_batched_tokens=int(pick("max_num_batched_tokens", 2048)),
-        enable_chunked_prefill=bool(pick("enable_chunked_prefill", engine == "v1")),
-        enable_prefix_caching=bool(pick("enable_prefix_caching", engine == "v1")),
+        max_num_batched_tokens=mnbt,
+        enable_chunked_prefill=chunked,
+        enable_prefix_caching=prefix,
         enforce_eager=bool(explicit("enforce_eager", False)),
         async_scheduling=bool(pick("async_scheduling", False)),
         long_prefill_token_threshold=int(pick("long_prefill_token_threshold", 0) or 0),

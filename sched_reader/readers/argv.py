@@ -167,6 +167,9 @@ class ParsedArgs:
     config_flag: str = "--config"
 
 
+_ATTACHED_LEVEL = re.compile(r"-O\d+")
+
+
 def parse_args(toks: list[Tok], *, kind: str, file: str, source: SourceKind = "command-line",
                key_prefix: str = "") -> ParsedArgs:
     """Record the flags in ``toks`` (words after the program) in order, as written.
@@ -192,6 +195,9 @@ def parse_args(toks: list[Tok], *, kind: str, file: str, source: SourceKind = "c
             continue
         if is_option(text) and not (tok.unresolved and text.startswith("$")):
             flag, eq, inline = text.partition("=") if text.startswith("-") else (text, "", "")
+            if not eq and _ATTACHED_LEVEL.fullmatch(text):
+                # argparse reads a one-letter option's value attached to it: vLLM's -O3 is -O 3
+                flag, eq, inline = text[:2], "=", text[2:]
             value_tok: Tok | None = None
             if eq:
                 value_tok = Tok(inline, tok.line, tok.unresolved, tok.notes)

@@ -70,3 +70,29 @@ def test_rows_quoting_only_medians_keep_them_as_medians():
         if "token_position_decode_slo" in r["source_url"]:
             assert "mean_tpot_ms" not in r["results"] and "mean_ttft_ms" not in r["results"], r["id"]
             assert r["results"]["median_tpot_ms"] > 0 and r["results"]["median_ttft_ms"] > 0
+
+
+def test_fixed_length_rows_generate_num_prompts_times_output_len():
+    # a random-dataset row run with --ignore-eos and fixed lengths generated exactly N x L tokens, so its
+    # published duration x output throughput must give N x L back (catches a transcription or a length error)
+    checked = 0
+    for r in ROWS:
+        res, w = r["results"], r["workload"]
+        if not (res.get("duration_s") and res.get("output_throughput_tok_s") and w.get("ignore_eos")
+                and w.get("dataset") == "random" and w.get("output_len") and not w.get("random_range_ratio")):
+            continue
+        expected = w["num_prompts"] * w["output_len"]
+        assert abs(res["duration_s"] * res["output_throughput_tok_s"] - expected) < 0.005 * expected, r["id"]
+        checked += 1
+    assert checked >= 10  # dstack's DeepSeek-R1 sweep (500 x 800 each) and vLLM PR 43232 (128 x 1000)
+
+
+def test_amd_rows_reach_the_amd_catalog_entry():
+    # the corpus was blind on AMD Instinct until dstack's study and the ROCm blog row: they must predict
+    # with the MI300X entry (HBM3 5.3 TB/s), not a name-guessed stand-in
+    bench = _bench()
+    amd = [r for r in ROWS if "MI300X" in r["gpu"]]
+    assert len(amd) >= 7
+    for r in amd:
+        gpu = bench.build_spec(r).hardware.gpu
+        assert gpu.name == "Instinct MI300X 192GB" and abs(gpu.hbm_bandwidth_tb_s - 5.3) < 1e-9, r["id"]

@@ -131,3 +131,17 @@ def test_unresolved_command_substitution_is_never_run(tmp_path):
     assert e.model is None
     reasons = " ".join(u.reason for u in e.unresolved)
     assert "never run" in reasons and len(e.unresolved) == 3
+
+
+def test_attached_optimization_level_is_read_as_argparse_does():
+    """`vllm serve M -O3` (vLLM's docs spell it so): argparse gives a one-letter option the rest of the word as
+    its value, so -O3 is -O with value 3, never a flag missing its value."""
+    from sched_reader.analyzers.pipeline import build_specs
+
+    [e] = read_command_line(["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "-O3", "-tp", "1"])
+    assert (one(e, "-O").value, one(e, "-tp").value) == ("3", "1")
+    # 0.19.0 has --optimization-level (its parser rewrites -O3 to it); 0.8.5 reads -O as --compilation-config
+    [new] = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "-O3"], gpu="H100", vllm="0.19.0")
+    [old] = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "-O3"], gpu="H100", vllm="0.8.5")
+    assert new.args["optimization_level"].value == 3
+    assert "compilation_config" in old.args

@@ -82,6 +82,7 @@ def _iteration(m: Any) -> StepFn:
     peak_bw_all = m._peak_bw
     experts = list(m._experts)
     moe_curve = m._moe_curve
+    moe_floor = m._moe_floor[0] if m._moe_floor is not None else None
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
     attn_rate, kv_bw = m.attn_rate, m.kv_bw
     # per group: (count, decode seconds per context token, fpre, bpre, window)
@@ -101,17 +102,19 @@ def _iteration(m: Any) -> StepFn:
     vocab = m._vocab
     passes, logit_bytes = _it.SAMPLER_LOGIT_PASSES, _it.LOGIT_BYTES
     tp, pp, gpu_spec, hidden = m.tp, m.pp, m.gpu, m._hidden
-    ep = m.shapes.ep if m._moe_layers else 1
+    ep = m.shapes.ep if m._moe_layers and m.dp > 1 else 1
+    qk_ar, qk_sums, qk_kernels = m._qk_norm_tp
+    qk_kernel_s = qk_kernels * eff.layer_overhead_graph_s / _it.LAYER_SMALL_KERNELS
     moe_layers = m._moe_layers
     step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
     async_overlap = m.async_overlap
     # per token count T: the layer sum after the terms that depend on T alone, and the later terms that
     # depend on T alone; per emitting count (nd + nps): lm_head, sampler, logits all-gather and host time.
     # Each value is computed by the same expression as in ``_evaluate``, so reusing it changes no bit.
-    memo_t: dict[int, tuple[float, float, bool, float, float, float, float]] = {}
+    memo_t: dict[int, tuple[float, float, bool, float, float, float, float, float]] = {}
     memo_e: dict[int, tuple[float, float, float, float]] = {}
 
-    def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float]:
+    def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float, float]:
         layers = 0.0
         for f, wbytes, abytes, rate, parts in linear:
             if parts is None:
@@ -123,23 +126,29 @@ def _iteration(m: Any) -> StepFn:
                 for pf, pw, pa, peak, curve in parts:
                     t = t + max(pf * T / peak, (pw + pa * T) / peak_bw_all) / efficiency_at(curve, T)
             layers = layers + t
-        for count, E, k, local, eparams, route_mult, io in experts:
+        for count, E, k, local, eparams, route_mult, io, excess in experts:
             Tr = T * route_mult
+            if excess:
+                Tr = Tr + excess * Tr ** 0.5
             routed = Tr * k * local / E
             distinct = local * (1.0 - (1.0 - k / E) ** Tr)
             fl = count * 2.0 * routed * eparams
             by = count * (distinct * eparams * expert_wb + ab * routed * io)
             if moe_curve is not None:
                 t = max(fl / expert_peak, by / peak_bw) / efficiency_at(moe_curve, Tr)
+            elif moe_floor is not None:
+                t = max(max(fl / expert_rate, by / bw), count * moe_floor)
             else:
                 t = max(fl / expert_rate, by / bw)
             layers = layers + t
         te = T * elem / bw
         t_emb = emb_c * T / bw
         t_ar = (2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff) if tp > 1 else 0.0
+        t_qk = (m._L * (qk_ar * allreduce_time(T * qk_sums * _it.QK_NORM_SUM_BYTES, tp, gpu_spec, eff) + qk_kernel_s)
+                if tp > 1 and qk_ar else 0.0)
         t_ep = moe_layers * 2 * allgather_time(T * hidden * ab, ep, gpu_spec, eff) if ep > 1 else 0.0
         t_pp = (pp - 1) * p2p_time(2 * T * hidden * ab, gpu_spec, eff) if pp > 1 else 0.0
-        v = memo_t[T] = (layers, te, eager or T > graph_max, t_emb, t_ar, t_ep, t_pp)
+        v = memo_t[T] = (layers, te, eager or T > graph_max, t_emb, t_ar, t_qk, t_ep, t_pp)
         return v
 
     def e_terms(emit: int) -> tuple[float, float, float, float]:
@@ -160,9 +169,9 @@ def _iteration(m: Any) -> StepFn:
             return 0.0
         emit = nd + nps
         try:
-            layers, te, miss, t_emb, t_ar, t_ep, t_pp = memo_t[T]
+            layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = memo_t[T]
         except KeyError:
-            layers, te, miss, t_emb, t_ar, t_ep, t_pp = t_terms(T)
+            layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = t_terms(T)
         for count, dec_s, fpre, bpre, window in attn:
             if window:
                 Se = min(S, nd * window)
@@ -189,6 +198,8 @@ def _iteration(m: Any) -> StepFn:
         t_comm = 0.0
         if tp > 1:
             t_comm = t_ar + t_lg
+            if qk_ar:
+                t_comm = t_comm + t_qk
         if ep > 1:
             t_comm = t_comm + t_ep
         gpu = layers + t_emb + t_lm + t_smp + t_comm + t_pp

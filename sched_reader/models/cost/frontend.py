@@ -50,6 +50,23 @@ Constants (seconds):
     still measures it. gpt-oss models render chats with the Rust `openai_harmony` encoder instead
     of Jinja (vLLM serving_chat's harmony path): API_INTAKE_S["chat-harmony"] = the completions
     figure + 0.5 ms (assumed).
+    What the chat figure holds (read in the release wheels, pip download vllm==X --no-deps): a chat
+    request of a Jinja-template model re-parses the whole chat template (jinja2 Environment.parse of the
+    2-5 kB template) in vLLM 0.6.5-0.9.1 (entrypoints/chat_utils.py `_detect_content_format`, uncached
+    until vLLM PR #20065, github.com/vllm-project/vllm/pull/20065, which measured it at 6-8 s per 1,000
+    requests on Llama) and again in exactly 0.11.0 (`resolve_chat_template_kwargs` parses the template
+    for its variables on every request; `_cached_resolve_chat_template_kwargs` from 0.11.1); 0.6.4 and
+    older, 0.9.2-0.10.2 and 0.11.1+ do not parse it per request. The 6.3 ms comes from 0.9.0, so it
+    holds one parse (6.3 - 1.0 ms completions intake = 5.3 ms, inside PR #20065's 6-8 ms); 0.11.0 pays
+    the same parse, so the figure applies unchanged. Measured on this project's build machine (CPU time,
+    jinja2 3.1.6, the templates of llama.cpp's models/templates): the Qwen3, DeepSeek-R1 and Llama-3.1
+    templates parse in about 30 / 22 / 25 ms there, within 20% of the Llama-3.1 one, so one figure serves
+    every Jinja template. Kept for every release although 0.9.2-0.10.2 and 0.11.1+ skip the parse: no
+    measurement separates their remaining chat path (0.10+ tokenizes through AsyncMicrobatchTokenizer, a
+    single executor thread) from 1 ms. Check (not a source of the constant): GPUStack's vLLM 0.11.0
+    1,000-prompt chat bursts imply 12.9 ms (Qwen3-14B) and 11.0 ms (DeepSeek-R1) per request and its
+    0.10.2 gpt-oss burst (harmony path, no Jinja) 1.6 ms (benchmarks/burst_decomposition.py): the
+    harmony figure matches, the Jinja path there costs about twice this constant, unexplained.
   API_HANDOFF_S = 0.3 ms: the part of the intake after the handler's last suspension
     (AsyncLLM.add_request: Processor.process_inputs builds the EngineCoreRequest, msgpack encoding,
     ZMQ send). Assumed: a few hundred microseconds of CPython, as for request parsing.

@@ -14,14 +14,18 @@ Terms (per decoder layer group, summed over layers on one GPU):
   mlp          dense MLP (SwiGLU/GeGLU: gate, up, down; plain: fc1, fc2)
   moe_router / moe_shared / moe_experts
                routed experts: FLOPs 2 x routed tokens x expert params; weight bytes of the distinct
-               experts touched: E_local x (1 - (1 - k/E)^tokens) (uniform routing)
+               experts touched: E_local x (1 - (1 - k/E)^tokens) (uniform routing); under expert
+               parallelism the busiest of the ep ranks sets the layer's time (see ep_load_excess)
   attention_decode   FLOPs 2 x heads x (qk_dim + v_dim) x context tokens; bytes = KV read
   attention_prefill  FLOPs 2 x heads x (qk_dim + v_dim) x causal pairs; bytes = KV of the new tokens
                      (sliding-window layers: context capped at window per sequence)
   elementwise  norms, residual, activation, rotary, KV write: bytes per token (memory-bound)
   embedding, lm_head (only for sequences that emit a token), sampler (logits reads)
   tp_allreduce 2 per layer + 1 for the vocab-parallel embedding, ring 2(n-1)/n x bytes
-  ep_alltoall  dispatch + combine per MoE layer when expert parallel is on
+  qk_norm_allreduce  models whose QK-norm spans all heads (qk_norm_type per_layer: MiniMax-M2) under TP:
+               1-2 all-reduces of the [tokens] fp32 sums of squares per layer (see QK_NORM_TP_FUSED_FROM)
+  ep_alltoall  dispatch + combine per MoE layer when expert parallel spans data-parallel ranks (DP > 1;
+               with DP = 1 the experts' partial sums are combined by the layer's TP all-reduce)
   pp_send      (pp - 1) activation sends
   layer_overhead  latency floor of small kernels per layer (CUDA graphs) or host launch (eager)
   cpu          scheduler + input preparation + output processing; overlapped when async scheduling
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -41,11 +46,13 @@ from sched_reader.models.cost.collectives import allgather_time, allreduce_time,
 from sched_reader.models.cost.efficiency import Efficiency, efficiency_for
 from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_at, gemm_efficiency_curve,
                                               gemm_format, interp_scalar, moe_efficiency_curve, moe_format,
+                                              moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
+from sched_reader.versions import parse_version
 
 # Largest token count vLLM V1 replays from a captured CUDA graph by default (CompilationConfig
 # cudagraph capture sizes end at 512; from 0.11 max_cudagraph_capture_size = min(2 x max_num_seqs, 512)).
@@ -57,6 +64,19 @@ CUDAGRAPH_MAX_TOKENS = 512
 # and up and writes the product: 3 x intermediate.
 ELEMENTWISE_HIDDEN_PASSES = 10
 ELEMENTWISE_INTER_PASSES = 3
+# Small latency-bound kernels that Efficiency.layer_overhead_graph_s stands for (2 RMSNorm, rotary,
+# activation, residual, KV-cache write): its per-kernel floor is layer_overhead_graph_s / this count.
+LAYER_SMALL_KERNELS = 6
+# QK-norm over all heads (config ``qk_norm_type: per_layer``, MiniMax-M2/M2.1/M2.5): vLLM's
+# ``MiniMaxText01RMSNormTP`` (vllm/model_executor/models/minimax_m2.py) sums squares over the rank's
+# share of the heads, all-reduces the per-token fp32 sums across the TP group and then scales, so every
+# layer adds TP all-reduces on top of the two of a dense layer. Up to 0.13 q and k each ran their own
+# (sum kernel, all-reduce, scale kernel: 2 all-reduces and 2 more small kernels than a rank-local norm);
+# vLLM PR #31493 "Optimize QKNorm for MiniMax-M2/M2.1" (github.com/vllm-project/vllm/pull/31493, opened
+# 2025-12-29, after 0.13.0's 2025-12-16 source commit) fuses them into one all-reduce of [tokens, 2]
+# (sglang PR #14416 shows the same 6 -> 3 kernel reduction). First release with it (vLLM release, tuple):
+QK_NORM_TP_FUSED_FROM = (0, 14, 0)
+QK_NORM_SUM_BYTES = 4  # fp32 sum of squares per token per norm
 # Sampler: softmax / top-k / top-p passes over fp32 logits per emitted token.
 SAMPLER_LOGIT_PASSES = 3
 LOGIT_BYTES = 4  # logits are materialized in fp32
@@ -168,6 +188,50 @@ class DecodeLinearModel:
         return max(gpu, self.cpu_s) if self.async_overlap else gpu + self.cpu_s
 
 
+@lru_cache(maxsize=64)
+def expected_max_std_normal(n: int) -> float:
+    """E[max of n independent standard normal draws] (dimensionless): 0.564 for 2, 1.029 for 4, 1.424 for 8,
+    1.766 for 16 (Tippett 1925's table), by numerical integration of x n phi(x) Phi(x)^(n-1) over [-9, 9]
+    (trapezoid rule, step 0.02: the integrand is smooth and vanishes at both ends, so the sum agrees with
+    the table to 5 decimals; ~1 ms)."""
+    if n <= 1:
+        return 0.0
+    h = 0.02
+    total = 0.0
+    for i in range(901):
+        x = -9.0 + i * h
+        total += x * n * math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * (0.5 * (1 + math.erf(x / math.sqrt(2)))) ** (n - 1)
+    return total * h
+
+
+def ep_load_excess(num_experts: int, top_k: int, local_experts: int, ep_size: int) -> float:
+    """Load excess of the busiest expert-parallel rank, in tokens per sqrt(token) (0 without EP).
+
+    With EP each rank runs only the token-expert pairs routed to its ``local_experts`` of ``num_experts``,
+    and the layer's closing all-reduce (or combine) waits for the busiest rank. Under uniform routing a
+    token puts a hypergeometric number of its ``top_k`` picks on a given rank: mean k p, variance
+    k p (1 - p) (E - k) / (E - 1) with p = local / E; over T tokens the pairs on a rank have mean T k p and
+    standard deviation sqrt(T) x that root, and the busiest of ``ep_size`` ranks holds about
+    mean + expected_max_std_normal(ep_size) x sd of them (normal approximation). That equals the mean
+    load of T + excess x sqrt(T) tokens, excess = z(ep) x sqrt((1 - p) (E - k) / ((E - 1) k p)).
+    Real routers are less even than uniform (hot experts), so this is a lower bound on the imbalance."""
+    if ep_size <= 1 or local_experts <= 0 or num_experts <= top_k:
+        return 0.0
+    p = local_experts / num_experts
+    var_per_token = top_k * p * (1 - p) * (num_experts - top_k) / (num_experts - 1)
+    return expected_max_std_normal(int(ep_size)) * math.sqrt(var_per_token) / (top_k * p)
+
+
+def _qk_norm_tp(arch: ModelArch, tp: int, vllm_version: str | None) -> tuple[int, int, int]:
+    """(all-reduces per layer, fp32 sums per token in each, extra small kernels per layer) of an all-heads
+    QK-norm under tensor parallelism; (0, 0, 0) when the model has none or TP is 1. See QK_NORM_TP_FUSED_FROM."""
+    if tp <= 1 or str(arch.get("qk_norm_type") or "") != "per_layer" or not arch.get("use_qk_norm", True):
+        return (0, 0, 0)
+    if parse_version(vllm_version) >= QK_NORM_TP_FUSED_FROM:
+        return (1, 2, 0)
+    return (2, 1, 2)
+
+
 def _roof(flops, nbytes, rate, bw, mx):
     return mx(flops / rate, nbytes / bw)
 
@@ -214,6 +278,7 @@ class IterationCostModel:
         self.eager = bool(cfg.enforce_eager)
         # batches above the largest captured CUDA graph run without graphs (host launches per op)
         self._graph_max_tokens = min(2 * int(cfg.max_num_seqs), CUDAGRAPH_MAX_TOKENS)
+        self._qk_norm_tp = _qk_norm_tp(arch, self.tp, getattr(cfg, "vllm_version", None))
         self._prep()
 
     # ------------------------------------------------------------------ precomputation
@@ -255,7 +320,7 @@ class IterationCostModel:
         s = self.shapes
         ab = p.act_bytes
         self._linear_terms: list[tuple[str, tuple[float, float, float, float], Any]] = []
-        self._experts: list[tuple[int, float, float, float, float, float, int]] = []
+        self._experts: list[tuple[int, float, float, float, float, float, int, float]] = []
         self._attn: list[tuple[int, float, float, float, float, int | None]] = []
         self._elem_bytes_per_token = 0.0
         for g in s.groups:
@@ -271,7 +336,8 @@ class IterationCostModel:
                 m = g.moe
                 route_mult = float(self.dp) if m.ep_size > 1 else 1.0
                 self._experts.append((g.count, float(m.num_experts), float(m.top_k), float(m.local_experts),
-                                      float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears)))
+                                      float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears),
+                                      ep_load_excess(m.num_experts, m.top_k, m.local_experts, m.ep_size)))
             a = g.attention
             kvb = p.kv_bytes
             self._attn.append((g.count,
@@ -289,13 +355,17 @@ class IterationCostModel:
         # measured fused-MoE efficiency by tokens per step (models/cost/kernels.py), when the GPU and
         # expert format were measured; else the named constants apply
         self._moe_curve = None
+        self._moe_floor: tuple[float, str] | None = None   # (s per MoE layer, provenance) without a curve
         moe_groups = [g.moe for g in s.groups if g.moe]
         if moe_groups and self._use_tables:
             m0 = moe_groups[0]
             lin = m0.expert_linears
             inter_local = min(min(x.k, x.n) for x in lin) if lin else 0
-            self._moe_curve = moe_efficiency_curve(self.gpu.name, moe_format(p.fmt, p.weight_bytes["experts"]),
-                                                   s.hidden, inter_local, m0.local_experts, m0.top_k)
+            fkey = moe_format(p.fmt, p.weight_bytes["experts"])
+            self._moe_curve = moe_efficiency_curve(self.gpu.name, fkey, s.hidden, inter_local, m0.local_experts,
+                                                   m0.top_k)
+            if self._moe_curve is None:
+                self._moe_floor = moe_latency_floor(fkey)
         self._expert_peak = peak_flops(self.gpu, p.compute["experts"])
         self._peak_bw = self.gpu.hbm_bandwidth_tb_s * 1e12
         lm = s.lm_head
@@ -364,8 +434,10 @@ class IterationCostModel:
                     t = t + _roof(pf * T, pw + pa * T, peak, peak_bw, mx) / efficiency_at(curve, T)
                 add(name, fl, by, parts[0][3], t, bwu=peak_bw, source="measured: " + parts[0][4][2])
             layers = layers + t
-        for count, E, k, local, eparams, route_mult, io in self._experts:
+        for count, E, k, local, eparams, route_mult, io, excess in self._experts:
             Tr = T * route_mult
+            if excess:   # the busiest EP rank: as many routed pairs as Tr + excess x sqrt(Tr) tokens give on average
+                Tr = Tr + excess * Tr ** 0.5
             routed = Tr * k * local / E                       # token-expert pairs on this GPU
             distinct = local * (1.0 - (1.0 - k / E) ** Tr)    # expected experts touched
             fl = count * 2.0 * routed * eparams
@@ -373,6 +445,9 @@ class IterationCostModel:
             if self._moe_curve is not None:
                 t = _roof(fl, by, self._expert_peak, self._peak_bw, mx) / efficiency_at(self._moe_curve, Tr)
                 add("moe_experts", fl, by, self._expert_peak, t, bwu=peak_bw, source="measured: " + self._moe_curve[2])
+            elif self._moe_floor is not None:   # constants, held above the measured fused-MoE latency floor
+                t = mx(_roof(fl, by, self._expert_rate, bw, mx), count * self._moe_floor[0])
+                add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + "; " + self._moe_floor[1])
             else:
                 t = _roof(fl, by, self._expert_rate, bw, mx)
                 add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm)
@@ -434,7 +509,13 @@ class IterationCostModel:
             t_lg = allgather_time(emit * self._vocab / self.tp * LOGIT_BYTES, self.tp, self.gpu, eff)
             t_comm = t_ar + t_lg
             add("tp_allreduce", 0.0, 0.0, 0.0, t_comm, "communication")
-        if self.shapes.ep > 1 and self._moe_layers:
+            n_ar, sums, kernels = self._qk_norm_tp
+            if n_ar:
+                t_qk = self._L * (n_ar * allreduce_time(T * sums * QK_NORM_SUM_BYTES, self.tp, self.gpu, eff)
+                                  + kernels * eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS)
+                t_comm = t_comm + t_qk
+                add("qk_norm_allreduce", 0.0, 0.0, 0.0, t_qk, "communication")
+        if self.shapes.ep > 1 and self._moe_layers and self.dp > 1:
             t_ep = self._moe_layers * 2 * allgather_time(T * self._hidden * ab, self.shapes.ep, self.gpu, eff)
             t_comm = t_comm + t_ep
             add("ep_alltoall", 0.0, 0.0, 0.0, t_ep, "communication")
@@ -475,6 +556,9 @@ class IterationCostModel:
         notes = list(self.precision.notes)
         if self._moe_curve is not None:
             notes.append(f"experts: measured fused-MoE efficiency by tokens per step, {self._moe_curve[2]}")
+        elif self._moe_floor is not None:
+            notes.append(f"experts: no measured fused-MoE table for this GPU and format; the named constants, held "
+                         f"above the {self._moe_floor[1]}")
         gemm_src = sorted({p[0][4][2] for _, _, p in self._linear_terms if p}
                           | ({self._lm_curve[2]} if self._lm_curve is not None else set()))
         if gemm_src:

@@ -20,6 +20,7 @@ import pytest
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.efficiency import DEFAULT_EFFICIENCY
+from sched_reader.models.cost.iteration import ep_load_excess, expected_max_std_normal
 from sched_reader.models.gpu import GPU
 
 H100 = GPU(id="h100-test", vendor="NVIDIA", name="H100 SXM5 80GB", arch="Hopper", memory_bytes=85520809984,
@@ -273,10 +274,16 @@ def test_pcie_gpu_uses_pcie_for_allreduce():
     assert b.terms["tp_allreduce"].time_s >= 65 * per
 
 
-def test_expert_parallel_adds_dispatch_and_combine():
+def test_expert_parallel_adds_dispatch_and_combine_only_across_data_parallel_ranks():
+    # vLLM's FusedMoE.forward_impl: do_naive_dispatch_combine = self.dp_size > 1 (and no all2all kernel):
+    # with DP = 1 the EP ranks already hold every token (TP replicates them) and the layer's TP all-reduce
+    # sums the experts' partial outputs; across DP ranks each MoE layer gathers and scatters tokens
+    dp2 = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=2, data_parallel_size=2,
+                                                   enable_expert_parallel=True)).breakdown(64, 64000, 0, 0.0)
+    assert "ep_alltoall" in dp2.terms and dp2.terms["ep_alltoall"].time_s > 48 * 2 * 10e-6 * 0.99
     ep = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=2, enable_expert_parallel=True))
     b = ep.breakdown(64, 64000, 0, 0.0)
-    assert "ep_alltoall" in b.terms and b.terms["ep_alltoall"].time_s > 48 * 2 * 10e-6 * 0.99
+    assert "ep_alltoall" not in b.terms
     # with EP each GPU holds 64 whole experts instead of 128 half-width ones: at batch 512 every expert
     # is touched, so both read 48 layers x 64 x (3 x 2048 x 768) x 2 B = 28.99e9 weight bytes per GPU
     # (plus a few % of activation traffic, which differs: EP moves full-width rows for half the pairs)
@@ -285,3 +292,68 @@ def test_expert_parallel_adds_dispatch_and_combine():
     for m in (ep, no):
         e = m.breakdown(512, 512000, 0, 0.0).terms["moe_experts"].bytes
         assert weights <= e <= 1.1 * weights
+
+
+# MiniMax-M2 config.json (huggingface.co/MiniMaxAI/MiniMax-M2): 62 layers, QK-norm over all 48 query / 8 key
+# heads (qk_norm_type "per_layer"), 256 experts of 1536, top-8
+MINIMAX_M2 = ModelArch(id="MiniMaxAI/MiniMax-M2", model_type="minimax_m2", config=dict(
+    hidden_size=3072, intermediate_size=1536, num_hidden_layers=62, num_attention_heads=48,
+    num_key_value_heads=8, head_dim=128, vocab_size=200064, tie_word_embeddings=False, num_local_experts=256,
+    num_experts_per_tok=8, use_qk_norm=True, qk_norm_type="per_layer", torch_dtype="bfloat16"))
+
+
+def test_all_heads_qk_norm_adds_tp_all_reduces_per_layer():
+    # vLLM's MiniMaxText01RMSNormTP all-reduces each token's fp32 sum of squares over the TP group: q and
+    # k separately up to 0.13 (2 all-reduces + 2 more small kernels per layer), one fused all-reduce of
+    # [tokens, 2] from 0.14 (vLLM PR #31493). At batch 1 on 4 GPUs, by hand:
+    #   0.12: 62 x (2 x (10 us + 1.5 x 4 B / (450e9 x 0.7)) + 2 x 12 us / 6) = 62 x 24.0 us = 1.488 ms
+    #   0.14: 62 x (10 us + 1.5 x 8 B / (450e9 x 0.7))                       = 62 x 10.0 us = 0.620 ms
+    old = IterationCostModel(MINIMAX_M2, H100, cfg(tensor_parallel_size=4, vllm_version="0.12.0"))
+    new = IterationCostModel(MINIMAX_M2, H100, cfg(tensor_parallel_size=4, vllm_version="0.14.0"))
+    t_old = old.breakdown(1, 1000, 0, 0.0).terms["qk_norm_allreduce"].time_s
+    t_new = new.breakdown(1, 1000, 0, 0.0).terms["qk_norm_allreduce"].time_s
+    assert t_old == pytest.approx(62 * (2 * (10e-6 + 1.5 * 4 / 315e9) + 2 * 2e-6), rel=1e-9)
+    assert t_new == pytest.approx(62 * (10e-6 + 1.5 * 8 / 315e9), rel=1e-9)
+    assert old.step_time(1, 1000, 0, 0.0) - new.step_time(1, 1000, 0, 0.0) == pytest.approx(t_old - t_new, rel=1e-9)
+    # one GPU: the norm is rank-local; Qwen3's per-head QK-norm is rank-local at any TP
+    one = IterationCostModel(MINIMAX_M2, H100, cfg(vllm_version="0.12.0")).breakdown(1, 1000, 0, 0.0)
+    assert "qk_norm_allreduce" not in one.terms
+    qwen = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=4)).breakdown(1, 1000, 0, 0.0)
+    assert "qk_norm_allreduce" not in qwen.terms
+
+
+def test_expected_max_of_normals_matches_tippetts_table():
+    # Tippett (1925), Biometrika 17: expected largest of n standard normal deviates
+    for n, want in ((2, 0.5642), (4, 1.0294), (8, 1.4236), (16, 1.7660)):
+        assert expected_max_std_normal(n) == pytest.approx(want, abs=2e-4)
+
+
+def test_expert_parallel_busiest_rank_sets_the_moe_time():
+    # Qwen3-30B-A3B on 2 GPUs with EP: each rank holds 64 of 128 experts; a token puts Hypergeometric(8 of
+    # 128, 64 local) picks on a rank: mean 4, variance 8 x 0.5 x 0.5 x 120/127 = 1.890. Over T tokens the
+    # busier of 2 ranks holds 4T + 0.5642 x sqrt(1.890 T) pairs on average = the mean load of
+    # T + 0.5642 x sqrt(1.890) / 4 x sqrt(T) = T + 0.1939 sqrt(T) tokens
+    assert ep_load_excess(128, 8, 64, 2) == pytest.approx(0.5642 * math.sqrt(8 * 0.25 * 120 / 127) / 4, rel=1e-3)
+    assert ep_load_excess(128, 8, 128, 1) == 0.0
+    ep = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=2, enable_expert_parallel=True))
+    # at 16 decodes the busiest rank routes like 16 + 0.1939 x 4 = 16.78 tokens: 16.78 x 8 x 64 / 128 pairs
+    b = ep.breakdown(16, 16000, 0, 0.0)
+    t_eff = 16 + ep_load_excess(128, 8, 64, 2) * 4
+    assert b.terms["moe_experts"].flops == pytest.approx(48 * 2 * t_eff * 4 * (3 * 2048 * 768), rel=1e-9)
+
+
+def test_unmeasured_gpu_keeps_the_fused_moe_latency_floor():
+    # no MoE table for MI300X: the constants' roofline for Qwen3-30B-A3B at one token (8 experts x 3 x 2048 x
+    # 768 x 2 B = 75.5 MB per layer at 0.8 x 5.3 TB/s = 17.8 us) is below the measured floor of a bf16
+    # fused-MoE call (median fastest one-token call of the 5 measured GPUs, 21.5 us): 48 layers x 21.5 us
+    mi300x = GPU(id="mi300x-test", vendor="AMD", name="Instinct MI300X 192GB", arch="cdna3",
+                 memory_bytes=192 * 2**30, cuda_total_bytes=191 * 2**30, hbm_bandwidth_tb_s=5.3,
+                 tflops={"bf16": 1307.4, "fp16": 1307.4, "fp8": 2614.9}, interconnect="xgmi",
+                 link_unidir_gb_s=64.0, pcie_unidir_gb_s=64.0, source_url="test")
+    b = IterationCostModel(QWEN3_MOE, mi300x, cfg()).breakdown(1, 1000, 0, 0.0)
+    assert 8 * 3 * 2048 * 768 * 2 / (5.3e12 * 0.8) < 21.5e-6
+    assert b.terms["moe_experts"].time_s == pytest.approx(48 * 21.5e-6, rel=0.01)
+    assert "latency floor" in b.terms["moe_experts"].source
+    # at 256 decodes every expert is read: 48 x 128 x 4.72 M x 2 B / (0.8 x 5.3e12) = 13.7 ms, far above the floor
+    big = IterationCostModel(QWEN3_MOE, mi300x, cfg()).breakdown(256, 256000, 0, 0.0)
+    assert big.terms["moe_experts"].time_s > 10 * 48 * 21.5e-6

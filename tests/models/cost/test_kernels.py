@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sched_reader.models.cost.kernels import efficiency_at, moe_efficiency_curve, moe_format
+from sched_reader.models.cost.kernels import efficiency_at, moe_efficiency_curve, moe_format, moe_latency_floor
 
 
 def test_format_keys():
@@ -36,6 +36,19 @@ def test_efficiency_is_a_fraction_and_prefill_sized_steps_fall_off():
 
 def test_unmeasured_gpu_has_no_curve():
     assert moe_efficiency_curve("Instinct MI300X 192GB", "bf16", 2048, 768, 128, 8) is None
+
+
+def test_fused_moe_latency_floor_is_the_median_of_the_measured_gpus_fastest_one_token_calls():
+    # aiconfigurator moe_perf (balanced routing, the kernel vLLM picks), fastest one-token call per GPU:
+    # bf16   A100 24.2, B200 21.5, H100 24.3, H200 20.4, L40S 20.7 us        -> median 21.5 us
+    # fp8_block         B200 31.3, H100 30.4, H200 26.7, L40S 21.7 us        -> median (26.7 + 30.4) / 2
+    # int4 (Marlin)     B200 55.9, H100 40.3, H200 48.8, L40S 31.2 us        -> median (40.3 + 48.8) / 2
+    if moe_latency_floor("bf16") is None:
+        pytest.skip("no kernel table shipped")
+    assert moe_latency_floor("bf16")[0] == pytest.approx(21.5e-6, abs=0.1e-6)
+    assert moe_latency_floor("fp8_block")[0] == pytest.approx((26.7e-6 + 30.4e-6) / 2, abs=0.1e-6)
+    assert moe_latency_floor("int4")[0] == pytest.approx((40.3e-6 + 48.8e-6) / 2, abs=0.1e-6)
+    assert moe_latency_floor("")[0] == moe_latency_floor("bf16")[0]      # unknown format: the bf16 floor
 
 
 # ------------------------------------------------------------------ dense GEMMs and attention

@@ -1,0 +1,46 @@
+"""vLLM 0.7.1-0.7.3 switch chunked prefill and prefix caching off for MLA models, over any flag.
+
+Pinned to vLLM's own log lines: PR #12638's run of DeepSeek-Coder-V2-Lite on v0.7.1.dev100 (CUDA) prints
+"Chunked prefill is enabled with max_num_batched_tokens=2048." and then "MLA is enabled; forcing chunked
+prefill and prefix caching to be disabled."; ROCm/vllm#457's DeepSeek-R1 on a v0.7.4.dev4 ROCm build prints
+"MLA is enabled on a non-cuda platform; forcing chunked prefill and prefix caching to be disabled." The
+token budget then becomes max(max_model_len, 2048) (vLLM's DEFAULT_MAX_NUM_BATCHED_TOKENS).
+"""
+
+import pytest
+
+from sched_reader.analyzers.pipeline import build_specs
+
+R1 = ["vllm", "serve", "deepseek-ai/DeepSeek-R1", "-tp", "8"]
+
+
+def eff(argv, gpu, vllm):
+    [spec] = build_specs([], argv, gpu=gpu, vllm=vllm)
+    return spec.effective
+
+
+def test_v071_cuda_forces_chunked_prefill_off_even_when_asked():
+    e = eff(R1 + ["--enable-chunked-prefill", "--enable-prefix-caching", "--max-model-len", "65536"], "H200", "0.7.1")
+    assert (e.enable_chunked_prefill, e.enable_prefix_caching, e.max_num_batched_tokens) == (False, False, 65536)
+    assert "MLA" in e.reasons["enable_chunked_prefill"]
+
+
+def test_short_context_keeps_the_2048_floor():
+    e = eff(R1 + ["--max-model-len", "1024"], "H200", "0.7.3")
+    assert (e.enable_chunked_prefill, e.max_num_batched_tokens) == (False, 2048)
+
+
+@pytest.mark.parametrize("vllm", ["0.7.4.dev181+gf35f8e22", "0.8.0"])
+def test_cuda_builds_after_pr_12639_keep_chunked_prefill(vllm):
+    # 0.7.4 nightlies and 0.8.0 run MLA with chunked prefill on CUDA (V0 auto-enables it above 32K context)
+    assert eff(R1, "H200", vllm).enable_chunked_prefill is True
+
+
+def test_rocm_nightly_of_0_7_4_still_forces_it_off():
+    e = eff(R1 + ["--max-model-len", "65536"], "MI300X", "0.7.4.dev4")
+    assert (e.enable_chunked_prefill, e.max_num_batched_tokens) == (False, 65536)
+
+
+def test_dense_models_are_untouched():
+    e = eff(["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--enable-chunked-prefill"], "H100", "0.7.2")
+    assert e.enable_chunked_prefill is True

@@ -21,9 +21,10 @@ uncalibrated model):
 * ``api_ms`` only as the TTFT the identified prefill scale cannot absorb within its bound.
 
 The two time scales are then shrunk toward the prior in log space (:func:`shrink_weight`): the fitted value
-is the posterior mean under a normal prior of the corpus's uncalibrated spread and a per-result spread of
-the model's workload-dependent error, so one result moves a scale ~0.75 of the way and several nearly all of
-it; each term reports the raw value, the weight and how many results supported it.
+is the posterior mean under a prior read off the corpus's uncalibrated errors (a core spread plus a tail of
+deployments the model gets badly wrong) and a per-result spread of the model's workload-dependent error, so
+one result moves a modest scale ~0.75 of the way, a 3x one nearly all of it, several results nearly all of
+any; each term reports the raw value, the weight and how many results supported it.
 
 Every term stays within its bounds; one that hits a bound is flagged (``at_bound``), since the data then
 disagree with the model by more than a plausible efficiency factor -- say so rather than fit it.
@@ -56,10 +57,15 @@ API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
 # ~1 ms /v1/completions to vLLM 0.6.0's ~6.5 ms (p99 TTFT / N of the LambdaLabs bursts in tests/data/bench)
 INTAKE_CANDIDATES_MS = (None, 2.0, 4.0, 7.0)
 # Shrinkage of the fitted time scales toward the uncalibrated model (see shrink_weight), natural-log units.
-# PRIOR_SD: how far a deployment's true scale sits from the model before any of its results is seen: the
-# uncalibrated model's median |error| over the throughput corpus (models/cost/data/error_bands.json at
-# 7bb09e2, "all": TPOT 26.4%, TTFT 38.2%) as a normal spread, ln(1 + e) / 0.6745.
+# The prior on a deployment's true log-scale is a two-part mixture read off the uncalibrated model's errors
+# over the throughput corpus (models/cost/data/error_bands.json at 7bb09e2, "all"):
+# PRIOR_SD, the core: the median |error| as a normal spread, ln(1 + e) / 0.6745 (TPOT 26.4% -> 0.347, TTFT
+# 38.2% -> 0.480); BROKEN_SD / BROKEN_SHARE, the tail: the 5-95% range of the TPOT log-error is -1.24..+1.51,
+# where the core alone would put 0.04% of rows beyond 1.24: a quarter of deployments with a spread of 1.5
+# (P(|x| > 1.24) = 0.41 x 0.25 = 10%) -- a model that is off by 3x for one deployment, not by 25%.
 PRIOR_SD = {"decode_time_scale": 0.347, "prefill_time_scale": 0.480}
+BROKEN_SD = 1.5
+BROKEN_SHARE = 0.25
 # RESULT_SD: how far one result's own best scale sits from the deployment's common one (the model's error
 # that changes with the workload). Decode: the spread of the uncalibrated log-error of median TPOT across the
 # workloads of one deployment, 0.18-0.28 over the three LambdaLabs deployments in tests/data/bench (the
@@ -206,24 +212,31 @@ def _is_burst(b: BenchResult) -> bool:
     return math.isinf(b.request_rate) and not b.max_concurrency
 
 
-def shrink_weight(name: str, n: int) -> float:
-    """Weight of the data against the prior (the uncalibrated model, scale 1) for a time scale fitted to ``n``
-    results: the posterior mean of a log-scale with a normal prior of spread ``PRIOR_SD`` and ``n``
-    observations of spread ``RESULT_SD`` is ``w x`` the observed log-scale, ``w = tau^2 / (tau^2 + sigma^2 / n)``
-    (0 with no result: the prior). The calibrated prediction of another workload then errs, in expectation
-    over deployments, by no more than the uncalibrated one when the spreads are right."""
+def shrink_weight(name: str, n: int, x: float) -> float:
+    """Weight ``w`` of the data against the prior (the uncalibrated model, scale 1) for a time scale whose
+    ``n`` results alone give the log-scale ``x``: the fitted log-scale is ``w x``, the posterior mean under
+    the two-part prior above with ``n`` observations of spread ``RESULT_SD`` (``s^2 = sigma^2 / n``). Each part
+    ``k`` shrinks by ``tau_k^2 / (tau_k^2 + s^2)`` and weighs by its share times the normal density of ``x``
+    with variance ``tau_k^2 + s^2``: an offset within the core spread is mostly read as the workload's noise
+    (one result: ~0.75 of the way), a large consistent one as a model that is off for this deployment
+    (kept almost whole). 0 with no result (the prior). The calibrated prediction of another workload then
+    errs, in expectation over deployments, by no more than the uncalibrated one when the spreads are right."""
     if n <= 0:
         return 0.0
-    tau, sigma = PRIOR_SD[name], RESULT_SD[name]
-    return tau * tau / (tau * tau + sigma * sigma / n)
+    s2 = RESULT_SD[name] ** 2 / n
+    num = den = 0.0
+    for share, tau in ((1.0 - BROKEN_SHARE, PRIOR_SD[name]), (BROKEN_SHARE, BROKEN_SD)):
+        var = tau * tau + s2
+        p = share * math.exp(-x * x / (2.0 * var)) / math.sqrt(var)
+        num += p * tau * tau / var
+        den += p
+    return num / den
 
 
 def _shrink_note(name: str, raw: float, w: float, n: int) -> str:
-    if w == 0.0 and n > 0:
-        return (f"the {n} result(s) alone give x{raw:.3f}, at the term's bound: held at the uncalibrated model's "
-                "x1 (the disagreement is beyond an efficiency factor)")
     return (f"the {n} result(s) alone give x{raw:.3f}; shrunk toward the uncalibrated model (x1) with weight "
-            f"{w:.2f} (prior spread {PRIOR_SD[name]:g}, one result's spread {RESULT_SD[name]:g}, log scale)")
+            f"{w:.2f} (prior: spread {PRIOR_SD[name]:g}, a share {BROKEN_SHARE:g} at {BROKEN_SD:g}; one result's "
+            f"spread {RESULT_SD[name]:g}; log scale)")
 
 
 def _tpot_key(b: BenchResult, p: dict[str, float]) -> str | None:
@@ -320,12 +333,8 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     loss, ds_raw, ps_raw, oh, hs, tok, info = best
     n = len(benches)
     n_ttft = sum(1 for b in benches if b.mean_ttft_ms) if fit_prefill else 0
-    w_d, w_p = shrink_weight("decode_time_scale", n), shrink_weight("prefill_time_scale", n_ttft)
-    if info["at_bound"]["decode_time_scale"]:
-        # the results want a GPU more than 2x faster or 3x slower than the model: not an efficiency factor but
-        # a part of the step the model gets wrong at that load, which a scale would carry to every other
-        # workload -- flagged, and the prior kept
-        w_d = 0.0
+    w_d = shrink_weight("decode_time_scale", n, math.log(ds_raw))
+    w_p = shrink_weight("prefill_time_scale", n_ttft, math.log(ps_raw))
     ds, ps = ds_raw ** w_d, ps_raw ** w_p
     info["preds"] = [predict(spec, b, _profile(ds, ps, oh, hs, tok, intake), r, endpoint)
                      for b, r in zip(benches, reqs)]
@@ -342,7 +351,7 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     terms: dict[str, FittedTerm] = default_terms()
     labels = [b.label() for b in benches]
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
-        "value": round(ds, 4), "fitted": w_d > 0, "at_bound": info["at_bound"]["decode_time_scale"],
+        "value": round(ds, 4), "fitted": True, "at_bound": info["at_bound"]["decode_time_scale"],
         "supported_by": [f"TPOT (median where given) and output throughput (closed loop or burst) of {n} result(s)"
                          + (f" (output throughput alone for {sum(map(stalled, benches))} stall-dominated result(s))"
                             if any(map(stalled, benches)) else ""),

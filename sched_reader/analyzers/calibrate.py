@@ -392,7 +392,8 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     terms["api_ms"] = terms["api_ms"].model_copy(update={
         "value": api, "fitted": api > 0, "at_bound": api >= TERMS["api_ms"][2],
         "supported_by": ([f"mean TTFT left over with the prefill scale at its bound, {n} result(s)"] if api > 0 else
-                         ["the prefill term absorbs the TTFT offset: held at 0"])})
+                         ["the prefill term absorbs the TTFT offset: held at 0"] if fit_prefill else
+                         ["the prefill scale is not identified, so no TTFT left-over is attributed: held at 0"])})
     eff = spec.effective
     deployment = {"model": spec.model_name, "gpu": spec.hardware.gpu.id, "vllm": spec.vllm_version,
                   "tensor_parallel_size": eff.tensor_parallel_size,

@@ -13,10 +13,13 @@ Deployments:
 For each deployment:
 
 * one-to-others: fit the profile on one run alone, predict every other run (all ordered pairs);
-* leave-one-out (``--loo``): fit on all runs but one, predict the one left out.
+* leave-one-out (``--loo``): fit on all runs but one, predict the one left out (deployments of 3 to
+  ``LOO_MAX_RUNS`` runs: a fit over several concurrency levels searches the host terms, minutes each).
 
 Prints the relative error of output throughput, mean TPOT and median TPOT per pair, the medians of
-|error| per deployment and over all pairs, next to the uncalibrated model's.
+|error| per deployment, their median over deployments (each weighs the same) and over all pairs pooled,
+next to the uncalibrated model's on the same predictions. A deployment that cannot be replayed (no KV
+block fits by the memory model) is reported as skipped.
 Run: python benchmarks/calibration_accuracy.py [--loo] [--quiet] [--only SUBSTRING[,SUBSTRING...]]
 """
 

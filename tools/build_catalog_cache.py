@@ -1,4 +1,5 @@
-"""Write the JSON caches of the model/GPU/quantization catalogs (run after editing their YAML).
+"""Write the JSON caches of the model/GPU/quantization catalogs and the fallback fractions (run after
+editing their YAML).
 
 Usage: python tools/build_catalog_cache.py [--check]
 ``--check`` exits 1 when a cache is missing or stale (tests/models/test_catalog_cache.py runs the same check).
@@ -16,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 from sched_reader.models.data_files import digest, parse_yaml  # noqa: E402
 
 DATA = ROOT / "sched_reader" / "models" / "data"
-NAMES = ("models", "gpus", "quantization")
+NAMES = ("models", "gpus", "quantization", "fallback_efficiency")
 
 
 def render(name: str) -> str:

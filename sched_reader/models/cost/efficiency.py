@@ -8,12 +8,19 @@ the cited evidence gives; ``benchmarks/throughput_accuracy.py`` measures how wel
 with these values, reproduces published vLLM benchmarks (the values were NOT fitted row by row).
 
 Units: fractions are dimensionless (0-1]; times are seconds; bandwidths in bytes/second.
+
+Per GPU architecture family (AMD CDNA3, NVIDIA Ada, ...), ``efficiency_for`` replaces the fallback
+fractions (GEMM by compute dtype, attention, memory streaming, paged-KV reads) with the family's
+measured values from ``models/data/fallback_efficiency.yaml``; each value there carries its public
+measurement and URL, and ``sources_for`` reports which applied. Families without an entry (Hopper,
+Blackwell, Ampere, ...) keep the defaults below unchanged.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from sched_reader.models import data_files
 from sched_reader.models.gpu import GPU
 
 
@@ -56,10 +63,33 @@ class Efficiency:
     step_cpu_per_seq_s: float = 45e-6
     step_cpu_per_seq_v0_s: float = 70e-6
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # per compute dtype ("bf16", "fp8", ...) fractions of that dtype's dense peak; others use gemm_compute
+    gemm_compute_by_dtype: tuple[tuple[str, float], ...] = ()
+    family: str = ""              # the fallback_efficiency.yaml family that set some factors ("" = defaults)
+    family_set: tuple[str, ...] = ()   # the factors that family set
 
     def with_overrides(self, **kw: float) -> "Efficiency":
         """A copy with some factors replaced (for what-if analysis and tests)."""
         return replace(self, **kw)
+
+    def gemm_fraction(self, dtype: str) -> float:
+        """Fraction of the dense ``dtype`` peak large GEMMs reach (``gemm_compute`` unless given per dtype)."""
+        for key, value in self.gemm_compute_by_dtype:
+            if key == dtype:
+                return value
+        return self.gemm_compute
+
+    def gemm_label(self, dtypes) -> str:
+        """``gemm_compute`` as --explain shows it: ``0.60``, or ``bf16 0.42, fp8 0.52`` per dtype used."""
+        if not self.gemm_compute_by_dtype:
+            return f"{self.gemm_compute:.2f}"
+        return ", ".join(f"{d} {self.gemm_fraction(d):.2f}" for d in sorted(set(dtypes)))
+
+    def tag(self, *terms: str) -> str:
+        """`` (<family> family values, ...)`` when the family set any of ``terms``, else ``""``."""
+        if self.family and any(t in self.family_set for t in terms):
+            return f" ({self.family} family values, fallback_efficiency.yaml)"
+        return ""
 
 
 SOURCES: dict[str, str] = {
@@ -166,11 +196,82 @@ SOURCES: dict[str, str] = {
 
 DEFAULT_EFFICIENCY = Efficiency()
 
+FAMILY_FILE = "fallback_efficiency"     # models/data/fallback_efficiency.yaml
+FAMILY_TERMS = ("gemm_compute", "attention_compute", "memory_bandwidth", "kv_read_bandwidth")
+
+
+def _families() -> dict:
+    try:
+        doc = data_files.load(FAMILY_FILE)
+    except FileNotFoundError:
+        return {}
+    return (doc or {}).get("families") or {}
+
+
+def family_terms(gpu: GPU) -> dict[str, dict]:
+    """The fallback_efficiency.yaml entries that apply to ``gpu``: term -> entry (for ``gemm_compute`` a
+    dict dtype -> entry). The family is the catalog's ``arch``; a ``skus`` entry for the GPU's catalog id
+    overrides the family's per term (per dtype for GEMMs); a ``keep_defaults`` entry whose
+    ``name_contains`` is in the GPU's catalog name drops its terms (the defaults apply). Empty when the
+    family has no entry."""
+    fam = _families().get(str(gpu.arch or "").lower()) or {}
+    terms: dict[str, dict] = {}
+    for source in (fam.get("terms") or {}, (fam.get("skus") or {}).get(gpu.id) or {}):
+        for term, entry in source.items():
+            if term not in FAMILY_TERMS or not isinstance(entry, dict):
+                continue
+            if term == "gemm_compute":
+                terms.setdefault(term, {}).update(entry)
+            else:
+                terms[term] = entry
+    for keep in kept_defaults(gpu):
+        for term in keep.get("terms") or []:
+            terms.pop(term, None)
+    return terms
+
+
+def kept_defaults(gpu: GPU) -> list[dict]:
+    """The family's ``keep_defaults`` entries that match ``gpu`` (terms, reason, source)."""
+    fam = _families().get(str(gpu.arch or "").lower()) or {}
+    return [k for k in fam.get("keep_defaults") or []
+            if str(k.get("name_contains") or "").lower() and str(k["name_contains"]).lower() in gpu.name.lower()]
+
 
 def efficiency_for(gpu: GPU) -> Efficiency:
-    """The efficiency factors for ``gpu``: one set, shared by every model on every GPU.
+    """The efficiency factors for ``gpu``: the defaults above, with the fallback fractions of its
+    architecture family replaced by the family's measured values (models/data/fallback_efficiency.yaml)
+    where the family has an entry. GPUs without one get ``DEFAULT_EFFICIENCY`` itself."""
+    terms = family_terms(gpu)
+    if not terms:
+        return DEFAULT_EFFICIENCY
+    kw: dict = {"family": str(gpu.arch).lower(), "family_set": tuple(sorted(terms))}
+    gemm = terms.pop("gemm_compute", {})
+    if gemm:
+        kw["gemm_compute_by_dtype"] = tuple(sorted((d, float(e["value"])) for d, e in gemm.items()))
+        if "bf16" in gemm:
+            kw["gemm_compute"] = float(gemm["bf16"]["value"])
+    for term, entry in terms.items():
+        kw[term] = float(entry["value"])
+    return replace(DEFAULT_EFFICIENCY, **kw)
 
-    Kept as a function so that per-architecture values can be added with their own sources.
-    """
-    del gpu  # the same factors on every GPU until there is evidence to separate them
-    return DEFAULT_EFFICIENCY
+
+def sources_for(gpu: GPU) -> dict[str, str]:
+    """``SOURCES`` with each term the GPU's family replaces described by the family's measurement and URL."""
+    out = dict(SOURCES)
+    terms = family_terms(gpu)
+    fam = str(gpu.arch).lower()
+
+    def text(e: dict) -> str:
+        return f"{e['value']}: {e['measured']}; {e['derivation']} ({e['source']})"
+
+    for term, entry in terms.items():
+        if term == "gemm_compute":
+            body = "; ".join(f"{d} {text(e)}" for d, e in sorted(entry.items()))
+        else:
+            body = text(entry)
+        out[term] = f"{fam} family (models/data/fallback_efficiency.yaml), fallback only: {body}"
+    for keep in kept_defaults(gpu):
+        for term in keep.get("terms") or []:
+            out[term] = (f"{SOURCES[term]} Kept for this {fam} GPU (fallback_efficiency.yaml keep_defaults): "
+                         f"{keep.get('reason', '')} ({keep.get('source', '')})")
+    return out

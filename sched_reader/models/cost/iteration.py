@@ -283,7 +283,8 @@ class IterationCostModel:
 
     # ------------------------------------------------------------------ precomputation
     def _rate(self, component: str) -> float:
-        return peak_flops(self.gpu, self.precision.compute[component]) * self.eff.gemm_compute
+        dtype = self.precision.compute[component]
+        return peak_flops(self.gpu, dtype) * self.eff.gemm_fraction(dtype)
 
     def _lin(self, lins: tuple[Linear, ...], count: int) -> tuple[float, float, float, float]:
         """(FLOPs per token, weight bytes, activation bytes per token, FLOP rate) for ``count`` layers."""
@@ -375,12 +376,13 @@ class IterationCostModel:
         self._lm_curve = lm_parts[0][4] if lm_parts else None
         self._lm_peak = peak_flops(self.gpu, p.compute["lm_head"])
         e = self.eff
-        self._const_gemm = (f"constants: gemm_compute {e.gemm_compute:.2f} of peak FLOP/s, memory_bandwidth "
-                            f"{e.memory_bandwidth:.2f} of peak HBM B/s (no measured table for this GPU/format)")
+        self._const_gemm = (f"constants: gemm_compute {e.gemm_label(p.compute.values())} of peak FLOP/s, "
+                            f"memory_bandwidth {e.memory_bandwidth:.2f} of peak HBM B/s (no measured table for "
+                            f"this GPU/format){e.tag('gemm_compute', 'memory_bandwidth')}")
         self._src_dec = (f"measured launch + per-sequence time: {self._dec_fit[3]}; " if self._dec_fit is not None
-                         else "") + f"constant: kv_read_bandwidth {e.kv_read_bandwidth:.2f} of peak HBM B/s"
+                         else "") + f"constant: kv_read_bandwidth {e.kv_read_bandwidth:.2f} of peak HBM B/s{e.tag('kv_read_bandwidth')}"
         self._src_pre = ("measured: " + self._pre_curve[2] if self._pre_curve is not None else
-                         f"constant: attention_compute {e.attention_compute:.2f} of peak FLOP/s")
+                         f"constant: attention_compute {e.attention_compute:.2f} of peak FLOP/s{e.tag('attention_compute')}")
         self._vocab = s.vocab
         self._hidden = s.hidden
         self._L = s.num_layers
@@ -571,6 +573,10 @@ class IterationCostModel:
                          f"kv_read_bandwidth {self.eff.kv_read_bandwidth:.2f} of peak")
         if self._pre_curve is not None:
             notes.append(f"prefill attention: measured efficiency by prompt length, {self._pre_curve[2]}")
+        if self.eff.family and (self._dec_fit is None or self._pre_curve is None):
+            notes.append(f"attention: {self._src_dec if self._dec_fit is None else ''}"
+                         f"{'; ' if self._dec_fit is None and self._pre_curve is None else ''}"
+                         f"{self._src_pre if self._pre_curve is None else ''}")
         return IterationCost(terms=terms or {}, gpu_time_s=float(gpu), cpu_time_s=float(cpu), step_time_s=float(step),
                              pipeline_interval_s=float(self._combine(interval, cpu, max)),
                              tokens=int(num_decode + prefill_tokens), async_overlap=self.async_overlap, notes=notes)

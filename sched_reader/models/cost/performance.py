@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from sched_reader.models.architecture import ModelArch
-from sched_reader.models.cost.efficiency import SOURCES
+from sched_reader.models.cost.efficiency import sources_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.speculative import SpeculativeModel
 from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel
@@ -144,7 +144,7 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
         sp["step_at_operating_batch"] = vars(spec.step(per_replica_decode, ctx)) | {
             "speedup": spec.step(per_replica_decode, ctx).speedup}
         out["speculative"] = sp
-    out["efficiency_sources"] = dict(SOURCES)
+    out["efficiency_sources"] = sources_for(gpu)
     out["explain"] = explain
     return out
 

@@ -1,15 +1,26 @@
 """Calibrate on published workloads of a deployment, predict its other published workloads.
 
-Deployments: every ``tests/data/bench/*-sharegpt.yaml`` (one deployment each: its serve command, GPU,
-release, and several ``vllm bench serve`` runs with their summary numbers verbatim; see each file's header
-and SOURCES). For each deployment:
+Deployments:
+
+* every ``tests/data/bench/*-sharegpt.yaml`` (one deployment each: its serve command, GPU, release, and
+  several ``vllm bench serve`` runs with their summary numbers verbatim; see each file's header and SOURCES);
+* every group of rows of the throughput corpus (``tests/data/throughput.yaml``, ``throughput_public.yaml``)
+  that one publisher measured on one serve config (same model, GPU, parallelism, release, flags and API
+  endpoint) with two or more workloads (other lengths, concurrency or rate): random-dataset runs, replayed
+  at their stated lengths. Rows of the sources kept out of the corpus (PLAN: they judge the model) are
+  never used.
+
+For each deployment:
 
 * one-to-others: fit the profile on one run alone, predict every other run (all ordered pairs);
-* leave-one-out (``--loo``): fit on all runs but one, predict the one left out.
+* leave-one-out (``--loo``): fit on all runs but one, predict the one left out (deployments of 3 to
+  ``LOO_MAX_RUNS`` runs: a fit over several concurrency levels searches the host terms, minutes each).
 
 Prints the relative error of output throughput, mean TPOT and median TPOT per pair, the medians of
-|error| per deployment and over all pairs, next to the uncalibrated model's.
-Run: python benchmarks/calibration_accuracy.py [--loo] [--quiet]
+|error| per deployment, their median over deployments (each weighs the same) and over all pairs pooled,
+next to the uncalibrated model's on the same predictions. A deployment that cannot be replayed (no KV
+block fits by the memory model) is reported as skipped.
+Run: python benchmarks/calibration_accuracy.py [--loo] [--quiet] [--only SUBSTRING[,SUBSTRING...]]
 """
 
 from __future__ import annotations
@@ -26,11 +37,13 @@ sys.path.insert(0, str(ROOT))
 
 from sched_reader.analyzers.calibrate import fit, predict, requests_for  # noqa: E402
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
+from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.readers.bench_result import BenchResult  # noqa: E402
 
 DATA_DIR = ROOT / "tests" / "data" / "bench"
 DATA = DATA_DIR / "lambda-h100-llama31-8b-fp8-sharegpt.yaml"
 METRICS = ("output_throughput", "mean_tpot_ms", "median_tpot_ms")
+LOO_MAX_RUNS = 5
 
 
 def load(path: Path = DATA):
@@ -55,6 +68,49 @@ def load(path: Path = DATA):
     return spec, benches
 
 
+def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
+    """(name, spec, runs, endpoint) of each corpus group with two or more runs of one serve config."""
+    import json
+    import math
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from throughput_accuracy import build_spec, load_rows, row_endpoint  # noqa: E402
+    from sched_reader.models.cost.frontend import endpoint_for  # noqa: E402
+
+    groups: dict[tuple, list[dict]] = {}
+    for r in load_rows():
+        w, res = r["workload"], r["results"]
+        if r.get("keep_out") or not (res.get("output_throughput_tok_s") or res.get("mean_tpot_ms")
+                                     or res.get("median_tpot_ms")):
+            continue
+        if "sharegpt" in str(w.get("dataset") or "").lower():
+            continue   # per-request lengths not published: the replay's ShareGPT sample is not theirs
+        key = (r["source"], r["model"], r["gpu"], r.get("tensor_parallel_size"), r.get("pipeline_parallel_size"),
+               r.get("data_parallel_size"), str(r["engine_version"]), r.get("max_model_len"),
+               r.get("gpu_memory_utilization"), json.dumps(r["config_flags"], sort_keys=True), row_endpoint(r))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for key, rows in groups.items():
+        if len(rows) < 2:
+            continue
+        spec = build_spec(rows[0])
+        runs = []
+        for r in rows:
+            w, res = r["workload"], r["results"]
+            n, li, lo = int(w.get("num_prompts") or 1000), int(w["input_len"]), int(w["output_len"])
+            rate = w.get("request_rate")
+            runs.append(BenchResult(
+                file=r["id"], model_id=None, num_prompts=n, completed=n,
+                request_rate=math.inf if rate in (None, "inf") else float(rate),
+                max_concurrency=w.get("max_concurrency"), total_input_tokens=n * li, total_output_tokens=n * lo,
+                output_throughput=res.get("output_throughput_tok_s") or 0.0,
+                mean_ttft_ms=res.get("mean_ttft_ms"), mean_tpot_ms=res.get("mean_tpot_ms"),
+                median_tpot_ms=res.get("median_tpot_ms")))
+        name = f"{key[0]}: {key[1]} {key[3] or 1}x {key[2]}, vLLM {key[6]}"
+        out.append((name, spec, runs, endpoint_for(key[-1], getattr(spec.arch, "model_type", None))))
+    return out
+
+
 def _errs(p: dict, b: BenchResult) -> dict[str, float]:
     return {k: p[k] / getattr(b, k) - 1 for k in METRICS if p.get(k) and getattr(b, k)}
 
@@ -64,21 +120,32 @@ def _med(rows: list[dict[str, float]], k: str) -> str:
     return f"{statistics.median(xs):5.1%}" if xs else "  n/a"
 
 
+def _med_of_meds(res: list[dict], key: str, k: str) -> str:
+    xs = [statistics.median(abs(e[k]) for e in r[key] if k in e) for r in res if any(k in e for e in r[key])]
+    return f"{statistics.median(xs):.1%}" if xs else "n/a"
+
+
 def _summary(label: str, rows: list[dict[str, float]]) -> str:
     return (f"{label}: median |error| output throughput {_med(rows, 'output_throughput')}, mean TPOT "
             f"{_med(rows, 'mean_tpot_ms')}, median TPOT {_med(rows, 'median_tpot_ms')} ({len(rows)} predictions)")
 
 
-def evaluate(path: Path, loo: bool, quiet: bool) -> dict[str, list]:
-    spec, benches = load(path)
-    print(f"\n== {path.name}: {spec.model_name} on {spec.hardware.gpu.name}, vLLM {spec.vllm_version}, "
+def evaluate(name: str, spec, benches: list[BenchResult], endpoint: str, loo: bool, quiet: bool) -> dict[str, list]:
+    print(f"\n== {name}: {spec.model_name} on {spec.hardware.gpu.name}, vLLM {spec.vllm_version}, "
           f"{len(benches)} workloads")
     reqs = [requests_for(b) for b in benches]
-    base = [_errs(predict(spec, b, None, r), b) for b, r in zip(benches, reqs)]
+    try:
+        base = [_errs(predict(spec, b, None, r, endpoint), b) for b, r in zip(benches, reqs)]
+    except SchedReaderError as exc:   # e.g. no KV block fits by the memory model: nothing to replay
+        print(f"  skipped: {exc}")
+        return {"name": name, "base": [], "one": [], "loo": []}
+    if not quiet:
+        for b, e in zip(benches, base):
+            print(f"  uncalibrated {b.file:12} " + "  ".join(f"{k} {v:+.1%}" for k, v in e.items()))
     print("  " + _summary("uncalibrated", base))
     one: list[dict[str, float]] = []
     for i, cal in enumerate(benches):
-        prof = fit(spec, [cal])
+        prof = fit(spec, [cal], endpoint=endpoint)
         t = prof.terms
         if not quiet:
             print(f"  calibrated on {cal.file}: decode x{t['decode_time_scale'].value:.3f}, "
@@ -86,17 +153,20 @@ def evaluate(path: Path, loo: bool, quiet: bool) -> dict[str, list]:
         for j, b in enumerate(benches):
             if i == j:
                 continue
-            e = _errs(predict(spec, b, prof, reqs[j]), b)
+            e = _errs(predict(spec, b, prof, reqs[j], endpoint), b)
             one.append(e)
             if not quiet:
                 print(f"     {b.file:12} " + "  ".join(f"{k} {v:+.1%}" for k, v in e.items()))
     print("  " + _summary("calibrated on one, predicting each other", one))
-    out = {"base": base, "one": one, "loo": []}
-    if loo and len(benches) >= 3:
+    out = {"name": name, "base": base, "one": one, "loo": []}
+    if loo and len(benches) > LOO_MAX_RUNS:
+        print(f"  leave-one-out skipped: {len(benches)} runs (each fit over {len(benches) - 1} runs at several "
+              f"concurrency levels searches the host terms: minutes per fit; --loo covers up to {LOO_MAX_RUNS})")
+    elif loo and len(benches) >= 3:
         for j, b in enumerate(benches):
             cal = [x for i, x in enumerate(benches) if i != j]
-            prof = fit(spec, cal)
-            e = _errs(predict(spec, b, prof, reqs[j]), b)
+            prof = fit(spec, cal, endpoint=endpoint)
+            e = _errs(predict(spec, b, prof, reqs[j], endpoint), b)
             out["loo"].append(e)
             if not quiet:
                 t = prof.terms
@@ -110,14 +180,36 @@ def evaluate(path: Path, loo: bool, quiet: bool) -> dict[str, list]:
 def main() -> int:
     t0 = time.perf_counter()
     loo, quiet = "--loo" in sys.argv, "--quiet" in sys.argv
-    files = sorted(DATA_DIR.glob("*-sharegpt.yaml"))
-    res = [evaluate(f, loo, quiet) for f in files]
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+    deps = []
+    for f in sorted(DATA_DIR.glob("*-sharegpt.yaml")):
+        spec, benches = load(f)
+        deps.append((f.name, spec, benches, "completions"))
+    deps += corpus_deployments()
+    res = [evaluate(*d, loo, quiet) for d in deps if any(o in d[0] for o in only.split(","))]
+    print("\n== per deployment, median |error| output throughput / mean TPOT / median TPOT "
+          "(uncalibrated -> calibrated)")
+    for key in ("one", "loo"):
+        for r in res:
+            if r[key]:
+                print(f"  {key:4} {r['name'][:70]:70} " + " / ".join(
+                    f"{_med(r['base'], k).strip()} -> {_med(r[key], k).strip()}" for k in METRICS)
+                    + f" ({len(r[key])})")
     print("\n== all deployments")
     for key, label in (("base", "uncalibrated"), ("one", "calibrated on one, predicting each other"),
                        ("loo", "leave one workload out")):
         rows = [e for r in res for e in r[key]]
         if rows:
             print("  " + _summary(label, rows))
+    for key, label in (("one", "calibrated on one"), ("loo", "leave one out")):
+        done = [r for r in res if r[key]]
+        if done:   # every deployment weighs the same, however many runs it has
+            print(f"  median over {len(done)} deployments, uncalibrated -> {label}: " + " / ".join(
+                _med_of_meds(done, "base", k) + " -> " + _med_of_meds(done, key, k) for k in METRICS))
+    # the uncalibrated model on the same predictions (each run counted once per pair it is a target of)
+    pairs = [r["base"][j] for r in res for i in range(len(r["base"])) for j in range(len(r["base"])) if i != j]
+    if pairs:
+        print("  " + _summary("uncalibrated, same one-to-others pairs", pairs))
     print(f"time {time.perf_counter() - t0:.1f} s")
     return 0
 

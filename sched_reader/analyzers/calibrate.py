@@ -2,18 +2,29 @@
 
 Each result is replayed through the simulator (its own per-request lengths when the JSON saved them,
 else fixed mean lengths; its rate and concurrency), and the named terms of
-``models.calibration_profile`` are fitted so the replay matches the measured output throughput, mean
-TPOT and mean TTFT:
+``models.calibration_profile`` are fitted so the replay matches the measured output throughput, TPOT and
+mean TTFT. A term is fitted only from results that can identify it; the others stay at the prior (the
+uncalibrated model):
 
 * ``decode_time_scale`` from TPOT (the median when given: see ``_tpot_key``) and output throughput
-  (geometric mean of their ratios over the results);
-* ``prefill_time_scale`` from TTFT;
-* ``step_overhead_ms`` only from two or more results at different concurrency (a per-step constant and a
-  per-token scale are indistinguishable at one batch size): chosen among a few physically plausible values;
-* ``api_intake_ms`` (the API server's per-request intake) when a result is a burst: chosen among a few values
-  by the same loss before the other terms (a burst of N enters the engine over N x intake, which sets its
-  TTFT, and under V0's prefill-first scheduler how long decodes wait);
-* ``api_ms`` is held at 0 (it needs a low-concurrency TTFT the prefill term does not absorb).
+  (geometric mean of their ratios over the results); a result whose mean TPOT is stall-dominated
+  (:func:`stalled`) gives it by its throughput alone, a rate-limited result (``--request-rate`` finite) by
+  its TPOT alone (its throughput is the offered load, whatever the GPU's speed). Always identified;
+* ``prefill_time_scale`` from TTFT, when a result is not a burst (closed loop or rate-limited: its TTFT is
+  the prompt's time plus a short queue) or bursts of two or more sizes are given: one burst's TTFT is its
+  API intake queue plus its prefill time, one number for two unknowns;
+* ``step_overhead_ms``, ``seq_overhead_us`` and ``api_token_us`` only from two or more results at different
+  concurrency (a per-step constant and a per-token scale are indistinguishable at one batch size): chosen
+  among a few physically plausible values;
+* ``api_intake_ms`` (the API server's per-request intake) from bursts of two or more sizes (TTFT growing
+  with N): chosen among a few values by the same loss before the other terms;
+* ``api_ms`` only as the TTFT the identified prefill scale cannot absorb within its bound.
+
+The two time scales are then shrunk toward the prior in log space (:func:`shrink_weight`): the fitted value
+is the posterior mean under a prior read off the corpus's uncalibrated errors (a core spread plus a tail of
+deployments the model gets badly wrong) and a per-result spread of the model's workload-dependent error, so
+one result moves a modest scale ~0.75 of the way, a 3x one nearly all of it, several results nearly all of
+any; each term reports the raw value, the weight and how many results supported it.
 
 Every term stays within its bounds; one that hits a bound is flagged (``at_bound``), since the data then
 disagree with the model by more than a plausible efficiency factor -- say so rather than fit it.
@@ -45,6 +56,22 @@ API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
 # per-request API intake (ms; None: the endpoint's default, models/cost/frontend.API_INTAKE_S): from today's
 # ~1 ms /v1/completions to vLLM 0.6.0's ~6.5 ms (p99 TTFT / N of the LambdaLabs bursts in tests/data/bench)
 INTAKE_CANDIDATES_MS = (None, 2.0, 4.0, 7.0)
+# Shrinkage of the fitted time scales toward the uncalibrated model (see shrink_weight), natural-log units.
+# The prior on a deployment's true log-scale is a two-part mixture read off the uncalibrated model's errors
+# over the throughput corpus (models/cost/data/error_bands.json at 7bb09e2, "all"):
+# PRIOR_SD, the core: the median |error| as a normal spread, ln(1 + e) / 0.6745 (TPOT 26.4% -> 0.347, TTFT
+# 38.2% -> 0.480); BROKEN_SD / BROKEN_SHARE, the tail: the 5-95% range of the TPOT log-error is -1.24..+1.51,
+# where the core alone would put 0.04% of rows beyond 1.24: a quarter of deployments with a spread of 1.5
+# (P(|x| > 1.24) = 0.41 x 0.25 = 10%) -- a model that is off by 3x for one deployment, not by 25%.
+PRIOR_SD = {"decode_time_scale": 0.347, "prefill_time_scale": 0.480}
+BROKEN_SD = 1.5
+BROKEN_SHARE = 0.25
+# RESULT_SD: how far one result's own best scale sits from the deployment's common one (the model's error
+# that changes with the workload). Decode: the spread of the uncalibrated log-error of median TPOT across the
+# workloads of one deployment, 0.18-0.28 over the three LambdaLabs deployments in tests/data/bench (the
+# development set; the corpus deployments of benchmarks/calibration_accuracy.py did not set it). Prefill:
+# TTFT mixes queueing and intake into the prompt time, taken twice as noisy.
+RESULT_SD = {"decode_time_scale": 0.20, "prefill_time_scale": 0.40}
 
 
 def silent_requests(b: BenchResult) -> bool:
@@ -80,18 +107,20 @@ def requests_for(b: BenchResult, seed: int = 0) -> Any:
                             request_rate=b.request_rate, max_concurrency=b.max_concurrency, seed=seed)
 
 
-def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | None = None) -> dict[str, float]:
-    """Simulated ``vllm bench serve`` metrics of run ``b`` on ``spec`` with ``profile`` applied."""
+def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | None = None,
+            endpoint: str = "completions") -> dict[str, float]:
+    """Simulated ``vllm bench serve`` metrics of run ``b`` on ``spec`` with ``profile`` applied; ``endpoint``:
+    the API entry point the client called ("completions" or "chat", ``models.cost.frontend``)."""
 
     cost, blocks = engine_inputs(spec, apply_profile=False)
     cost = calibrated(cost, profile) if profile is not None else cost
     req = requests if requests is not None else requests_for(b)
 
 
-    fe = ApiServerModel(**frontend_kwargs(profile)) if profile is not None else ApiServerModel()
+    fe = ApiServerModel(endpoint, **(frontend_kwargs(profile) if profile is not None else {}))
     silent = silent_requests(b) and len(req) == len(b.output_lens)
     res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost, frontend=fe,
-                                         per_request=silent))
+                                         per_request=silent), endpoint)
     if silent:  # mean TTFT over the requests that streamed text, as measured_ttft() reads the result
         each = np.asarray(res.pop("ttft_ms_each"))
         timed = np.asarray(b.output_lens) > 0
@@ -139,33 +168,75 @@ def _profile(ds: float, ps: float, oh_ms: float, hs_us: float = 0.0, tok_us: flo
 def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: float,
                 hs_us: float = 0.0, tok_us: float = 72.0,
                 start: tuple[float, float] = (1.0, 1.0),
-                intake_ms: float | None = None) -> tuple[float, float, dict]:
+                intake_ms: float | None = None, endpoint: str = "completions",
+                fit_prefill: bool = True) -> tuple[float, float, dict]:
     """Fixed-point iteration of the two time scales at given host terms, from ``start``; stops when both
-    move by less than ``CONVERGED`` (relative)."""
+    move by less than ``CONVERGED`` (relative). ``fit_prefill`` False holds the prefill scale at its start."""
     ds, ps = start
     hit = {"decode_time_scale": False, "prefill_time_scale": False}
     preds: list[dict[str, float]] = []
     for _ in range(ITERATIONS):
         prof = _profile(ds, ps, oh_ms, hs_us, tok_us, intake_ms)
-        preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
+        preds = [predict(spec, b, prof, r, endpoint) for b, r in zip(benches, reqs)]
         ds0, ps0 = ds, ps
         dec = []
         pre = []
         for b, p in zip(benches, preds):
             k = _tpot_key(b, p)
-            if k:
+            if k and not (stalled(b) and b.output_throughput and p.get("output_throughput")):
                 dec.append(getattr(b, k) / p[k])
-            if b.output_throughput and p.get("output_throughput"):
+            if b.output_throughput and p.get("output_throughput") and math.isinf(b.request_rate):
                 dec.append(p["output_throughput"] / b.output_throughput)
             if b.mean_ttft_ms and p.get("mean_ttft_ms"):
                 pre.append(measured_ttft(b) / p["mean_ttft_ms"])
         ds, hit["decode_time_scale"] = _clamp("decode_time_scale", ds * _geo(dec))
-        ps, hit["prefill_time_scale"] = _clamp("prefill_time_scale", ps * _geo(pre) ** 0.7)
+        if fit_prefill:
+            ps, hit["prefill_time_scale"] = _clamp("prefill_time_scale", ps * _geo(pre) ** 0.7)
         if abs(ds / ds0 - 1) < CONVERGED and abs(ps / ps0 - 1) < CONVERGED:
             break
     prof = _profile(ds, ps, oh_ms, hs_us, tok_us, intake_ms)
-    preds = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
+    preds = [predict(spec, b, prof, r, endpoint) for b, r in zip(benches, reqs)]
     return ds, ps, {"preds": preds, "at_bound": hit}
+
+
+def stalled(b: BenchResult) -> bool:
+    """Whether the run's TPOT is dominated by scheduling stalls: mean TPOT above ``SKEWED_TPOT`` x the median
+    (short requests caught in prefill rounds or preemptions). Such a run's TPOT, median included, measures the
+    scheduler's timing under that load rather than time per decoded token, so its decode scale is read from
+    its output throughput alone (the aggregate of every step's time)."""
+    return bool(b.mean_tpot_ms and b.median_tpot_ms and b.mean_tpot_ms > SKEWED_TPOT * b.median_tpot_ms)
+
+
+def _is_burst(b: BenchResult) -> bool:
+    """All requests sent at once with no concurrency cap (``--request-rate inf``, no ``--max-concurrency``)."""
+    return math.isinf(b.request_rate) and not b.max_concurrency
+
+
+def shrink_weight(name: str, n: int, x: float) -> float:
+    """Weight ``w`` of the data against the prior (the uncalibrated model, scale 1) for a time scale whose
+    ``n`` results alone give the log-scale ``x``: the fitted log-scale is ``w x``, the posterior mean under
+    the two-part prior above with ``n`` observations of spread ``RESULT_SD`` (``s^2 = sigma^2 / n``). Each part
+    ``k`` shrinks by ``tau_k^2 / (tau_k^2 + s^2)`` and weighs by its share times the normal density of ``x``
+    with variance ``tau_k^2 + s^2``: an offset within the core spread is mostly read as the workload's noise
+    (one result: ~0.75 of the way), a large consistent one as a model that is off for this deployment
+    (kept almost whole). 0 with no result (the prior). The calibrated prediction of another workload then
+    errs, in expectation over deployments, by no more than the uncalibrated one when the spreads are right."""
+    if n <= 0:
+        return 0.0
+    s2 = RESULT_SD[name] ** 2 / n
+    num = den = 0.0
+    for share, tau in ((1.0 - BROKEN_SHARE, PRIOR_SD[name]), (BROKEN_SHARE, BROKEN_SD)):
+        var = tau * tau + s2
+        p = share * math.exp(-x * x / (2.0 * var)) / math.sqrt(var)
+        num += p * tau * tau / var
+        den += p
+    return num / den
+
+
+def _shrink_note(name: str, raw: float, w: float, n: int) -> str:
+    return (f"the {n} result(s) alone give x{raw:.3f}; shrunk toward the uncalibrated model (x1) with weight "
+            f"{w:.2f} (prior: spread {PRIOR_SD[name]:g}, a share {BROKEN_SHARE:g} at {BROKEN_SD:g}; one result's "
+            f"spread {RESULT_SD[name]:g}; log scale)")
 
 
 def _tpot_key(b: BenchResult, p: dict[str, float]) -> str | None:
@@ -214,7 +285,7 @@ def check_model(spec: Any, b: BenchResult) -> None:
                          file=b.file, hint="calibrate with results of the same deployment")
 
 
-def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> Profile:
+def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endpoint: str = "completions") -> Profile:
     """The profile of one deployment from its benchmark results (see module docstring)."""
     if not benches:
         raise InputError("calibrate needs at least one --bench result")
@@ -223,20 +294,26 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
         if not b.mean_tpot_ms and not b.output_throughput:
             raise InputError("the result has neither TPOT nor output throughput to fit", file=b.file)
     reqs = [requests_for(b) for b in benches]
-    base = [predict(spec, b, None, r) for b, r in zip(benches, reqs)]
+    base = [predict(spec, b, None, r, endpoint) for b, r in zip(benches, reqs)]
     concs = {min(len(r), b.max_concurrency or len(r)) for b, r in zip(benches, reqs)}
     candidates = OVERHEAD_CANDIDATES_MS if len(concs) >= 2 else (0.0,)
     best = None
     hs_candidates = SEQ_OVERHEAD_CANDIDATES_US if len(concs) >= 2 else (0.0,)
     tok_candidates = API_TOKEN_CANDIDATES_US if len(concs) >= 2 else (API_TOKEN_CANDIDATES_US[0],)
+    # what the results can identify (module docstring): the prefill scale from the TTFT of a result that is not
+    # a burst, or of bursts of two or more sizes (one burst's TTFT is its intake queue plus its prefill: one
+    # number, two unknowns); the API intake from bursts of two or more sizes (TTFT growing with N)
+    bursts = {b.completed for b in benches if _is_burst(b) and b.mean_ttft_ms}
+    fit_prefill = any(b.mean_ttft_ms for b in benches if not _is_burst(b)) or len(bursts) >= 2
     # the API intake of a burst first (it sets when the engine receives the requests: TTFT, and how long V0's
     # prefill-first scheduler keeps decodes waiting), chosen by the loss; then, at that intake, a coordinate
     # search: the streaming cost (host terms at 0), then the host terms at that cost
     intake: float | None = None
-    if any(math.isinf(b.request_rate) and not b.max_concurrency and b.mean_ttft_ms for b in benches):
+    if len(bursts) >= 2:
         warm = (1.0, 1.0)
         for c in INTAKE_CANDIDATES_MS:   # each fit starts from the previous one's scales
-            ds, ps, info = _fit_scales(spec, benches, reqs, 0.0, 0.0, tok_candidates[0], warm, c)
+            ds, ps, info = _fit_scales(spec, benches, reqs, 0.0, 0.0, tok_candidates[0], warm, c, endpoint,
+                                       fit_prefill)
             warm = (ds, ps)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
@@ -246,34 +323,48 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     for stage in (0, 1):
         for tok, oh, hs in trials:
             start = (best[1], best[2]) if best is not None else (1.0, 1.0)
-            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start, intake)
+            ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start, intake, endpoint,
+                                       fit_prefill)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
                 best = (loss, ds, ps, oh, hs, tok, info)
         assert best is not None
         trials = [(best[5], oh, hs) for oh in candidates for hs in hs_candidates if (oh, hs) != (0.0, 0.0)]
-    loss, ds, ps, oh, hs, tok, info = best
+    loss, ds_raw, ps_raw, oh, hs, tok, info = best
     n = len(benches)
+    n_ttft = sum(1 for b in benches if b.mean_ttft_ms) if fit_prefill else 0
+    w_d = shrink_weight("decode_time_scale", n, math.log(ds_raw))
+    w_p = shrink_weight("prefill_time_scale", n_ttft, math.log(ps_raw))
+    ds, ps = ds_raw ** w_d, ps_raw ** w_p
+    info["preds"] = [predict(spec, b, _profile(ds, ps, oh, hs, tok, intake), r, endpoint)
+                     for b, r in zip(benches, reqs)]
     # TTFT the prefill term cannot absorb within its bound is per-request intake (tokenization, API queue)
     api = 0.0
-    if info["at_bound"]["prefill_time_scale"] and ps >= TERMS["prefill_time_scale"][2]:
+    if fit_prefill and info["at_bound"]["prefill_time_scale"] and ps >= TERMS["prefill_time_scale"][2]:
         gaps = [measured_ttft(b) - p["mean_ttft_ms"] for b, p in zip(benches, info["preds"])
                 if b.mean_ttft_ms and p.get("mean_ttft_ms") is not None]
         if gaps and min(gaps) > 0:
             api = round(min(TERMS["api_ms"][2], sum(gaps) / len(gaps)), 1)
             prof = _profile(ds, ps, oh, hs, tok, intake)
             prof.terms["api_ms"].value = api
-            info["preds"] = [predict(spec, b, prof, r) for b, r in zip(benches, reqs)]
+            info["preds"] = [predict(spec, b, prof, r, endpoint) for b, r in zip(benches, reqs)]
     terms: dict[str, FittedTerm] = default_terms()
     labels = [b.label() for b in benches]
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
         "value": round(ds, 4), "fitted": True, "at_bound": info["at_bound"]["decode_time_scale"],
-        "supported_by": [f"TPOT (median where given) and output throughput of {n} result(s)"] + labels})
+        "supported_by": [f"TPOT (median where given) and output throughput (closed loop or burst) of {n} result(s)"
+                         + (f" (output throughput alone for {sum(map(stalled, benches))} stall-dominated result(s))"
+                            if any(map(stalled, benches)) else ""),
+                         _shrink_note("decode_time_scale", ds_raw, w_d, n)] + labels})
     has_ttft = any(b.mean_ttft_ms for b in benches)
     terms["prefill_time_scale"] = terms["prefill_time_scale"].model_copy(update={
-        "value": round(ps, 4) if has_ttft else 1.0, "fitted": has_ttft,
-        "at_bound": info["at_bound"]["prefill_time_scale"] and has_ttft,
-        "supported_by": [f"mean TTFT of {n} result(s)"] if has_ttft else ["no TTFT in the results: held at 1"]})
+        "value": round(ps, 4) if fit_prefill else 1.0, "fitted": fit_prefill,
+        "at_bound": info["at_bound"]["prefill_time_scale"] and fit_prefill,
+        "supported_by": ([f"mean TTFT of {n_ttft} result(s)", _shrink_note("prefill_time_scale", ps_raw, w_p, n_ttft)]
+                         if fit_prefill else
+                         ["one burst's TTFT cannot separate the API intake queue from prefill time (a closed-loop "
+                          "or rate-limited result, or bursts of two sizes, can): held at 1"] if has_ttft else
+                         ["no TTFT in the results: held at 1"])})
     terms["step_overhead_ms"] = terms["step_overhead_ms"].model_copy(update={
         "value": oh, "fitted": len(candidates) > 1,
         "supported_by": ([f"{len(concs)} concurrency levels: chosen among {list(OVERHEAD_CANDIDATES_MS)} ms"]
@@ -293,13 +384,16 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
                           "the model's 72 us"])})
     terms["api_intake_ms"] = terms["api_intake_ms"].model_copy(update={
         "value": intake if intake is not None else TERMS["api_intake_ms"][0], "fitted": intake is not None,
-        "supported_by": ([f"TTFT, TPOT and throughput of {n} result(s) with a burst: chosen among "
+        "supported_by": ([f"TTFT, TPOT and throughput of bursts of {len(bursts)} sizes: chosen among "
                           f"{[x for x in INTAKE_CANDIDATES_MS if x is not None]} ms and the endpoint default"]
-                         if intake is not None else ["no burst result: the endpoint's default intake"])})
+                         if intake is not None else
+                         ["one burst size cannot tell the intake from prefill time (TTFT growing with N can): the "
+                          "endpoint's default intake"] if bursts else ["no burst result: the endpoint's default intake"])})
     terms["api_ms"] = terms["api_ms"].model_copy(update={
         "value": api, "fitted": api > 0, "at_bound": api >= TERMS["api_ms"][2],
         "supported_by": ([f"mean TTFT left over with the prefill scale at its bound, {n} result(s)"] if api > 0 else
-                         ["the prefill term absorbs the TTFT offset: held at 0"])})
+                         ["the prefill term absorbs the TTFT offset: held at 0"] if fit_prefill else
+                         ["the prefill scale is not identified, so no TTFT left-over is attributed: held at 0"])})
     eff = spec.effective
     deployment = {"model": spec.model_name, "gpu": spec.hardware.gpu.id, "vllm": spec.vllm_version,
                   "tensor_parallel_size": eff.tensor_parallel_size,
@@ -319,12 +413,11 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None) -> P
     if any(t.at_bound for t in terms.values()):
         notes.append("a term hit its bound: the model and the measurements disagree beyond a plausible "
                      "efficiency factor (check the config, GPU and release match the benchmark)")
-    skewed = [b.label() for b in benches if b.mean_tpot_ms and b.median_tpot_ms
-              and b.mean_tpot_ms > SKEWED_TPOT * b.median_tpot_ms]
+    skewed = [b.label() for b in benches if stalled(b)]
     if skewed:
         notes.append(f"mean TPOT above {SKEWED_TPOT:g}x the median in {', '.join(skewed)}: short requests caught in "
                      "scheduling stalls (prefill steps, preemptions) dominate the mean; the decode term is fitted "
-                     "to the median, and predicted mean TPOT under such load runs low")
+                     "to such a result's output throughput, and predicted mean TPOT under such load runs low")
     if any(b.output_lens and 0 in b.output_lens for b in benches):
         notes.append("requests that produced no token (refused by the server) are left out of the replay")
     if log_note:

@@ -14,6 +14,9 @@ def render_profile(echo: Callable[[str], Any], prof: Any, path: str | None) -> N
         bound = "  AT BOUND" if t.at_bound else ""
         echo(f"  {name:20} {t.value:>9.4g} {t.unit:3} [{t.lower:g}, {t.upper:g}] {flag}{bound}: "
              f"{t.supported_by[0] if t.supported_by else ''}")
+        for extra in t.supported_by[1:]:
+            if "shrunk toward" in extra:   # how far the data moved the term from the uncalibrated model
+                echo(f"  {'':20} {'':9} {'':3} {extra}")
     for r in prof.fit.get("results", []):
         u, c = r["uncalibrated_error"], r["calibrated_error"]
 

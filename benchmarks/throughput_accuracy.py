@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.models.cost.iteration import IterationCostModel  # noqa: E402
+from sched_reader.models.cost.error_bands import _cell as band_cell, model_kind  # noqa: E402
 from sched_reader.models.cost.frontend import endpoint_for  # noqa: E402
 from sched_reader.models.cost.performance import estimate_performance  # noqa: E402
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
@@ -41,8 +42,8 @@ from sched_reader.models.workload import Workload  # noqa: E402
 
 
 def is_moe(arch) -> bool:
-    """Mixture-of-experts model: the config names routed experts."""
-    return any(arch.get(k) for k in ("num_experts", "n_routed_experts", "num_local_experts"))
+    """Mixture-of-experts model: the config names routed experts (the band lookup's own test)."""
+    return model_kind(arch) == "moe"
 
 DATA = ROOT / "tests" / "data"
 METRICS = (("output_throughput", "output_throughput_tok_s"), ("tpot", "tpot_ms"), ("ttft", "ttft_ms"),
@@ -319,8 +320,10 @@ def error_bands(rows: list[dict], exclude_source: str | None = None) -> dict[str
     """Quantiles of ln(predicted / published) per regime group and metric (rows of ``exclude_source`` left out)."""
     sel = [r for r in _ok(rows) if r["source"] != exclude_source]
     out: dict[str, Any] = {}
-    for group in ("closed", "burst", "all"):
-        g = [r for r in sel if group == "all" or _band_group(r) == group]
+    for group in ("closed", "burst", "all", "closed/dense", "closed/moe", "burst/dense", "burst/moe"):
+        regime, _, kind = group.partition("/")
+        g = [r for r in sel if (regime == "all" or _band_group(r) == regime)
+             and (not kind or ("moe" if r.get("moe") else "dense") == kind)]
         cell: dict[str, Any] = {}
         for metric in BAND_METRICS:
             xs = [x for x in (_logerr(r, metric) for r in g) if x is not None]
@@ -340,9 +343,10 @@ def loso_coverage(rows: list[dict]) -> dict[str, Any]:
         bands = error_bands(rows, exclude_source=r["source"])
         for metric in BAND_METRICS:
             x = _logerr(r, metric)
-            b = (bands.get(_band_group(r)) or {}).get(metric) or (bands.get("all") or {}).get(metric)
-            if x is None or not b:
+            found = band_cell(metric, _band_group(r), {"bands": bands}, "moe" if r.get("moe") else "dense")
+            if x is None or not found:
                 continue
+            b = found[1]
             # the shipped range is widened to include 1.0x (error_bands.band_range): score that range
             hits[metric].append(int(min(b["r_lo"], 0.0) <= x <= max(b["r_hi"], 0.0)))
     return {m: {"n": len(h), "inside_pct": round(100.0 * sum(h) / len(h), 1) if h else None} for m, h in hits.items()}

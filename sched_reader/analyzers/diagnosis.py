@@ -24,7 +24,7 @@ from sched_reader.models.calibration_profile import active_profile, calibrated, 
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
-from sched_reader.models.cost.error_bands import attach_ranges
+from sched_reader.models.cost.error_bands import attach_ranges, model_kind
 from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
@@ -338,7 +338,8 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     if not needs_queueing(workload, requests) and active_profile() is None and not sim_opts.get("percentiles") \
             and not sim_opts.get("goodput"):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
-        return attach_ranges(steady, workload.max_concurrency, workload.request_rate)
+        return attach_ranges(steady, workload.max_concurrency, workload.request_rate,
+                             model_kind(spec.arch))
     if requests is None:
         requests = bench_requests(workload, seed)
     blocks = int(eff.num_gpu_blocks_override or kv.num_blocks)
@@ -360,7 +361,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     perf["method"] = f"simulation (vLLM {engine} policy, event-driven, request by request) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
-    return attach_ranges(perf, workload.max_concurrency, workload.request_rate)
+    return attach_ranges(perf, workload.max_concurrency, workload.request_rate, model_kind(spec.arch))
 
 
 def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:

@@ -19,7 +19,10 @@ disagree, so the bands are a floor on the uncertainty, not a guarantee). Regimes
   closed   fixed concurrency (``--max-concurrency``, batch 1 included) or a finite request rate
   burst    every prompt sent at once (``--request-rate inf``, no concurrency cap)
 
-Dense/MoE and GPU class are reported by the benchmark but not split here: too few rows per cell.
+Within a regime, dense and mixture-of-experts models have their own cells (``closed/dense``,
+``closed/moe``, ``burst/dense``, ``burst/moe``) where at least BAND_MIN_ROWS corpus rows back the metric;
+otherwise the regime's cell, else the ``all`` cell. GPU class is reported by the benchmark but not split
+here: too few rows per cell.
 Units: the range has the unit of its metric (tokens/s, ms); log errors are natural logs (unitless).
 """
 
@@ -39,6 +42,16 @@ BIAS_NOTE_LOG = math.log(1.2)
 # ... but only when at least this many corpus rows back the median (fewer is anecdote, not a bias).
 BIAS_NOTE_MIN_N = 4
 _WHAT = {"output_throughput": "output throughput", "tpot": "mean TPOT", "ttft": "mean TTFT"}
+# A dense/MoE cell of a regime is used only when at least this many corpus rows back its metric.
+BAND_MIN_ROWS = 8
+MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
+
+
+def model_kind(arch: Any) -> str | None:
+    """``moe`` when the model config names routed experts, ``dense`` otherwise; None without a model."""
+    if arch is None:
+        return None
+    return "moe" if any(arch.get(k) for k in MOE_KEYS) else "dense"
 
 
 @lru_cache(maxsize=1)
@@ -57,9 +70,15 @@ def regime(max_concurrency: int | None, request_rate: float) -> str:
     return "burst"
 
 
-def _cell(metric: str, regime_name: str, bands: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """(regime actually used, band cell) for ``metric``: the regime's own cell, else the ``all`` cell."""
+def _cell(metric: str, regime_name: str, bands: dict[str, Any], kind: str | None = None
+          ) -> tuple[str, dict[str, Any]] | None:
+    """(cell actually used, band cell) for ``metric``: the regime's dense/MoE cell when it has at least
+    BAND_MIN_ROWS rows, else the regime's own cell, else the ``all`` cell."""
     table = bands.get("bands", {})
+    if kind:
+        b = (table.get(f"{regime_name}/{kind}") or {}).get(metric)
+        if b and int(b.get("n") or 0) >= BAND_MIN_ROWS:
+            return f"{regime_name}/{kind}", b
     b = (table.get(regime_name) or {}).get(metric)
     if b:
         return regime_name, b
@@ -67,13 +86,13 @@ def _cell(metric: str, regime_name: str, bands: dict[str, Any]) -> tuple[str, di
     return ("all", b) if b else None
 
 
-def band_range(value: float | None, metric: str, regime_name: str, bands: dict[str, Any] | None = None
-               ) -> list[float] | None:
+def band_range(value: float | None, metric: str, regime_name: str, bands: dict[str, Any] | None = None,
+               kind: str | None = None) -> list[float] | None:
     """[low, high] likely range for ``value`` of ``metric`` (band key) in ``regime_name``; None if unknown.
     Always low <= value <= high: the error quantiles are widened to include r = 0 (1.0x)."""
     if value is None or not isinstance(value, (int, float)) or value <= 0:
         return None
-    found = _cell(metric, regime_name, bands if bands is not None else load_bands())
+    found = _cell(metric, regime_name, bands if bands is not None else load_bands(), kind)
     if not found:
         return None
     b = found[1]
@@ -93,10 +112,12 @@ def bias_note(metric: str, cell: dict[str, Any], regime_name: str) -> str | None
             f"{factor:.2f}x the prediction ({side} it): expect the {'high' if factor > 1 else 'low'} end of the range")
 
 
-def attach_ranges(perf: dict[str, Any], max_concurrency: int | None, request_rate: float) -> dict[str, Any]:
+def attach_ranges(perf: dict[str, Any], max_concurrency: int | None, request_rate: float,
+                  kind: str | None = None) -> dict[str, Any]:
     """Add ``<metric>_range`` ([low, high], the metric's unit) for output throughput, mean TPOT and mean TTFT,
-    an ``error_bands`` block saying what each range is built from (regime, corpus rows, quantiles, the error
-    factors, a bias note where the corpus shows one), and one --explain term per range. Returns ``perf``."""
+    an ``error_bands`` block saying what each range is built from (regime and dense/MoE cell, corpus rows,
+    quantiles, the error factors, a bias note where the corpus shows one), and one --explain term per range.
+    ``kind``: ``model_kind(arch)``. Returns ``perf``."""
     bands = load_bands()
     if not bands:
         return perf
@@ -107,10 +128,10 @@ def attach_ranges(perf: dict[str, Any], max_concurrency: int | None, request_rat
     explain = perf.get("explain")
     for key, metric in METRICS.items():
         value = perf.get(key)
-        rng = band_range(value, metric, reg, bands)
+        rng = band_range(value, metric, reg, bands, kind)
         if rng is None:
             continue
-        used, cell = _cell(metric, reg, bands)  # type: ignore[misc]
+        used, cell = _cell(metric, reg, bands, kind)  # type: ignore[misc]
         perf[f"{key}_range"] = rng
         entry = {
             "regime": used, "n_rows": cell.get("n"), "quantiles": quantiles,
@@ -134,6 +155,7 @@ def attach_ranges(perf: dict[str, Any], max_concurrency: int | None, request_rat
     cell = (bands.get("bands") or {}).get(reg) or {}
     perf["error_bands"] = {
         "regime": reg,
+        "model_kind": kind,
         "what": ("each range = the estimate times the error factors published benchmarks of the same regime "
                  "showed (quantiles of ln(predicted/published)), widened to include 1.0x; not shifted for bias"),
         "quantiles": quantiles,

@@ -167,3 +167,25 @@ def test_shipped_ranges_contain_the_estimate_and_say_what_they_are_built_from():
             assert m["n_rows"] >= 2 and m["quantiles"] == perf["error_bands"]["quantiles"]
             assert m["factor"][0] <= 1.0 <= m["factor"][1]
         assert {t["name"] for t in perf["explain"]} >= {"output_throughput_range", "mean_tpot_ms_range"}
+
+
+def test_dense_and_moe_cells_are_used_only_with_enough_rows():
+    # hand-made table: ln(2) = 0.6931 -> a 2x factor; the MoE cell of the closed regime has 9 rows, the dense 3
+    bands = {"bands": {
+        "closed": {"tpot": {"r_lo": -0.6931, "r_hi": 0.0, "n": 12, "r_median": -0.2}},
+        "closed/moe": {"tpot": {"r_lo": -1.3863, "r_hi": 0.0, "n": 9, "r_median": -0.5}},
+        "closed/dense": {"tpot": {"r_lo": -0.1, "r_hi": 0.0, "n": 3, "r_median": 0.0}}}}
+    # MoE: its own cell (9 rows >= 8): up to 4x the estimate
+    assert band_range(10.0, "tpot", "closed", bands, "moe") == pytest.approx([10.0, 40.0], rel=1e-3)
+    # dense: 3 rows are too few, so the regime's cell (2x) answers, as it does without a model kind
+    assert band_range(10.0, "tpot", "closed", bands, "dense") == pytest.approx([10.0, 20.0], rel=1e-3)
+    assert band_range(10.0, "tpot", "closed", bands) == pytest.approx([10.0, 20.0], rel=1e-3)
+
+
+def test_model_kind_reads_the_routed_expert_keys():
+    from sched_reader.models.cost.error_bands import model_kind
+
+    assert model_kind({"num_local_experts": 8}) == "moe"          # Mixtral
+    assert model_kind({"n_routed_experts": 256}) == "moe"         # DeepSeek-V3
+    assert model_kind({"hidden_size": 4096}) == "dense"
+    assert model_kind(None) is None

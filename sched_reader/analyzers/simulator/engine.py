@@ -445,8 +445,10 @@ class Engine(SimCore):
         S = self.S
         if heap and heap[0][0] == S:
             # the reference admits arrivals at the start of every iteration; before the finish step
-            # that only matters now, because a finish changes the concurrency gate
-            self.admit_arrivals(end - self.rec.ts_step[-1])
+            # that only matters now, under a concurrency cap, because a finish changes the gate (uncapped,
+            # each is sent at its arrival time whenever it is admitted, and a finish does not read WAITING)
+            if self.maxc is not None:
+                self.admit_arrivals(end - self.rec.ts_step[-1])
             while heap and heap[0][0] == S:
                 self._finish_dec(heapq.heappop(heap)[1], end)
         return end
@@ -482,9 +484,13 @@ class Engine(SimCore):
         used0 = used = alloc.num_blocks - alloc.free - alloc.evictable_blocks
         # blocks claimed by iteration j: the sequences at offset (-S - j) mod bs cross a block boundary
         h = (-S) % bs
-        grow = hist[h::-1] + hist[:h:-1]
-        if kk != bs:
-            grow = (grow * -(-kk // bs))[:kk] if kk > bs else grow[:kk]
+        if kk <= h + 1:                  # offsets h, h-1, ..., h-kk+1: no wrap-around
+            grow = hist[h - kk + 1:h + 1]
+            grow.reverse()
+        else:
+            grow = hist[h::-1] + hist[:h:-1]
+            if kk != bs:
+                grow = (grow * -(-kk // bs))[:kk] if kk > bs else grow[:kk]
         if merged:
             ends: list[int] = []
             blocks: list[int] = []

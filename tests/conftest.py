@@ -8,6 +8,24 @@ import pytest
 
 DATA = Path(__file__).parent / "data"
 DEPLOY = DATA / "deploy"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(relpath: str, name: str | None = None):
+    """Import a repository script that is not a package module (``benchmarks/x.py``, ``tools/y.py``) by path.
+
+    Registered in ``sys.modules`` under ``name`` (default: the file's stem) before it runs, so dataclasses
+    and pickling can look their module up. Tests import it as ``from conftest import load_script`` (pytest puts
+    this folder on ``sys.path`` for its conftest)."""
+    import importlib.util
+    import sys
+
+    path = ROOT / relpath
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture

@@ -3,19 +3,16 @@ on published `vllm bench serve` outputs."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("burst_decomposition", ROOT / "benchmarks" / "burst_decomposition.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/burst_decomposition.py")
 
 
 BD = _load()

@@ -7,21 +7,18 @@ benchmarks/throughput_accuracy.py.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = {r["id"]: r for r in yaml.safe_load((ROOT / "tests" / "data" / "throughput.yaml").read_text())}
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("throughput_accuracy", ROOT / "benchmarks" / "throughput_accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/throughput_accuracy.py")
 
 
 BENCH = _bench()

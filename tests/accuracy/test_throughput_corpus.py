@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "data" / "throughput_public.yaml").read_text())
@@ -37,12 +38,7 @@ def test_derived_output_throughput_matches_request_rate_times_output_len():
 
 
 def _bench():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("throughput_accuracy", ROOT / "benchmarks" / "throughput_accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/throughput_accuracy.py")
 
 
 def test_every_public_row_resolves_its_model_and_gpu_through_the_pipeline():

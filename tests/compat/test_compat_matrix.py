@@ -5,7 +5,6 @@ Expected cells were read by hand from vLLM's docs (shared/vllm/compat_matrix/<ve
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,15 +12,13 @@ from types import SimpleNamespace
 import pytest
 
 from sched_reader.compat import matrix
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("build_vllm_rules", ROOT / "tools" / "build_vllm_rules.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("tools/build_vllm_rules.py")
 
 
 def test_0_18_0_spec_decode_row():

@@ -15,6 +15,7 @@ import pytest
 from sched_reader.compat import releases as rl
 from sched_reader.compat.releases import known_releases, newest, resolve_version
 from sched_reader.errors import SchedReaderError, UnknownVersionError
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,13 +128,7 @@ def test_index_is_small_and_lazy():
 # ---- the maintainer script (synthetic inputs; never reads /work/shared) ----------
 
 def _load_builder():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("build_vllm_data",
-                                                  ROOT / "tools" / "build_vllm_data.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("tools/build_vllm_data.py")
 
 
 def test_builder_version_ranges():

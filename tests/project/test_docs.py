@@ -4,11 +4,11 @@ the tool prints (tools/doc_check.py; `--update` rewrites it). The skill document
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -16,13 +16,7 @@ SKILL = ROOT / "outputs" / "skill-vllm-scheduler-reader.md"
 
 
 def _doc_check():
-    spec = importlib.util.spec_from_file_location("doc_check", ROOT / "tools" / "doc_check.py")
-    mod = importlib.util.module_from_spec(spec)
-    import sys
-
-    sys.modules["doc_check"] = mod      # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("tools/doc_check.py")
 
 
 dc = _doc_check()

@@ -4,22 +4,17 @@ read within 2 s, and nothing in a shell script executed (the canary file is neve
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fuzz():
-    spec = importlib.util.spec_from_file_location("sr_fuzz", ROOT / "benchmarks" / "fuzz.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/fuzz.py", "sr_fuzz")
 
 
 def _clean(report) -> None:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,10 +28,7 @@ MAKE = "vllm.entrypoints.openai.cli_args:make_arg_parser"
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(f"tools/{name}.py")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ PARAMS = SchedParams(num_blocks=1000, block_size=16, max_num_seqs=8, max_num_bat
 
 
 def _req(n: int = 20) -> Requests:
-    return Requests.build([100 + i for i in range(n)], [20 + i for i in range(n)], [0.01 * i for i in range(n)])
+    return Requests.build([100 + i % 50 for i in range(n)], [20 + i % 30 for i in range(n)], [0.01 * i for i in range(n)])
 
 
 class _Seen(LinearStepCost):
@@ -55,3 +55,25 @@ def test_collector_restored_after_an_exception():
         assert gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_callers_frozen_objects_stay_frozen():
+    frozen_before = gc.get_freeze_count()
+    keep = [[i] for i in range(100)]            # tracked objects of the caller's, frozen below
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(keep)
+        run_engine(_req(), PARAMS, LinearStepCost())
+        assert gc.get_freeze_count() == frozen   # the run did not unfreeze them
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0 and frozen_before == 0
+
+
+def test_engine_lists_leave_the_young_generation():
+    """The engine's long-lived lists are promoted once built, so the caller's next young collection does
+    not walk them (their identity, checked against the youngest generation's objects)."""
+    eng = run_engine(_req(2000), PARAMS, LinearStepCost())
+    young = {id(o) for o in gc.get_objects(generation=0)}
+    assert id(eng.computed) not in young and id(eng.rec.finish_ns) not in young

@@ -33,6 +33,7 @@ disagree with the model by more than a plausible efficiency factor -- say so rat
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,8 @@ import numpy as np
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import TERMS, FittedTerm, Profile, default_terms
 from sched_reader.readers.bench_result import BenchResult
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
+from sched_reader.models.workload import endpoint_kind
 from sched_reader.models.calibration_profile import api_seconds, calibrated, frontend_kwargs
 from sched_reader.analyzers.simulator.metrics import add_client_latency
 from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
@@ -283,6 +285,25 @@ def check_model(spec: Any, b: BenchResult) -> None:
     if a != m:
         raise InputError(f"the benchmark ran model {b.model_id!r} but the deployment serves {spec.model_name!r}",
                          file=b.file, hint="calibrate with results of the same deployment")
+
+
+def bench_endpoint(benches: list[BenchResult], spec: Any) -> str:
+    """The API entry point the results' client called (``completions``, ``chat`` or ``chat-harmony``), read from
+    the ``backend`` each --save-result JSON records; ``completions`` (vLLM's default ``--backend vllm``) when none
+    says. Results of different entry points are an ``InputError``: their API-server costs differ."""
+    kinds: dict[str, list[str]] = {}
+    for b in benches:
+        if b.backend:
+            try:
+                kinds.setdefault(endpoint_kind(b.backend), []).append(Path(b.file).name)
+            except ValueError as err:
+                raise InputError(str(err), file=b.file, key="backend") from None
+    if len(kinds) > 1:
+        raise InputError("the results called different API entry points ("
+                         + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(kinds.items())) + ")",
+                         hint="calibrate the chat and the completions results separately")
+    kind = next(iter(kinds), "completions")
+    return endpoint_for(kind, getattr(getattr(spec, "arch", None), "model_type", None))
 
 
 def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endpoint: str = "completions") -> Profile:

@@ -3,7 +3,8 @@
 JSON keys used (vLLM's benchmark_serving / ``vllm bench serve``, 0.4 to 0.33): ``num_prompts``,
 ``request_rate``, ``max_concurrency``, ``duration`` (s), ``completed``, ``total_input_tokens``,
 ``total_output_tokens``, ``output_throughput`` (tok/s), ``mean/median/p99_ttft_ms``, ``..._tpot_ms``,
-``..._itl_ms``, ``model_id``; and, when saved, the per-request ``input_lens`` / ``output_lens``.
+``..._itl_ms``, ``model_id``, ``backend`` (``endpoint_type`` in older files: the client's --backend, e.g.
+``openai-chat``); and, when saved, the per-request ``input_lens`` / ``output_lens``.
 The text summary is the block between ``Serving Benchmark Result`` and the closing ``=====`` line.
 
 Anything else (another tool's JSON, a result without throughput or TPOT) is an ``InputError`` (exit 2).
@@ -44,6 +45,7 @@ class BenchResult(DataModel):
     mean_itl_ms: float | None = None
     input_lens: list[int] | None = None
     output_lens: list[int] | None = None
+    backend: str | None = None  # the client's --backend (``vllm``, ``openai``, ``openai-chat`` ...), when saved
 
     @property
     def mean_input_len(self) -> float:
@@ -124,9 +126,18 @@ def _from_json(text: str, file: str) -> BenchResult:
             total_output_tokens=int(d["total_output_tokens"]), output_throughput=float(d["output_throughput"]),
             **{k: d.get(k) for k in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
                                      "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms")},
-            input_lens=d.get("input_lens"), output_lens=d.get("output_lens"))
+            input_lens=d.get("input_lens"), output_lens=d.get("output_lens"), backend=_backend(d))
     except (TypeError, ValueError) as err:
         raise InputError(f"invalid benchmark result: {str(err).splitlines()[0]}", file=file) from None
+
+
+def _backend(d: dict[str, Any]) -> str | None:
+    """The client's --backend: ``backend``, else ``endpoint_type`` (vLLM writes both from args.backend; older
+    releases only ``endpoint_type``); None when neither is a string."""
+    for key in ("backend", "endpoint_type"):
+        if isinstance(d.get(key), str) and d[key].strip():
+            return d[key].strip()
+    return None
 
 
 def _from_text(text: str, file: str) -> BenchResult:

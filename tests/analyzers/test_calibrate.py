@@ -340,3 +340,49 @@ def test_tenstorrent_a100_short_prompt_calibrates_the_long_prompt():
     before = predict(s, long_, None)["mean_tpot_ms"]
     assert abs(after / 10.6 - 1) < 0.10
     assert abs(after / 10.6 - 1) < abs(before / 10.6 - 1)
+
+
+def _with_backend(tmp_path, name: str, **keys) -> Path:
+    d = json.loads(JSON80.read_text())
+    d.pop("backend", None)
+    d.update(keys)
+    out = tmp_path / name
+    out.write_text(json.dumps(d))
+    return out
+
+
+def test_the_results_backend_picks_the_api_entry_point(tmp_path, spec):
+    from sched_reader.analyzers.calibrate import bench_endpoint
+
+    # vLLM writes the client's --backend as "backend" and, for older readers, "endpoint_type"
+    chat = read_bench(_with_backend(tmp_path, "chat.json", backend="openai-chat", endpoint_type="openai-chat"))
+    old = read_bench(_with_backend(tmp_path, "old.json", endpoint_type="openai-chat"))
+    plain = read_bench(JSON80)                     # Lambda's 0.6.0 run: backend "vllm" -> /v1/completions
+    assert (chat.backend, old.backend, plain.backend) == ("openai-chat", "openai-chat", "vllm")
+    assert bench_endpoint([chat, old], spec) == "chat"
+    assert bench_endpoint([plain], spec) == "completions"
+    with pytest.raises(InputError, match="different API entry points"):
+        bench_endpoint([chat, plain], spec)
+
+
+def test_a_chat_burst_is_replayed_with_the_chat_intake(tmp_path, spec):
+    from sched_reader.analyzers.calibrate import predict
+    from sched_reader.models.cost.frontend import API_INTAKE_S
+
+    b = read_bench(JSON80)
+    r = requests_for(b)
+    ttft_chat = predict(spec, b, None, r, "chat")["mean_ttft_ms"]
+    ttft_plain = predict(spec, b, None, r, "completions")["mean_ttft_ms"]
+    # by hand: the 80 requests of the burst each pass the API server's intake before the engine sees them, so the
+    # chat template's extra intake cost delays every first token by about 80 x (6.3 - 1.0) ms = 424 ms
+    expected = 80 * (API_INTAKE_S["chat"] - API_INTAKE_S["completions"]) * 1000
+    assert expected == pytest.approx(424.0)
+    assert ttft_chat - ttft_plain == pytest.approx(expected, rel=0.25)
+
+
+def test_cli_refuses_results_of_two_entry_points(tmp_path, run_cli):
+    chat = _with_backend(tmp_path, "chat.json", backend="openai-chat")
+    code, out, err = run_cli("calibrate", "--bench", str(chat), "--bench", str(JSON80), "--vllm", "0.6.0",
+                             "--gpu", "H100 SXM", "--", *DEPLOY)
+    assert code == 2
+    assert "different API entry points" in err and "chat: chat.json" in err and "\n" == err[-1:] and err.count("\n") == 1

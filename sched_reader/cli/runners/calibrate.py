@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from sched_reader.analyzers.calibrate import fit
+from sched_reader.analyzers.calibrate import bench_endpoint, fit
 from sched_reader.analyzers.explain_log import explain
 from sched_reader.analyzers.pipeline import build_specs
 from sched_reader.cli.common import split_inputs
@@ -44,7 +44,8 @@ def run(files: list[str] | None, *, bench: list[str], log: str | None, output: s
     if spec.arch is None or spec.effective is None:
         raise InputError(f"cannot calibrate {spec.name!r}: model not resolved", file=spec.file,
                          hint="pass --model-config PATH")
-    prof = fit(spec, [read_bench(b) for b in bench], note)
+    benches = [read_bench(b) for b in bench]
+    prof = fit(spec, benches, note, endpoint=bench_endpoint(benches, spec))
     text = prof.dump_yaml()
     if output:
         Path(output).write_text(text)

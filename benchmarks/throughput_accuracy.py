@@ -320,7 +320,8 @@ def error_bands(rows: list[dict], exclude_source: str | None = None) -> dict[str
     """Quantiles of ln(predicted / published) per regime group and metric (rows of ``exclude_source`` left out)."""
     sel = [r for r in _ok(rows) if r["source"] != exclude_source]
     out: dict[str, Any] = {}
-    for group in ("closed", "burst", "all", "closed/dense", "closed/moe", "burst/dense", "burst/moe"):
+    for group in ("closed", "burst", "all", "closed/dense", "closed/moe", "burst/dense", "burst/moe",
+                  "all/dense", "all/moe"):
         regime, _, kind = group.partition("/")
         g = [r for r in sel if (regime == "all" or _band_group(r) == regime)
              and (not kind or ("moe" if r.get("moe") else "dense") == kind)]
@@ -332,7 +333,7 @@ def error_bands(rows: list[dict], exclude_source: str | None = None) -> dict[str
                 cell[metric] = {"r_lo": round(qq[0], 4), "r_hi": round(qq[1], 4), "n": len(xs),
                                 "r_median": round(statistics.median(xs), 4),
                                 "median_abs_error_pct": round(100 * statistics.median(abs(math.expm1(x)) for x in xs), 1)}
-        out[group] = cell
+        out[group.replace("all/", "")] = cell
     return out
 
 

@@ -21,7 +21,8 @@ disagree, so the bands are a floor on the uncertainty, not a guarantee). Regimes
 
 Within a regime, dense and mixture-of-experts models have their own cells (``closed/dense``,
 ``closed/moe``, ``burst/dense``, ``burst/moe``) where at least BAND_MIN_ROWS corpus rows back the metric;
-otherwise the regime's cell, else the ``all`` cell. GPU class is reported by the benchmark but not split
+otherwise the kind's cell over both regimes (``dense``, ``moe``, same test), then the regime's cell, else
+the ``all`` cell. GPU class is reported by the benchmark but not split
 here: too few rows per cell.
 Units: the range has the unit of its metric (tokens/s, ms); log errors are natural logs (unitless).
 """
@@ -73,12 +74,13 @@ def regime(max_concurrency: int | None, request_rate: float) -> str:
 def _cell(metric: str, regime_name: str, bands: dict[str, Any], kind: str | None = None
           ) -> tuple[str, dict[str, Any]] | None:
     """(cell actually used, band cell) for ``metric``: the regime's dense/MoE cell when it has at least
-    BAND_MIN_ROWS rows, else the regime's own cell, else the ``all`` cell."""
+    BAND_MIN_ROWS rows, else the model kind's cell over both regimes (same test), else the regime's own cell,
+    else the ``all`` cell: a dense model is compared with dense models before MoE ones of its regime."""
     table = bands.get("bands", {})
-    if kind:
-        b = (table.get(f"{regime_name}/{kind}") or {}).get(metric)
+    for key in ((f"{regime_name}/{kind}", kind) if kind else ()):
+        b = (table.get(key) or {}).get(metric)
         if b and int(b.get("n") or 0) >= BAND_MIN_ROWS:
-            return f"{regime_name}/{kind}", b
+            return key, b
     b = (table.get(regime_name) or {}).get(metric)
     if b:
         return regime_name, b

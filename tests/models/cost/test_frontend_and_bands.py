@@ -177,9 +177,13 @@ def test_dense_and_moe_cells_are_used_only_with_enough_rows():
         "closed/dense": {"tpot": {"r_lo": -0.1, "r_hi": 0.0, "n": 3, "r_median": 0.0}}}}
     # MoE: its own cell (9 rows >= 8): up to 4x the estimate
     assert band_range(10.0, "tpot", "closed", bands, "moe") == pytest.approx([10.0, 40.0], rel=1e-3)
-    # dense: 3 rows are too few, so the regime's cell (2x) answers, as it does without a model kind
+    # dense: 3 rows are too few and no dense cell over both regimes exists, so the regime's cell (2x) answers,
+    # as it does without a model kind
     assert band_range(10.0, "tpot", "closed", bands, "dense") == pytest.approx([10.0, 20.0], rel=1e-3)
     assert band_range(10.0, "tpot", "closed", bands) == pytest.approx([10.0, 20.0], rel=1e-3)
+    # with 10 dense rows over both regimes (ln 1.5 = 0.4055), dense models are compared with dense ones first
+    bands["bands"]["dense"] = {"tpot": {"r_lo": -0.4055, "r_hi": 0.0, "n": 10, "r_median": 0.0}}
+    assert band_range(10.0, "tpot", "closed", bands, "dense") == pytest.approx([10.0, 15.0], rel=1e-3)
 
 
 def test_model_kind_reads_the_routed_expert_keys():

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.models.cost.iteration import IterationCostModel  # noqa: E402
-from sched_reader.models.cost.error_bands import _cell as band_cell, model_kind  # noqa: E402
+from sched_reader.models.cost.error_bands import band_cell, model_kind  # noqa: E402
 from sched_reader.models.cost.frontend import endpoint_for  # noqa: E402
 from sched_reader.models.cost.performance import estimate_performance  # noqa: E402
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402

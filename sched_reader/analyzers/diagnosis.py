@@ -29,6 +29,7 @@ from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.engine_spec import EngineSpec
+from sched_reader.models.spec_builder import mla_unchunked_source
 from sched_reader.models.workload import Workload, endpoint_kind
 
 
@@ -476,7 +477,7 @@ def _verdict_findings(spec: EngineSpec, cap: Any, verdict: Any) -> list[Finding]
             rule=rule, severity="info", message=verdict.summary, file=spec.file,
             line=fv.origin.line if fv else spec.line, key=key, fix=f"{r.flag} {r.suggested}: {r.why}"))
     if eff is not None and not eff.enable_chunked_prefill and eff.max_num_batched_tokens >= 8192:
-        forced = "forces it for MLA models" in str(eff.reasons.get("enable_chunked_prefill", ""))
+        forced = mla_unchunked_source(spec) is not None
         out.append(Finding(
             rule="SR205", severity="info",
             message=(f"chunked prefill is off: a prompt of up to {eff.max_num_batched_tokens:,} tokens runs in one "

@@ -554,8 +554,7 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
     chunked = bool(pick("enable_chunked_prefill", engine == "v1"))
     prefix = bool(pick("enable_prefix_caching", engine == "v1"))
     mnbt = int(pick("max_num_batched_tokens", 2048))
-    forced = (mla_forces_unchunked(spec.vllm_version_requested or spec.vllm_version, spec.hardware.gpu.vendor)
-              if spec.arch is not None and spec.arch.config.get("kv_lora_rank") else None)
+    forced = mla_unchunked_source(spec)
     if forced:  # vLLM overrides the flags too (VllmConfig.__post_init__), so this comes last
         chunked, prefix = False, False
         mnbt = max(int(max_model_len), UNCHUNKED_MNBT_FLOOR)
@@ -596,6 +595,14 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         mm_disabled=_mm_disabled(explicit("limit_mm_per_prompt")),
         reasons=reasons,
     )
+
+
+def mla_unchunked_source(spec: EngineSpec) -> str | None:
+    """The source line when the spec's vLLM build forces chunked prefill and prefix caching off for its MLA
+    model (compat/mla_unchunked.py), else None."""
+    if spec.arch is None or not spec.arch.config.get("kv_lora_rank"):
+        return None
+    return mla_forces_unchunked(spec.vllm_version_requested or spec.vllm_version, spec.hardware.gpu.vendor)
 
 
 def _block_size(spec: EngineSpec, tp: int, reasons: dict[str, str]) -> int:

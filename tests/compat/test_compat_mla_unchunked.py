@@ -44,3 +44,9 @@ def test_rocm_nightly_of_0_7_4_still_forces_it_off():
 def test_dense_models_are_untouched():
     e = eff(["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--enable-chunked-prefill"], "H100", "0.7.2")
     assert e.enable_chunked_prefill is True
+
+
+def test_sr205_names_the_forced_switch_instead_of_suggesting_the_flag(run_cli):
+    code, out, err = run_cli("diagnose", "--gpu", "H200", "--vllm", "0.7.2", "--", *R1)
+    line = next(ln for ln in out.splitlines() if "SR205" in ln)
+    assert "turns it off for MLA models" in line and "upgrade vLLM" in line and "--enable-chunked-prefill" not in line

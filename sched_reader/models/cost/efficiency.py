@@ -208,13 +208,18 @@ def _families() -> dict:
     return (doc or {}).get("families") or {}
 
 
+def _family(gpu: GPU) -> dict:
+    """The fallback_efficiency.yaml entry of ``gpu``'s architecture family ({} when it has none)."""
+    return _families().get(str(gpu.arch or "").lower()) or {}
+
+
 def family_terms(gpu: GPU) -> dict[str, dict]:
     """The fallback_efficiency.yaml entries that apply to ``gpu``: term -> entry (for ``gemm_compute`` a
     dict dtype -> entry). The family is the catalog's ``arch``; a ``skus`` entry for the GPU's catalog id
     overrides the family's per term (per dtype for GEMMs); a ``keep_defaults`` entry whose
     ``name_contains`` is in the GPU's catalog name drops its terms (the defaults apply). Empty when the
     family has no entry."""
-    fam = _families().get(str(gpu.arch or "").lower()) or {}
+    fam = _family(gpu)
     terms: dict[str, dict] = {}
     for source in (fam.get("terms") or {}, (fam.get("skus") or {}).get(gpu.id) or {}):
         for term, entry in source.items():
@@ -232,8 +237,7 @@ def family_terms(gpu: GPU) -> dict[str, dict]:
 
 def kept_defaults(gpu: GPU) -> list[dict]:
     """The family's ``keep_defaults`` entries that match ``gpu`` (terms, reason, source)."""
-    fam = _families().get(str(gpu.arch or "").lower()) or {}
-    return [k for k in fam.get("keep_defaults") or []
+    return [k for k in _family(gpu).get("keep_defaults") or []
             if str(k.get("name_contains") or "").lower() and str(k["name_contains"]).lower() in gpu.name.lower()]
 
 

@@ -71,7 +71,7 @@ def regime(max_concurrency: int | None, request_rate: float) -> str:
     return "burst"
 
 
-def _cell(metric: str, regime_name: str, bands: dict[str, Any], kind: str | None = None
+def band_cell(metric: str, regime_name: str, bands: dict[str, Any], kind: str | None = None
           ) -> tuple[str, dict[str, Any]] | None:
     """(cell actually used, band cell) for ``metric``: the regime's dense/MoE cell when it has at least
     BAND_MIN_ROWS rows, else the model kind's cell over both regimes (same test), else the regime's own cell,
@@ -94,7 +94,7 @@ def band_range(value: float | None, metric: str, regime_name: str, bands: dict[s
     Always low <= value <= high: the error quantiles are widened to include r = 0 (1.0x)."""
     if value is None or not isinstance(value, (int, float)) or value <= 0:
         return None
-    found = _cell(metric, regime_name, bands if bands is not None else load_bands(), kind)
+    found = band_cell(metric, regime_name, bands if bands is not None else load_bands(), kind)
     if not found:
         return None
     b = found[1]
@@ -133,7 +133,7 @@ def attach_ranges(perf: dict[str, Any], max_concurrency: int | None, request_rat
         rng = band_range(value, metric, reg, bands, kind)
         if rng is None:
             continue
-        used, cell = _cell(metric, reg, bands, kind)  # type: ignore[misc]
+        used, cell = band_cell(metric, reg, bands, kind)  # type: ignore[misc]
         perf[f"{key}_range"] = rng
         entry = {
             "regime": used, "n_rows": cell.get("n"), "quantiles": quantiles,

@@ -102,9 +102,8 @@ def _iteration(m: Any) -> StepFn:
     vocab = m._vocab
     passes, logit_bytes = _it.SAMPLER_LOGIT_PASSES, _it.LOGIT_BYTES
     tp, pp, gpu_spec, hidden = m.tp, m.pp, m.gpu, m._hidden
-    ep = m.shapes.ep if m._moe_layers and m.dp > 1 else 1
-    qk_ar, qk_sums, qk_kernels = m._qk_norm_tp
-    qk_kernel_s = qk_kernels * eff.layer_overhead_graph_s / _it.LAYER_SMALL_KERNELS
+    ep = m._ep_dispatch
+    qk_ar, qk_time = m._qk_norm_tp[0], m.qk_norm_time
     moe_layers = m._moe_layers
     step_cpu, cpu_per_seq = eff.step_cpu_s, m._cpu_per_seq
     async_overlap = m.async_overlap
@@ -144,8 +143,7 @@ def _iteration(m: Any) -> StepFn:
         te = T * elem / bw
         t_emb = emb_c * T / bw
         t_ar = (2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff) if tp > 1 else 0.0
-        t_qk = (m._L * (qk_ar * allreduce_time(T * qk_sums * _it.QK_NORM_SUM_BYTES, tp, gpu_spec, eff) + qk_kernel_s)
-                if tp > 1 and qk_ar else 0.0)
+        t_qk = qk_time(T) if tp > 1 and qk_ar else 0.0
         t_ep = moe_layers * 2 * allgather_time(T * hidden * ab, ep, gpu_spec, eff) if ep > 1 else 0.0
         t_pp = (pp - 1) * p2p_time(2 * T * hidden * ab, gpu_spec, eff) if pp > 1 else 0.0
         v = memo_t[T] = (layers, te, eager or T > graph_max, t_emb, t_ar, t_qk, t_ep, t_pp)

@@ -281,6 +281,15 @@ class IterationCostModel:
         self._qk_norm_tp = _qk_norm_tp(arch, self.tp, getattr(cfg, "vllm_version", None))
         self._prep()
 
+    def qk_norm_time(self, T: int) -> float:
+        """Seconds per step of an all-heads QK-norm under TP for ``T`` tokens: its all-reduces of the fp32 sums
+        of squares and its extra small kernels, every layer (0 when the model has none; see _qk_norm_tp)."""
+        n_ar, sums, kernels = self._qk_norm_tp
+        if not n_ar:
+            return 0.0
+        return self._L * (n_ar * allreduce_time(T * sums * QK_NORM_SUM_BYTES, self.tp, self.gpu, self.eff)
+                          + kernels * self.eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS)
+
     # ------------------------------------------------------------------ precomputation
     def _rate(self, component: str) -> float:
         dtype = self.precision.compute[component]
@@ -387,6 +396,9 @@ class IterationCostModel:
         self._hidden = s.hidden
         self._L = s.num_layers
         self._moe_layers = sum(g.count for g in s.groups if g.moe)
+        # ranks a MoE layer dispatches tokens across: the EP group when expert parallelism spans data-parallel
+        # ranks; with DP = 1 the layer's TP all-reduce combines the experts (vLLM FusedMoE: dp_size > 1)
+        self._ep_dispatch = self.shapes.ep if self._moe_layers and self.dp > 1 else 1
 
     # ------------------------------------------------------------------ evaluation core
     def _evaluate(self, nd, S, Tp, P, nps, mx: Callable, mn: Callable, detail: bool, q: int = 1):
@@ -511,14 +523,12 @@ class IterationCostModel:
             t_lg = allgather_time(emit * self._vocab / self.tp * LOGIT_BYTES, self.tp, self.gpu, eff)
             t_comm = t_ar + t_lg
             add("tp_allreduce", 0.0, 0.0, 0.0, t_comm, "communication")
-            n_ar, sums, kernels = self._qk_norm_tp
-            if n_ar:
-                t_qk = self._L * (n_ar * allreduce_time(T * sums * QK_NORM_SUM_BYTES, self.tp, self.gpu, eff)
-                                  + kernels * eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS)
+            if self._qk_norm_tp[0]:
+                t_qk = self.qk_norm_time(T)
                 t_comm = t_comm + t_qk
                 add("qk_norm_allreduce", 0.0, 0.0, 0.0, t_qk, "communication")
-        if self.shapes.ep > 1 and self._moe_layers and self.dp > 1:
-            t_ep = self._moe_layers * 2 * allgather_time(T * self._hidden * ab, self.shapes.ep, self.gpu, eff)
+        if self._ep_dispatch > 1:
+            t_ep = self._moe_layers * 2 * allgather_time(T * self._hidden * ab, self._ep_dispatch, self.gpu, eff)
             t_comm = t_comm + t_ep
             add("ep_alltoall", 0.0, 0.0, 0.0, t_ep, "communication")
         t_pp = 0.0

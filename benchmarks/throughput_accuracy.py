@@ -54,7 +54,8 @@ def row_argv(row: dict) -> list[str]:
     """The `vllm serve` command line the row states (vLLM's defaults for the rest come from sched-reader)."""
     flags = row.get("config_flags") or {}
     other = flags.get("other") or {}
-    argv = ["vllm", "serve", row["model"]]
+    # the engine's environment as leading NAME=value words (``VLLM_USE_V1=1 vllm serve ...``)
+    argv = [f"{k}={v}" for k, v in (row.get("env") or {}).items()] + ["vllm", "serve", row["model"]]
     for key, flag in (("tensor_parallel_size", "--tensor-parallel-size"),
                       ("pipeline_parallel_size", "--pipeline-parallel-size"),
                       ("data_parallel_size", "--data-parallel-size"),
@@ -74,6 +75,8 @@ def row_argv(row: dict) -> list[str]:
         argv += ["--enable-expert-parallel"]
     if flags.get("enable_chunked_prefill") is False:
         argv += ["--no-enable-chunked-prefill"]
+    if flags.get("enable_prefix_caching") is False:
+        argv += ["--no-enable-prefix-caching"]
     if other.get("quantization"):
         argv += ["--quantization", str(other["quantization"])]
     if other.get("enforce_eager"):

@@ -81,6 +81,8 @@ def row_argv(row: dict) -> list[str]:
         argv += ["--quantization", str(other["quantization"])]
     if other.get("enforce_eager"):
         argv += ["--enforce-eager"]
+    if other.get("dtype"):
+        argv += ["--dtype", str(other["dtype"])]
     if other.get("kv_cache_dtype"):
         argv += ["--kv-cache-dtype", str(other["kv_cache_dtype"])]
     if other.get("block_size"):

@@ -127,3 +127,14 @@ def test_offline_rows_name_the_offline_script_and_no_arrival_process():
         assert w.get("request_rate") is None and w.get("max_concurrency") is None, r["id"]
         assert not any(k in res for k in ("mean_ttft_ms", "mean_tpot_ms", "median_tpot_ms")), r["id"]
         assert res["output_throughput_tok_s"] > 0 and res["total_throughput_tok_s"] > res["output_throughput_tok_s"]
+
+
+def test_t4_rows_serve_fp16_on_the_v0_engine_as_published():
+    # the T4 (compute capability 7.5) has no BF16 and V1 needs 8.0+: the post serves --dtype float16 with
+    # VLLM_USE_V1=0, and both must reach the spec (else the model default bfloat16 / V1 would be predicted)
+    bench = _bench()
+    rows = [r for r in ROWS if "T4" in r["gpu"]]
+    assert len(rows) >= 3
+    for r in rows:
+        eff = bench.build_spec(r).effective
+        assert eff.dtype == "float16" and eff.engine == "v0", r["id"]

@@ -92,7 +92,9 @@ def row_argv(row: dict) -> list[str]:
 
 def build_spec(row: dict):
     """The row's engine spec through sched-reader's own pipeline (release defaults, catalogs)."""
-    [spec] = build_specs([], row_argv(row), gpu=row["gpu"], vllm=str(row["engine_version"]))
+    offline = row_endpoint(row) == "offline"  # the LLM class's own scheduler defaults (vLLM UsageContext)
+    [spec] = build_specs([], row_argv(row), gpu=row["gpu"], vllm=str(row["engine_version"]),
+                         usage_context="LLM_CLASS" if offline else None)
     return spec
 
 

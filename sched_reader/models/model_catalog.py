@@ -346,7 +346,8 @@ _EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts")
 def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
     hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
     moe = frozenset(m.id for m in cat.models if any(m.config.get(k) for k in _EXPERT_KEYS))
-    return best_match(name_key(repo), _name_keys(), hybrids, moe)
+    ungrouped = frozenset(m.id for m in cat.models if not m.is_mla and m.num_kv_heads in (1, m.num_attention_heads))
+    return best_match(name_key(repo), _name_keys(), hybrids, moe, ungrouped)
 
 
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:

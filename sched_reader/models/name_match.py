@@ -58,6 +58,7 @@ _MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni|llava|pixtral)(?![a-z])")
 _MOE_WORD_RE = re.compile(r"(?<![a-z])(?:moe|olmoe|phimoe)(?![a-z0-9])|(?<![a-z0-9.])\d+e(?![a-z0-9])"
                           r"|(?<![a-z])(?:mixtral|dbrx|gpt-oss|minimax|grok|arctic|kimi-k2|deepseek-(?:v2|v3|r1))")
 SIZE_FALLBACK_TOL = 0.20   # a proxy by size alone: within 20% of the named total size
+UNGROUPED_PENALTY = 0.10   # ... preferring grouped-query attention over MHA / MQA unless 10% closer in size
 _DISTILL_RE = re.compile(r"distill[-_ ]")
 
 
@@ -135,11 +136,15 @@ def _close(a: float | None, b: float | None, tol: float) -> bool:
 
 def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None]],
                hybrid_ids: frozenset[str] = frozenset(),
-               moe_ids: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+               moe_ids: frozenset[str] = frozenset(),
+               ungrouped_ids: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(catalog id, how it matched) for ``query`` among ``(id, key, official_params_b)`` rows, or None.
 
     Needs a size in the query: a family word alone does not fix the shapes. ``moe_ids`` are the catalog
     entries with routed experts: the size-only fallback keeps to the query's kind (dense or MoE).
+    ``ungrouped_ids`` are entries with one KV head per query head (multi-head, e.g. Command-R v01, Llama-2-13B)
+    or a single KV head (multi-query, Falcon-7B): a dense size-only guess prefers the grouped-query layout most
+    checkpoints since 2024 use (their KV per token differs up to 8-fold) unless it is over 10% further in size.
     """
     if query.size_b is None:
         return None
@@ -171,7 +176,8 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         # a recurrent-state hybrid is never assumed from a size alone, nor a model of the other kind
         if mid not in hybrid_ids and (mid in moe_ids) == query.moe and _close(query.size_b, size, SIZE_FALLBACK_TOL):
             sizes[mid] = size
-            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else 0.5), mid))
+            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else 0.5)
+                              + (UNGROUPED_PENALTY if mid in ungrouped_ids and not query.moe else 0), mid))
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"

@@ -31,6 +31,7 @@ def _total(name: str) -> int:
     ("tiiuae/falcon-180B", 180e9, 0.01),                        # TII: 180B
     ("tiiuae/falcon-7b", 7e9, 0.015),                           # TII: 7B
     ("deepseek-ai/deepseek-moe-16b-base", 16.4e9, 0.005),       # DeepSeek: 16.4B
+    ("core42/jais-13b-chat", 13e9, 0.005),                      # Jais paper: 13B
 ])
 def test_totals_match_the_published_parameter_counts(name, published, tol):
     assert abs(_total(name) / published - 1) <= tol
@@ -66,6 +67,8 @@ def test_moe_active_parameters_match_the_published_figure(name, published_active
     ("databricks/dbrx-instruct", 40 * 2 * 8 * 128 * 2),
     ("deepseek-ai/deepseek-moe-16b-base", 28 * 2 * 16 * 128 * 2),   # MHA, not MLA
     ("Qwen/Qwen2-72B-Instruct", 80 * 2 * 8 * 128 * 2),
+    ("core42/jais-13b-chat", 40 * 2 * 40 * 128 * 2),            # MHA: 800 KiB per token
+    ("mistralai/Mistral-7B-Instruct-v0.1", 32 * 2 * 8 * 128 * 2),
 ])
 def test_kv_bytes_per_token_by_hand(name, by_hand):
     # layers x (K, V) x KV heads x head_dim x 2 bytes (16-bit cache)
@@ -103,6 +106,7 @@ def test_falcon_40b_two_layernorms_per_layer():
     ("neuralmagic/Qwen2-72B-Instruct-FP8", "Qwen/Qwen2-72B-Instruct", "fp8", "compressed-tensors"),
     ("RedHatAI/Qwen2-72B-Instruct-FP8", "Qwen/Qwen2-72B-Instruct", "fp8", "compressed-tensors"),
     ("amd/dbrx-instruct-FP8-KV", "databricks/dbrx-instruct", "fp8", "fp8"),
+    ("amd/Mistral-7B-v0.1-FP8-KV", "mistralai/Mistral-7B-v0.1", "fp8", "fp8"),
     ("amd/c4ai-command-r-plus-FP8-KV", "CohereForAI/c4ai-command-r-plus", "fp8", "fp8"),
     ("neuralmagic/c4ai-command-r-plus-FP8", "CohereForAI/c4ai-command-r-plus", "fp8", "compressed-tensors"),
     ("RedHatAI/c4ai-command-r-plus-08-2024-FP8", "CohereForAI/c4ai-command-r-plus-08-2024", "fp8",
@@ -164,3 +168,10 @@ def test_raw_dbrx_and_falcon_configs_read_with_model_config(tmp_path):
     a = r.arch
     assert (a.num_kv_heads, a.config["intermediate_size"], a.config["tie_word_embeddings"]) == (1, 4 * 4544, True)
     assert kv_bytes_per_token(a, effective_config()) == 32 * 2 * 1 * 64 * 2
+
+
+def test_mistral_7b_v01_is_its_own_release():
+    # kvfit's model table: Mistral-7B-v0.1 has 7,241,732,096 parameters and a 4,096-token sliding window
+    r = resolve_model("mistralai/Mistral-7B-v0.1")
+    assert not r.guessed and r.arch.config["sliding_window"] == 4096
+    assert _total("mistralai/Mistral-7B-v0.1") == 7_241_732_096

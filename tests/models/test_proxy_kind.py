@@ -65,3 +65,12 @@ def test_no_proxy_beyond_20_percent_or_for_a_known_line():
         resolve_model("acme/huge-900B")        # nothing dense within 20% of 900B
     with pytest.raises(UnknownModelError):
         resolve_model("Qwen/Qwen3-15B")        # the catalog has Qwen3 lines, none of 15B
+
+
+def test_a_size_guess_prefers_grouped_query_attention():
+    # 34-35B dense: Command-R v01 (35B, 64 KV heads = 1.25 MiB of KV per token) is closest in size, but a made-up
+    # 34B name gets the grouped-query Command-R 08-2024 (32B, 8 KV heads) unless an MHA model is >10% closer
+    r = resolve_model("acme/dense-34B")
+    a = r.arch
+    assert a.num_kv_heads < a.num_attention_heads and a.num_kv_heads > 1
+    assert r.arch.id != "CohereForAI/c4ai-command-r-v01"

@@ -175,3 +175,18 @@ def test_mistral_7b_v01_is_its_own_release():
     r = resolve_model("mistralai/Mistral-7B-v0.1")
     assert not r.guessed and r.arch.config["sliding_window"] == 4096
     assert _total("mistralai/Mistral-7B-v0.1") == 7_241_732_096
+
+
+def test_dbrx_bf16_weights_match_the_published_checkpoint_size():
+    # sglang PR #337 (maintainer, 2024-03-28): "the model weight is 246GB" (bf16, i.e. GiB as tools print it)
+    wb = weight_breakdown(resolve_model("databricks/dbrx-instruct").arch, effective_config())
+    assert abs(wb.params_total * 2 / 2**30 - 246) <= 2
+
+
+def test_cost_shapes_use_the_two_matrix_falcon_mlp():
+    from sched_reader.models.cost.shapes import model_shapes
+    a = resolve_model("tiiuae/falcon-7b").arch
+    s = model_shapes(a, tp=1)
+    assert s.gated is False
+    mlp = sum(g.count * sum(lin.params for lin in g.mlp_linears) for g in s.groups)
+    assert mlp == weight_breakdown(a, effective_config()).components["mlp_dense"].params_total == 32 * 2 * 4544 * 18176

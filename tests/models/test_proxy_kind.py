@@ -74,3 +74,10 @@ def test_a_size_guess_prefers_grouped_query_attention():
     a = r.arch
     assert a.num_kv_heads < a.num_attention_heads and a.num_kv_heads > 1
     assert r.arch.id != "CohereForAI/c4ai-command-r-v01"
+
+
+def test_size_decides_over_family_beyond_five_percent():
+    # a made-up Qwen 3.9 27B: no Qwen line of that version; Qwen2.5-32B (same family word, 18% larger) is not
+    # preferred over a 27B model of another family
+    r = resolve_model("acme/qwen3.9-27b-sft")
+    assert abs(get_model(r.arch.id).official_params / 27e9 - 1) < 0.05

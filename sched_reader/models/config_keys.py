@@ -13,8 +13,8 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   ``num_kv_heads`` (``n_head_kv``) under ``new_decoder_architecture`` (Falcon-40B/180B), 1 under
   ``multi_query`` (Falcon-7B), else one per query head; the MLP is ``ffn_hidden_size`` wide, default
   4 x hidden (transformers ``FalconConfig``; vLLM ``falcon.py`` ``FalconAttention`` / ``FalconMLP``).
-  Falcon and Cohere tie the LM head to the embedding unless the config says otherwise
-  (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``).
+  Falcon, Cohere and Jais tie the LM head to the embedding unless the config says otherwise
+  (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``; Jais keeps the ``PretrainedConfig`` default).
 
 Keys already present are never overwritten. Nothing here reads a file or the network.
 """
@@ -25,7 +25,8 @@ from typing import Any
 
 FALCON_TYPES = ("falcon", "RefinedWeb", "RefinedWebModel")
 # transformers config-class defaults that change the weight count when a config.json omits them
-_TIED_BY_DEFAULT = ("falcon", "RefinedWeb", "RefinedWebModel", "cohere")
+_TIED_BY_DEFAULT = ("falcon", "RefinedWeb", "RefinedWebModel", "cohere", "jais")   # JAISConfig keeps the
+# PretrainedConfig default (tie_word_embeddings=True); Jais shares the embedding with the LM head
 
 
 def _set(cfg: dict[str, Any], filled: list[str], key: str, value: Any, why: str) -> None:

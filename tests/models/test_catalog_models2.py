@@ -190,3 +190,20 @@ def test_cost_shapes_use_the_two_matrix_falcon_mlp():
     assert s.gated is False
     mlp = sum(g.count * sum(lin.params for lin in g.mlp_linears) for g in s.groups)
     assert mlp == weight_breakdown(a, effective_config()).components["mlp_dense"].params_total == 32 * 2 * 4544 * 18176
+
+
+def test_raw_cohere_and_jais_configs_tie_the_head_by_default(tmp_path):
+    # neither config.json states tie_word_embeddings: CohereConfig and JAIS's config class default to tied heads
+    cohere = {"architectures": ["CohereForCausalLM"], "model_type": "cohere", "hidden_size": 8192,
+              "intermediate_size": 22528, "num_hidden_layers": 40, "num_attention_heads": 64,
+              "num_key_value_heads": 64, "vocab_size": 256000, "max_position_embeddings": 8192}
+    jais = {"architectures": ["JAISLMHeadModel"], "model_type": "jais", "n_embd": 5120, "n_inner": 13653,
+            "n_layer": 40, "n_head": 40, "n_positions": 2048, "vocab_size": 84992}
+    for name, cfg, catalog_id in (("cohere", cohere, "CohereForAI/c4ai-command-r-v01"),
+                                  ("jais", jais, "inceptionai/jais-13b-chat")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(cfg))
+        r = resolve_model(f"local-{name}", model_config_path=str(tmp_path / name))
+        assert r.arch.config["tie_word_embeddings"] is True
+        assert weight_breakdown(r.arch, effective_config()).components["lm_head"].params_total == 0
+        assert _total(catalog_id) == weight_breakdown(r.arch, effective_config()).params_total

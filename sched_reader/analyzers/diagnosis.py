@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from sched_reader.analyzers.pipeline import startup_refusal
 from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
 from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
 from sched_reader.analyzers.simulator.api import with_frontend_latency
@@ -293,7 +294,7 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
                                             spec.checkpoint_quantization, kv_tokens=kv.tokens,
                                             endpoint=_api_endpoint(spec, workload))
     verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)
-    refused = _startup_refusal(spec)
+    refused = startup_refusal(spec)
     if refused is not None and verdict.bottleneck != "does_not_start":
         # a vLLM start-up check fails before any KV block exists: no scheduling default can bind
         verdict = verdict.model_copy(update={"bottleneck": "does_not_start", "summary": refused,
@@ -420,19 +421,6 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         long_prompt_share=long_share,
         itl_p99_ms=(perf or {}).get("p99_itl_ms"),
     )
-
-
-# rules whose error means vLLM stops at start-up (raise/assert in its engine set-up or model construction)
-STARTUP_RULES = ("SR106", "SR118")
-
-
-def _startup_refusal(spec: EngineSpec) -> str | None:
-    """The first start-up rule error of ``spec`` as "message (RULE; fix)", or None."""
-    for f in sorted(spec.findings, key=lambda f: f.sort_key()):
-        if f.severity == "error" and f.rule.split(".")[0] in STARTUP_RULES:
-            msg = f.message.removeprefix("vLLM will not start: ")  # the verdict line says it already
-            return f"{msg} ({f.rule}" + (f"; fix: {f.fix})" if f.fix else ")")
-    return None
 
 
 def _memory_budget(cap: Any, eff: Any, arch: Any = None) -> Any:

@@ -45,7 +45,7 @@ class Engine(SimCore):
 
     __slots__ = ("isdec", "off", "out_off", "S", "n_dec", "sum_off", "hist", "heap", "t_last", "fast_steps",
                  "slow_steps", "stretches", "bs", "mnbt", "v0_whole", "multi_step", "max_seqs", "no_fast", "mixed",
-                 "round_s")
+                 "round_s", "thr", "chunked", "wm")
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, rec: Recorder) -> None:
         super().__init__(req, p, timer, CountingAllocator(p.num_blocks), rec)
@@ -67,6 +67,11 @@ class Engine(SimCore):
         self.v0_whole = p.engine == "v0" and not p.enable_chunked_prefill
         self.multi_step = p.num_scheduler_steps > 1
         self.max_seqs = p.max_num_seqs
+        # read from slots: a dataclass field with a default is also a class attribute, and 3.11 does not
+        # specialise an instance attribute load that shadows one (p.long_prefill_token_threshold ...)
+        self.thr = p.long_prefill_token_threshold
+        self.chunked = p.enable_chunked_prefill
+        self.wm = p.watermark_blocks
         self.no_fast = self.v0_whole or bool(self.spec_k) or self.multi_step
         self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
         self.round_s = timer.round_s    # round() for what it returns
@@ -201,7 +206,10 @@ class Engine(SimCore):
         if not pf and not npf and nd > 0:          # StepTimer.step
             dur = self.timer.decode(nd, ctx)
         else:
-            dur = self.round_s(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
+            # cost.to_ns; the callables are read into locals first: a method load from a slot is not
+            # specialised by the interpreter (3.11), a plain attribute load is
+            mixed, round_s = self.mixed, self.round_s
+            dur = round_s(mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)
             if dur < 1:
                 dur = 1
         end = now + dur
@@ -299,12 +307,7 @@ class Engine(SimCore):
         waiting = self.waiting
         if not waiting or budget <= 0:
             return
-        p = self.p
-        thr = p.long_prefill_token_threshold
-        bs = self.bs
-        chunked = p.enable_chunked_prefill
-        wm = p.watermark_blocks
-        max_seqs = p.max_num_seqs
+        thr, bs, chunked, wm, max_seqs = self.thr, self.bs, self.chunked, self.wm, self.max_seqs
         running, alloc = self.running, self.alloc
         prompt, out, pid_of, held, computed_of = self.prompt, self.out, self.pid, self.held, self.computed
         kv = 0
@@ -364,8 +367,7 @@ class Engine(SimCore):
     # ------------------------------------------------------------------ stretches
     def _head_blocked(self) -> bool:
         """True when the first WAITING request cannot be admitted now, and so not before a finish."""
-        p = self.p
-        if len(self.running) >= p.max_num_seqs:
+        if len(self.running) >= self.max_seqs:
             return True
         r = self.waiting[0]
         bs = self.bs
@@ -373,16 +375,17 @@ class Engine(SimCore):
         available = alloc.free + alloc.evictable_blocks
         if self.v0_whole:
             num_new = self.prompt[r] + self.out[r]
-            return num_new > self.mnbt or cdiv(num_new, bs) > available - p.watermark_blocks
+            return num_new > self.mnbt or cdiv(num_new, bs) > available - self.wm
         budget = self.mnbt - self.n_dec
         if budget <= 0:
             return True
         hit = self._prefix_hit(r) if self.pid[r] >= 0 else 0
         num_new = self.prompt[r] + self.out[r] - hit * bs
-        if 0 < p.long_prefill_token_threshold < num_new:
-            num_new = p.long_prefill_token_threshold
+        thr = self.thr
+        if 0 < thr < num_new:
+            num_new = thr
         if num_new > budget:
-            if not p.enable_chunked_prefill:
+            if not self.chunked:
                 return True
             num_new = budget
         need = -(-(hit * bs + num_new) // bs) - hit
@@ -390,7 +393,7 @@ class Engine(SimCore):
             e = alloc.hit(self.pid[r])
             if e is not None and e.refs == 0:
                 return False   # decode growth may evict that entry, and a miss can need fewer blocks
-        return need > available - p.watermark_blocks
+        return need > available - self.wm
 
     def stretch(self, now: int) -> int | None:
         """Decode stretches from ``now`` one after the other while nothing waits and nothing arrives by the
@@ -503,11 +506,9 @@ class Engine(SimCore):
         else:
             ends, blocks, durs = rec.ts_t, rec.ts_blocks, rec.ts_step
         j0 = len(durs)
-        end_append, blocks_append, dur_append = ends.append, blocks.append, durs.append
         t = now
         ctx = ctx0
         kvb = kvt = 0
-        decode = timer.decode
         if form is not None:
             gi, sf, sw, cap, cpu, asy = form
         for dem in grow:
@@ -515,7 +516,7 @@ class Engine(SimCore):
                 break
             used += dem
             if form is None:
-                d = decode(n, ctx)
+                d = timer.decode(n, ctx)
             else:                        # StepTimer.decode, inlined: the same expression
                 g = gi + sf * ctx
                 if sw:
@@ -524,9 +525,9 @@ class Engine(SimCore):
                 if d < 1:
                     d = 1
             t += d
-            end_append(t)
-            blocks_append(used)
-            dur_append(d)
+            ends.append(t)               # (list.append looked up per step: cheaper than a bound-method
+            blocks.append(used)          # attribute load per stretch, which 3.11 does not specialise)
+            durs.append(d)
             kvb += used * d
             kvt += ctx * d
             ctx += n
@@ -654,7 +655,8 @@ def _run(req: Requests, p: SchedParams, cost: StepCost, progress: Callable[[int,
             t = eng.next_send_time()
             if t is None or eng.running:
                 raise RuntimeError("engine stalled")  # unreachable when prepare() validated
-            now = max(now, t)
+            if t > now:        # max(now, t) without the builtin call (an idle engine: once per arrival)
+                now = t
             continue
         now = end
         loops += 1

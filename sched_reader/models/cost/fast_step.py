@@ -12,6 +12,7 @@ the same order, so its floats are the same bit for bit; what it saves:
   depend only on the number of emitting sequences (lm_head, sampler, logits all-gather, host time) once
   per number;
 * no per-term breakdown bookkeeping, no closure per call, constants looked up once;
+* the prefill attention efficiency (an interpolation in the measured curve) memoised by its argument;
 * on the per-call path, ``max(a, b)`` / ``min(a, b)`` of two numbers written as the conditional the builtin
   evaluates (``b if b > a else a`` / ``b if b < a else a``: the same object, ties and signed zeros
   included), without the builtin's call and argument parsing (~750 instructions each).
@@ -116,6 +117,9 @@ def _iteration(m: Any) -> StepFn:
     # Each value is computed by the same expression as in ``_evaluate``, so reusing it changes no bit.
     memo_t: dict[int, tuple[float, float, bool, float, float, float, float, float]] = {}
     memo_e: dict[int, tuple[float, float, float, float]] = {}
+    # prefill attention efficiency by q = 2 x pairs / prefill tokens (mean attended keys per query x 2)
+    memo_q: dict[float, float] = {}
+    e_at_0 = interp_scalar(0.0, pxs, pys) if pcurve is not None else None
 
     def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float, float]:
         layers = 0.0
@@ -186,9 +190,16 @@ def _iteration(m: Any) -> StepFn:
             if dfit is not None:
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:
-                x = log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
+                if Pe > Tp / 2.0:    # the efficiency at x = log2(q), memoised by q
+                    q = 2.0 * Pe / Tp
+                    try:
+                        e = memo_q[q]
+                    except KeyError:
+                        e = memo_q[q] = interp_scalar(log2(q), pxs, pys)
+                else:
+                    e = e_at_0
                 a, b = fpre * Pe / attn_peak, bpre * Tp / peak_bw_all
-                tpre = count * (b if b > a else a) / interp_scalar(x, pxs, pys)   # max(a, b)
+                tpre = count * (b if b > a else a) / e   # max(a, b)
             else:
                 a, b = fpre * Pe / attn_rate, bpre * Tp / bw
                 tpre = count * (b if b > a else a)

@@ -49,6 +49,7 @@ _FAMILY_RE = re.compile(r"(?<![a-z])(" + "|".join(re.escape(f) for f in _FAMILIE
 _SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
 _ACTIVE_RE = re.compile(r"(?<![a-z0-9])a(\d+(?:\.\d+)?)b(?![a-z0-9])")
 _EXPERTS_RE = re.compile(r"(?<![a-z0-9])(\d+)x(\d+(?:\.\d+)?)b(?![a-z0-9])")
+_EXPERT_COUNT_RE = re.compile(r"(?<![a-z0-9])(\d+)e(?![a-z0-9])")   # Llama-4 "17B-16E" / "17B-128E"
 _MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni|llava|pixtral)(?![a-z])")
 _DISTILL_RE = re.compile(r"distill[-_ ]")
 
@@ -62,6 +63,7 @@ class NameKey:
     size_b: float | None      # total parameters, 10^9 (for "8x7B": the expert count x size)
     active_b: float | None    # MoE active parameters, 10^9 ("A3B")
     modality: str | None      # "vl" for vision-language names, else None
+    experts: int | None = None  # routed experts when the name states them ("17B-128E" -> 128)
 
 
 def name_key(name: str) -> NameKey:
@@ -102,7 +104,8 @@ def name_key(name: str) -> NameKey:
     if size is None and family == "mistral":
         size = _tier_size(s)
     mod = _MODALITY_RE.search(s)
-    return NameKey(family, version, size, active, "vl" if mod else None)
+    ne = _EXPERT_COUNT_RE.search(s)
+    return NameKey(family, version, size, active, "vl" if mod else None, int(ne.group(1)) if ne else None)
 
 
 def _tier_size(s: str) -> float | None:
@@ -136,6 +139,8 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         return key.size_b if key.size_b is not None else params_b
 
     def active_ok(key: NameKey) -> bool:
+        if query.experts is not None and key.experts is not None and query.experts != key.experts:
+            return False          # Llama-4 Scout (16E) and Maverick (128E) share "17B" but not their experts
         if query.active_b is None and key.active_b is None:
             return True
         return _close(query.active_b, key.active_b, 0.15)

@@ -24,6 +24,7 @@ import json
 from sched_reader.errors import InputError, SchedReaderError, combine
 from sched_reader.findings import Finding
 from sched_reader.limits import MAX_GPUS, MAX_NESTING, bounded_int, json_depth
+from sched_reader.models.architecture import sparse_mla_cache_dtype
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 from sched_reader.compat.argtable import ArgTable
@@ -575,7 +576,7 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         kv_cache_memory_bytes=explicit("kv_cache_memory_bytes"),
         dtype=dtype,
         quantization=quantization,
-        kv_cache_dtype=str(explicit("kv_cache_dtype", "auto") or "auto"),
+        kv_cache_dtype=_kv_cache_dtype(spec, str(explicit("kv_cache_dtype", "auto") or "auto"), reasons),
         block_size=_block_size(spec, tp, reasons),
         max_num_seqs=int(pick("max_num_seqs", 256)),
         max_num_batched_tokens=mnbt,
@@ -595,6 +596,17 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         mm_disabled=_mm_disabled(explicit("limit_mm_per_prompt")),
         reasons=reasons,
     )
+
+
+def _kv_cache_dtype(spec: EngineSpec, requested: str, reasons: dict[str, str]) -> str:
+    """The --kv-cache-dtype vLLM runs with: as given, except for DeepSeek-V3.2 (DSA), whose config hook rewrites
+    it per release (models/architecture.py ``sparse_mla_cache_dtype``)."""
+    if spec.arch is None or not spec.arch.is_sparse_mla:
+        return requested
+    value, why = sparse_mla_cache_dtype(requested, parse_version(spec.vllm_version))
+    if value != requested:
+        reasons["kv_cache_dtype"] = why
+    return value
 
 
 def mla_unchunked_source(spec: EngineSpec) -> str | None:

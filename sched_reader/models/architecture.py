@@ -80,6 +80,21 @@ class ModelArch(DataModel):
         vLLM's ``is_v32 = hasattr(hf_config, "index_topk")``)."""
         return self.is_mla and self.config.get("index_topk") is not None
 
+    def has_indexer(self, layer: int) -> bool:
+        """Whether decoder layer ``layer`` builds its own DSA indexer (weights and key cache) in vLLM. IndexCache
+        checkpoints (GLM-5.2: ``index_topk_freq`` 4, ``index_skip_topk_offset`` 3) reuse the top-k of an earlier
+        layer on the others: vLLM deepseek_v2.py skips layer i when ``max(i - offset + 1, 0) % freq != 0``
+        (offset default 2), or where ``index_topk_pattern[i] == "S"`` (0.31.0 source)."""
+        if not self.is_sparse_mla:
+            return False
+        c = self.config
+        pattern = c.get("index_topk_pattern")
+        if pattern:
+            return not (0 <= layer < len(pattern) and pattern[layer] == "S")
+        freq = int(c.get("index_topk_freq") or 1)
+        offset = int(c.get("index_skip_topk_offset", 2) if c.get("index_skip_topk_offset") is not None else 2)
+        return max(layer - offset + 1, 0) % freq == 0
+
     @property
     def indexer_bytes_per_token(self) -> int:
         """Bytes one token's indexer key takes per layer (0 without DSA): vLLM ``DeepseekV32IndexerCache`` is a

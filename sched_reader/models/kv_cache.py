@@ -120,7 +120,7 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
             per = round((int(arch.config["kv_lora_rank"]) + int(arch.config["qk_rope_head_dim"])) * eb)
             # DSA: each layer's indexer key cache is a second full-attention spec of the same block size; vLLM puts
             # both in one UniformTypeKVCacheSpecs group whose page is the sum (kv_cache_utils.py, 0.11.0+)
-            per += arch.indexer_bytes_per_token
+            per += arch.indexer_bytes_per_token if arch.has_indexer(i) else 0
         else:
             per = round(2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb)
         out.append(LayerKV(index=i, kind=kind, window=win, bytes_per_token=per))
@@ -259,6 +259,12 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
         if cfg.engine == "v0" or not hybrid:
             per_block = bs * sum(layer.bytes_per_token for layer in sl)
             nb = max(0, avail // per_block) if avail > 0 else 0
+        elif ng == 1 and len({layer.bytes_per_token for layer in sl}) > 1:
+            # one attention type, pages of different sizes (DSA layers with and without an indexer key cache):
+            # vLLM's UniformTypeKVCacheSpecs page is the sum of the layers' pages (kv_cache_utils.py, 0.11.0+)
+            page = bs * sum(layer.bytes_per_token for layer in sl)
+            gs = 1
+            nb = max(0, avail // page) if avail > 0 else 0
         else:
             nb = max(0, avail // (page * gs)) if avail > 0 else 0
         if cfg.num_gpu_blocks_override:

@@ -351,10 +351,6 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
         else:
             q_b = h * heads * (nope + rope)          # q_proj
         sharded += q_b + kvr * heads * (nope + v) + heads * v * h
-        if arch.is_sparse_mla:   # DSA lightning indexer, replicated on every rank (vLLM deepseek_v2.py Indexer)
-            ih, idim = int(c.get("index_n_heads") or 64), int(c.get("index_head_dim") or 128)
-            replicated += int(qr or h) * ih * idim + h * idim + h * ih   # wq_b, wk, weights_proj
-            norms += 2 * idim                                            # k_norm (LayerNorm weight + bias)
         per_rank_sharded = sharded // tp
         total = sharded + replicated
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
@@ -425,6 +421,11 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     mixer = mixers[i] if mixers else "attention"
     if mixer == "attention":
         a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+        if arch.has_indexer(i):   # DSA lightning indexer, replicated on every rank (vLLM deepseek_v2.py Indexer)
+            ih, idim = int(c.get("index_n_heads") or 64), int(c.get("index_head_dim") or 128)
+            ind = int(c.get("q_lora_rank") or h) * ih * idim + h * idim + h * ih   # wq_b, wk, weights_proj
+            a_tot, a_rank = a_tot + ind, a_rank + ind
+            qk_norms += 2 * idim                                                  # k_norm (weight + bias)
         if arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5"):
             a_tot += h * arch.num_attention_heads * arch.head_dim      # gated attention: q_proj also emits the gate
             a_rank += h * arch.num_attention_heads * arch.head_dim // tp

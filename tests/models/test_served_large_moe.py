@@ -222,3 +222,97 @@ def test_llama4_fine_tunes_keep_their_expert_count():
     assert r.arch.id == "meta-llama/Llama-4-Maverick-17B-128E-Instruct" and r.guessed
     with pytest.raises(UnknownModelError):
         resolve_model("acme/llama-4-17b-64e")
+
+
+# --- Qwen3.5 MoE (397B-A17B, 122B-A10B), Qwen3-VL 235B / 32B / 8B / 2B, GLM-5, Kimi-K2.5 ------------------------
+
+def _text_and_vision(name: str) -> tuple[int, int]:
+    r = resolve_model(name)
+    wb = weight_breakdown(r.arch, cfg(), None)
+    vision = wb.components["vision"].params_per_gpu
+    return wb.params_total - vision, vision
+
+
+@pytest.mark.parametrize("vl, text_model", [
+    ("Qwen/Qwen3-VL-235B-A22B-Instruct", "Qwen/Qwen3-235B-A22B"),   # published total 235,093,634,560
+    ("Qwen/Qwen3-VL-32B-Instruct", "Qwen/Qwen3-32B"),               # 32,762,123,264
+    ("Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-8B"),                 # 8,190,735,360
+])
+def test_qwen3_vl_text_models_are_the_published_qwen3_totals(vl, text_model):
+    # the VL checkpoints' language models have the Qwen3 text shapes: their count must hit the Qwen3 published total
+    text, vision = _text_and_vision(vl)
+    assert text == get_model(text_model).official_params
+    assert 0.40e9 < vision < 0.43e9          # the 27-layer 1152-wide ViT + merger of Qwen3-VL (~0.42B)
+
+
+def test_qwen3_vl_2b_is_the_tied_qwen3_1_7b_text_model():
+    # Qwen3-1.7B published total 2,031,739,904 counts its tied lm_head as a second copy (151936 x 2048)
+    text, _ = _text_and_vision("Qwen/Qwen3-VL-2B-Instruct")
+    assert text + 151936 * 2048 == 2_031_739_904
+
+
+@pytest.mark.parametrize("name, total_b, full_layers", [
+    ("Qwen/Qwen3.5-397B-A17B", 397, 15),     # model card: 397B total, 17B active; 60 layers, every 4th full
+    ("Qwen/Qwen3.5-122B-A10B", 122, 12),     # model card: 122B total, 10B active; 48 layers
+])
+def test_qwen35_moe_sizes_and_kv_by_hand(name, total_b, full_layers):
+    assert abs(params(name) - total_b * 1e9) <= 0.6e9               # the card's whole-billion rounding
+    # only the full-attention layers cache K/V: layers x 2 x 2 KV heads x 256 x 2 bytes (bf16)
+    assert kv_bytes_per_token(get_model(name), cfg()) == full_layers * 2 * 2 * 256 * 2
+    assert resolve_model(name + "-FP8").checkpoint_quantization == "fp8"
+
+
+def test_glm5_total_is_main_plus_its_mtp_layer():
+    # Published total of zai-org/GLM-5 (and GLM-5.1): 753,864,139,008 = the served model + one MTP layer, by hand:
+    h = 6144
+    mla = (h * 2048 + 2048 + 2048 * 64 * (192 + 64) + h * (512 + 64) + 512 + 512 * 64 * (192 + 256)
+           + 64 * 256 * h)                                         # q_a, q_a_norm, q_b, kv_a, kv_a_norm, kv_b, o
+    indexer = 2048 * 32 * 128 + h * 128 + h * 32 + 2 * 128          # wq_b, wk, weights_proj, k_norm
+    moe = 256 * 3 * h * 2048 + 3 * h * 2048 + 256 * h + 256         # routed, shared, router + correction bias
+    mtp = mla + indexer + moe + 2 * h + 2 * h * h + 3 * h           # + layer norms, eh_proj, enorm/hnorm/head norm
+    assert params("zai-org/GLM-5") + mtp == 753_864_139_008
+    assert params("zai-org/GLM-5.1") == params("zai-org/GLM-5")
+
+
+def test_glm5_kv_is_sparse_mla_with_the_indexer():
+    a = get_model("zai-org/GLM-5")
+    assert a.is_sparse_mla
+    # 78 layers x (576 x 2 bytes bf16 latent + 132-byte indexer key); fp8 -> fp8_ds_mla 656 bytes
+    assert kv_bytes_per_token(a, cfg()) == 78 * (1152 + 132)
+    assert kv_bytes_per_token(a, cfg(kv_cache_dtype="fp8")) == 78 * (656 + 132)
+
+
+def test_kimi_k25_keeps_k2_shapes_with_int4_experts():
+    r = resolve_model("moonshotai/Kimi-K2.5")
+    assert r.checkpoint_quantization == "w4a16"
+    k2 = resolve_model("moonshotai/Kimi-K2-Instruct")
+    text, vision = _text_and_vision("moonshotai/Kimi-K2.5")
+    assert text == weight_breakdown(k2.arch, cfg(), None).params_total
+    assert 0.3e9 < vision < 0.6e9            # 27-layer 1152-wide MoonViT (~0.4B) + projector, estimated
+
+
+def test_kimi_256k_repos_default_to_their_stated_context():
+    # vLLM: a yarn model's derived max_model_len = original_max_position_embeddings (4096) x factor;
+    # the -0905 / -Thinking / K2.5 model cards state a 256K (262,144-token) context, K2-Instruct 128K
+    from sched_reader.models.spec_builder import derived_max_model_len
+
+    for name in ("moonshotai/Kimi-K2-Instruct-0905", "moonshotai/Kimi-K2-Thinking", "moonshotai/Kimi-K2.5"):
+        assert derived_max_model_len(resolve_model(name).arch.config) == 262144, name
+    assert derived_max_model_len(resolve_model("moonshotai/Kimi-K2-Instruct").arch.config) == 131072
+
+
+def test_glm52_builds_indexers_only_where_vllm_does():
+    # vLLM (deepseek_v2.py IndexCache): layer i has its own indexer when max(i - 3 + 1, 0) % 4 == 0 for GLM-5.2
+    # (index_topk_freq 4, index_skip_topk_offset 3); the config's indexer_types lists the same 21 "full" layers
+    a = get_model("zai-org/GLM-5.2")
+    built = [i for i in range(78) if a.has_indexer(i)]
+    assert built == [i for i, t in enumerate(a.config["indexer_types"]) if t == "full"] and len(built) == 21
+    indexer = 2048 * 32 * 128 + 6144 * 128 + 6144 * 32 + 2 * 128
+    # published totals: GLM-5 753,864,139,008 and GLM-5.2 753,329,940,480 differ by exactly the 57 skipped indexers
+    assert 753_864_139_008 - 753_329_940_480 == 57 * indexer
+    assert params("zai-org/GLM-5") - params("zai-org/GLM-5.2") == 57 * indexer
+    # KV: 78 latents, 21 indexer keys; one KV group whose page is the sum of the layers' pages
+    assert kv_bytes_per_token(a, cfg()) == 78 * 1152 + 21 * 132
+    from sched_reader.models.kv_cache import kv_capacity
+    r = kv_capacity(a, cfg(block_size=64), [10 * 2**30])
+    assert r.num_blocks == 10 * 2**30 // (64 * (78 * 1152 + 21 * 132))

@@ -101,8 +101,13 @@ def build_workload(row: dict) -> Workload:
 
 
 def row_endpoint(row: dict) -> str:
-    """API entry point the row's client called: "chat" for --backend openai-chat / /v1/chat/completions."""
+    """API entry point the row's client called: "chat" for --backend openai-chat / /v1/chat/completions,
+    "offline" for `vllm bench throughput` / benchmarks/benchmark_throughput.py (the LLM engine in-process,
+    no API server; a row's mode "offline ..." alone is not enough: sglang.bench_serving's "offline" mode still
+    calls the server)."""
     tool = str((row.get("workload") or {}).get("benchmark_tool") or "")
+    if "benchmark_throughput" in tool or "bench throughput" in tool:
+        return "offline"
     return "chat" if ("openai-chat" in tool or "chat/completions" in tool) else "completions"
 
 
@@ -155,10 +160,10 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
-    from sched_reader.models.cost.frontend import ApiServerModel
+    from sched_reader.models.cost.frontend import api_server_for
 
     endpoint = endpoint_for(endpoint, getattr(arch, "model_type", None))
-    frontend = ApiServerModel(endpoint) if FRONTEND else None
+    frontend = api_server_for(endpoint) if FRONTEND else None
     return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt),
                                           frontend=frontend), endpoint)
 

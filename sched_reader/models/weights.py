@@ -396,6 +396,8 @@ def shared_expert_intermediate(arch: ModelArch) -> int:
     c = arch.config
     if c.get("shared_expert_intermediate_size"):
         return int(c["shared_expert_intermediate_size"])
+    if arch.model_type == "granitemoehybrid" and c.get("shared_intermediate_size"):   # Granite 4.0 shared_mlp
+        return int(c["shared_intermediate_size"])
     mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0)
     n_sh = int(c.get("n_shared_experts") or c.get("moe_num_shared_experts") or 0)   # ERNIE: moe_num_shared_experts
     if arch.model_type.startswith("llama4"):  # one shared expert of the routed size per MoE layer

@@ -316,3 +316,32 @@ def test_glm52_builds_indexers_only_where_vllm_does():
     from sched_reader.models.kv_cache import kv_capacity
     r = kv_capacity(a, cfg(block_size=64), [10 * 2**30])
     assert r.num_blocks == 10 * 2**30 // (64 * (78 * 1152 + 21 * 132))
+
+
+def test_minimax_m27_is_m25_with_its_own_context():
+    # M2.7's config.json (aiconfigurator copy) has M2.5's shapes; its published total equals M2's (228,689,764,864)
+    a, b = resolve_model("MiniMaxAI/MiniMax-M2.7").arch, resolve_model("MiniMaxAI/MiniMax-M2.5").arch
+    assert a.config["max_position_embeddings"] == 204800
+    assert weight_breakdown(a, cfg()).params_total == weight_breakdown(b, cfg()).params_total
+
+
+def test_ernie45_300b_total_and_active_match_the_name():
+    # model card / repo name: 300B total, 47B activated (A47B): 51 MoE layers route to 8 of 64 experts of 3584
+    total = params("baidu/ERNIE-4.5-300B-A47B-PT")
+    assert abs(total - 300e9) / 300e9 < 0.01
+    h = 8192
+    routed_all = 51 * 64 * 3 * h * 3584
+    active = total - routed_all + 51 * 8 * 3 * h * 3584
+    assert abs(active - 47e9) < 0.5e9
+
+
+def test_granite_4_h_small_total_kv_and_active():
+    # published total 32,207,337,984 (debaditc/kvfit models.json num_params): reproduced to the element only with
+    # the shared MLP (3 x 4096 x 1536 per layer) counted
+    assert params("ibm-granite/granite-4.0-h-small") == 32_207_337_984
+    a = get_model("ibm-granite/granite-4.0-h-small")
+    # only the 4 attention layers cache K/V: 4 x 2 x 8 KV heads x 128 x 2 bytes
+    assert kv_bytes_per_token(a, cfg()) == 4 * 2 * 8 * 128 * 2
+    # model card: 9B active (10 of 72 experts of 768 in each of the 40 layers)
+    active = 32_207_337_984 - 40 * 72 * 3 * 4096 * 768 + 40 * 10 * 3 * 4096 * 768
+    assert abs(active - 9e9) < 0.5e9

@@ -107,16 +107,23 @@ class ModelArch(DataModel):
 
 
 # vLLM releases are tuples (sched_reader.versions.parse_version)
-def sparse_mla_cache_dtype(kv_cache_dtype: str, version: tuple[int, int, int]) -> tuple[str, str]:
+def sparse_mla_cache_dtype(kv_cache_dtype: str, version: tuple[int, int, int],
+                           backend: str | None = None) -> tuple[str, str]:
     """(the cache dtype vLLM runs a DeepSeek-V3.2 (DSA) model with, why) for the requested ``--kv-cache-dtype``.
 
     vllm/model_executor/models/config.py ``DeepseekV32ForCausalLM.verify_and_update_config``: 0.11.0 maps "auto"
     and fp8* to the custom ``fp8_ds_mla`` layout (656 bytes per token per layer); 0.11.1 .. 0.13.0 map only fp8*
-    to it ("auto" stays the model dtype); "bfloat16" becomes "auto" in every release read.
+    to it ("auto" stays the model dtype; 0.14.0 read likewise); "bfloat16" becomes "auto" in every release read
+    (0.11.0 .. 0.31.0). In 0.18.0 and 0.19.0 (read) the attention layer does the fp8 -> fp8_ds_mla step, for the
+    FLASHMLA_SPARSE backend only: FLASHINFER_MLA_SPARSE (Blackwell, 0.18.0+) keeps a plain fp8 latent (576 bytes):
+    pass ``backend`` (compat/defaults.py ``sparse_mla_backend``) to have it kept.
     """
     kv = str(kv_cache_dtype or "auto").strip().lower()
     if kv == "bfloat16":
         return "auto", "vLLM DeepseekV32 config hook: bfloat16 -> auto (the model dtype)"
+    if backend == "FLASHINFER_MLA_SPARSE" and kv.startswith("fp8") and kv != "fp8_ds_mla":
+        return kv, (f"vLLM {'.'.join(map(str, version))} FLASHINFER_MLA_SPARSE keeps a standard fp8 latent "
+                    "(576 bytes per token per layer)")
     if kv.startswith("fp8") or (kv == "auto" and version == (0, 11, 0)):
         src = "default 'auto'" if kv == "auto" else f"--kv-cache-dtype {kv}"
         return "fp8_ds_mla", (f"vLLM {'.'.join(map(str, version))} DeepseekV32 config hook: {src} -> fp8_ds_mla "

@@ -103,7 +103,7 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     dtb = model_dtype_bytes(arch, cfg)
     kv_dtype = cfg.kv_cache_dtype
     if arch.is_sparse_mla:  # DeepSeek-V3.2: vLLM rewrites the cache dtype for its sparse-MLA backends
-        kv_dtype = sparse_mla_cache_dtype(kv_dtype, parse_version(cfg.vllm_version))[0]
+        kv_dtype = sparse_mla_cache_dtype(kv_dtype, parse_version(cfg.vllm_version), cfg.sparse_mla_backend)[0]
     eb = kv_bytes_per_element(kv_dtype, dtb)
     tp = max(1, cfg.tensor_parallel_size)
     out = []

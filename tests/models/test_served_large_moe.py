@@ -345,3 +345,15 @@ def test_granite_4_h_small_total_kv_and_active():
     # model card: 9B active (10 of 72 experts of 768 in each of the 40 layers)
     active = 32_207_337_984 - 40 * 72 * 3 * 4096 * 768 + 40 * 10 * 3 * 4096 * 768
     assert abs(active - 9e9) < 0.5e9
+
+
+@pytest.mark.parametrize("gpu, backend, mla_bytes", [
+    ("H200", "FLASHMLA_SPARSE", 656),            # the layer turns fp8 into fp8_ds_mla (vLLM 0.19.0 mla_attention.py)
+    ("B200", "FLASHINFER_MLA_SPARSE", 576),      # "Using standard fp8 KV cache format": a 576-byte fp8 latent
+])
+def test_deepseek_v32_fp8_cache_layout_follows_the_sparse_backend(run_cli, gpu, backend, mla_bytes):
+    code, out, err = run_cli("diagnose", "--gpu", gpu, "--vllm", "0.19.0", "-f", "json", "--", "vllm", "serve",
+                             "deepseek-ai/DeepSeek-V3.2", "-tp", "8", "--kv-cache-dtype", "fp8")
+    assert code in (0, 1), err
+    assert f'"sparse_mla_backend": "{backend}"' in out
+    assert f'"bytes_per_token": {61 * (mla_bytes + 132)}' in out

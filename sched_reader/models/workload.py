@@ -51,6 +51,18 @@ def endpoint_kind(value: object) -> str:
     return "chat" if "chat" in text else "completions"
 
 
+def offline_usage_context(overrides: dict) -> str | None:
+    """"LLM_CLASS" when the bench flags (``overrides["endpoint"]``, from ``--backend`` / ``--endpoint``) ask for
+    an offline run: vLLM's LLM class picks its own scheduler defaults (compat/defaults.py). None keeps each
+    engine's own context (an entry point that does not generate text is reported where the workload is
+    resolved)."""
+    entry = overrides.get("endpoint")
+    try:
+        return "LLM_CLASS" if entry is not None and endpoint_kind(entry) == "offline" else None
+    except ValueError:
+        return None
+
+
 class Workload(DataModel):
     """One ``vllm bench serve`` run. Lengths in tokens; ``request_rate`` in requests/second."""
 

@@ -185,6 +185,8 @@ def test_seed_oss_36b_size_and_kv_by_hand():
     # model card: "36B"; a public engine test states "Seed-OSS-36B: 256 KiB of cache per token" (bf16):
     # 64 layers x 2 (K, V) x 8 KV heads x 128 x 2 bytes = 262,144
     assert abs(params("ByteDance-Seed/Seed-OSS-36B-Instruct") - 36e9) <= 0.5e9
+    # a public model table gives 36,151,104,512 for the -Instruct, -Base and -Base-woSyn repos
+    assert params("ByteDance-Seed/Seed-OSS-36B-Base-woSyn") == 36_151_104_512
     assert kv_bytes_per_token(a, cfg()) == 64 * 2 * 8 * 128 * 2 == 256 * 1024
     assert resolve_model("ByteDance-Seed/Seed-OSS-36B-Instruct-FP8").checkpoint_quantization == "fp8"
 

@@ -359,3 +359,35 @@ def test_deepseek_v32_fp8_cache_layout_follows_the_sparse_backend(run_cli, gpu, 
     assert code in (0, 1), err
     assert f'"sparse_mla_backend": "{backend}"' in out
     assert f'"bytes_per_token": {61 * (mla_bytes + 132)}' in out
+
+
+@pytest.mark.parametrize("name, model_id, scheme", [
+    ("nvidia/DeepSeek-R1-0528-FP4-V2", "deepseek-ai/DeepSeek-V3", "nvfp4"),        # InferenceX B200 runs
+    ("amd/DeepSeek-R1-0528-MXFP4-Preview", "deepseek-ai/DeepSeek-V3", "mxfp4"),    # InferenceX MI355X runs
+    ("nvidia/Qwen3.5-397B-A17B-NVFP4-V2", "Qwen/Qwen3.5-397B-A17B", "nvfp4"),
+    ("nvidia/Kimi-K2.6-NVFP4", "moonshotai/Kimi-K2.5", "nvfp4"),
+])
+def test_quantized_repos_with_a_release_tag_after_the_format(name, model_id, scheme):
+    r = resolve_model(name)
+    assert r.arch.id.startswith(model_id) and r.checkpoint_quantization == scheme and not r.guessed
+
+
+def test_a_version_tag_alone_is_not_a_quantized_name():
+    assert resolve_model("mistralai/Mistral-7B-v0.1").checkpoint_quantization is None
+    with pytest.raises(UnknownModelError):
+        resolve_model("acme/foo-v2")
+
+
+def test_amd_quark_mxfp4_weights_fp8_activations_name():
+    # "w-mxfp4-a-fp8": MXFP4 weights (the weight bytes), FP8 activations; not an FP8-weight checkpoint
+    r = resolve_model("amd/gpt-oss-120b-w-mxfp4-a-fp8")
+    assert r.arch.id == "openai/gpt-oss-120b" and r.checkpoint_quantization == "mxfp4" and not r.guessed
+
+
+def test_nemotron3_nano_total_and_kv():
+    # published total 31,577,937,344; the count here adds the 23 MoE layers' e_score_correction_bias (128 each),
+    # which that total does not hold
+    assert params("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16") == 31_577_937_344 + 23 * 128
+    # 6 attention layers x 2 x 2 KV heads x 128 x 2 bytes; Mamba layers keep state, not per-token KV
+    assert kv_bytes_per_token(get_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), cfg()) == 6 * 2 * 2 * 128 * 2
+    assert resolve_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8").checkpoint_quantization == "fp8"

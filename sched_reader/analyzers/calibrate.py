@@ -319,13 +319,16 @@ def _tpot_key(b: BenchResult, p: dict[str, float]) -> str | None:
 
 
 def measured_ttft(b: BenchResult) -> float | None:
-    """Mean TTFT over the requests that streamed text: vLLM's benchmark averages a TTFT of 0 for a request
-    that streamed none (refused, or ended at once: :func:`silent_requests`)."""
+    """Mean TTFT over the requests that streamed text. vLLM's benchmark averages TTFT over the requests that
+    succeeded (``completed``), and one that succeeded without streaming text (ended at once:
+    :func:`silent_requests`) brings a TTFT of 0; a failed (refused) request is in neither the mean nor
+    ``completed``. So the mean over the text-streaming ones is mean x completed / (requests with output)."""
     if b.mean_ttft_ms is None:
         return None
     if b.output_lens and 0 in b.output_lens:
         ran = sum(1 for o in b.output_lens if o > 0)
-        return b.mean_ttft_ms * len(b.output_lens) / max(1, ran)
+        succeeded = min(b.completed, len(b.output_lens)) if b.completed else len(b.output_lens)
+        return b.mean_ttft_ms * max(succeeded, ran) / max(1, ran)
     return b.mean_ttft_ms
 
 
@@ -435,8 +438,11 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     loss = _loss(benches, info["preds"])
     # TTFT the prefill term cannot absorb within its bound is per-request intake (tokenization, API queue)
     api = 0.0
-    if fit_prefill and info["at_bound"]["prefill_time_scale"] and ps >= TERMS["prefill_time_scale"][2]:
-        gaps = [measured_ttft(b) - p["mean_ttft_ms"] for b, p in zip(benches, info["preds"])
+    # (the left-over at the bound itself, before shrinkage: what no plausible prefill factor explains)
+    if fit_prefill and info["at_bound"]["prefill_time_scale"] and ps_raw >= TERMS["prefill_time_scale"][2]:
+        at_bound = [predict(spec, b, _profile(ds, ps_raw, oh, hs, tok, intake), r, endpoint)
+                    for b, r in zip(benches, reqs)]
+        gaps = [measured_ttft(b) - p["mean_ttft_ms"] for b, p in zip(benches, at_bound)
                 if b.mean_ttft_ms and p.get("mean_ttft_ms") is not None]
         if gaps and min(gaps) > 0:
             api = round(min(TERMS["api_ms"][2], sum(gaps) / len(gaps)), 1)

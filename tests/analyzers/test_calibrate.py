@@ -460,3 +460,29 @@ def test_cli_refuses_results_of_two_entry_points(tmp_path, run_cli):
                              "--gpu", "H100 SXM", "--", *DEPLOY)
     assert code == 2
     assert "different API entry points" in err and "chat: chat.json" in err and "\n" == err[-1:] and err.count("\n") == 1
+
+
+def test_measured_ttft_counts_silent_requests_but_not_failed_ones():
+    """vLLM's benchmark averages TTFT over the requests that succeeded; one that succeeded without streaming
+    text brings a TTFT of 0, a failed one is left out. Four requests, outputs 10 / 0 / 5 / 0, three succeeded
+    (one silent, one failed), mean TTFT 60 ms: the two that streamed text average 60 x 3 / 2 = 90 ms. All four
+    succeeded (two silent): 60 x 4 / 2 = 120 ms."""
+    from sched_reader.analyzers.calibrate import measured_ttft
+    from sched_reader.readers.bench_result import BenchResult
+
+    b = BenchResult(file="x", completed=3, total_input_tokens=40, total_output_tokens=15, output_throughput=1.0,
+                    mean_ttft_ms=60.0, input_lens=[10, 10, 10, 10], output_lens=[10, 0, 5, 0])
+    assert measured_ttft(b) == pytest.approx(90.0)
+    assert measured_ttft(b.model_copy(update={"completed": 4})) == pytest.approx(120.0)
+
+
+def test_ttft_beyond_the_prefill_bound_goes_to_the_api_term():
+    """A closed loop whose TTFT is 600 ms above the model's (a slow API server in front of a GPU the model
+    gets right): the prefill scale runs to its 3x bound and cannot absorb it, so the left-over is fitted as
+    per-request API time (api_ms) and the calibrated TTFT lands within 15% of the measured one."""
+    s, b = _synthetic(1.0)
+    b = b.model_copy(update={"mean_ttft_ms": b.mean_ttft_ms + 600.0})
+    prof = fit(s, [b])
+    assert prof.terms["prefill_time_scale"].at_bound
+    assert prof.terms["api_ms"].fitted and prof.terms["api_ms"].value > 100.0
+    assert abs(prof.fit["results"][0]["calibrated_error"]["mean_ttft_ms"]) < 0.15

@@ -56,8 +56,8 @@ ITERATIONS = 6
 CONVERGED = 0.005
 SKEWED_TPOT = 1.5   # mean / median TPOT above which a result's mean is stall-dominated
 DECODE_PASSES = 3      # linearise, take the posterior mean, re-linearise there (see calibrate_posterior)
-D_STEP = 1.2           # relative step of the decode scale for its slope
-C_STEP_MS = 2.0        # step of the per-step time for its slope (ms)
+D_STEP = 1.05          # relative step of the decode scale for its slope
+C_STEP_MS = 0.5        # step of the per-step time for its slope (ms)
 SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
 API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
 # per-request API intake (ms; None: the endpoint's default, models/cost/frontend.API_INTAKE_S): from today's

@@ -529,9 +529,14 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     if skewed:
         notes.append(f"mean TPOT above {SKEWED_TPOT:g}x the median in {', '.join(skewed)}: short requests caught in "
                      "scheduling stalls (prefill steps, preemptions) dominate the mean; the decode term is fitted "
-                     "to such a result's output throughput, and predicted mean TPOT under such load runs low")
-    if any(b.output_lens and 0 in b.output_lens for b in benches):
+                     "to such a result's output throughput, and predicted mean TPOT under such load is the least "
+                     "reliable metric (it follows the replay's stalls)")
+    if any(b.output_lens and 0 in b.output_lens and not silent_requests(b) for b in benches):
         notes.append("requests that produced no token (refused by the server) are left out of the replay")
+    if any(silent_requests(b) for b in benches):
+        notes.append("requests that streamed no text but were counted completed ran as their prompt plus one "
+                     "token; the mean TTFT is compared over the requests that streamed text (vLLM's benchmark "
+                     "averages a TTFT of 0 for the others)")
     if log_note:
         notes.append(log_note)
     return Profile(deployment=deployment, terms=terms,

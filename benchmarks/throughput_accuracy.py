@@ -54,7 +54,8 @@ def row_argv(row: dict) -> list[str]:
     """The `vllm serve` command line the row states (vLLM's defaults for the rest come from sched-reader)."""
     flags = row.get("config_flags") or {}
     other = flags.get("other") or {}
-    argv = ["vllm", "serve", row["model"]]
+    # the engine's environment as leading NAME=value words (``VLLM_USE_V1=1 vllm serve ...``)
+    argv = [f"{k}={v}" for k, v in (row.get("env") or {}).items()] + ["vllm", "serve", row["model"]]
     for key, flag in (("tensor_parallel_size", "--tensor-parallel-size"),
                       ("pipeline_parallel_size", "--pipeline-parallel-size"),
                       ("data_parallel_size", "--data-parallel-size"),
@@ -74,10 +75,14 @@ def row_argv(row: dict) -> list[str]:
         argv += ["--enable-expert-parallel"]
     if flags.get("enable_chunked_prefill") is False:
         argv += ["--no-enable-chunked-prefill"]
+    if flags.get("enable_prefix_caching") is False:
+        argv += ["--no-enable-prefix-caching"]
     if other.get("quantization"):
         argv += ["--quantization", str(other["quantization"])]
     if other.get("enforce_eager"):
         argv += ["--enforce-eager"]
+    if other.get("dtype"):
+        argv += ["--dtype", str(other["dtype"])]
     if other.get("kv_cache_dtype"):
         argv += ["--kv-cache-dtype", str(other["kv_cache_dtype"])]
     if other.get("block_size"):
@@ -87,7 +92,9 @@ def row_argv(row: dict) -> list[str]:
 
 def build_spec(row: dict):
     """The row's engine spec through sched-reader's own pipeline (release defaults, catalogs)."""
-    [spec] = build_specs([], row_argv(row), gpu=row["gpu"], vllm=str(row["engine_version"]))
+    offline = row_endpoint(row) == "offline"  # the LLM class's own scheduler defaults (vLLM UsageContext)
+    [spec] = build_specs([], row_argv(row), gpu=row["gpu"], vllm=str(row["engine_version"]),
+                         usage_context="LLM_CLASS" if offline else None)
     return spec
 
 
@@ -101,8 +108,13 @@ def build_workload(row: dict) -> Workload:
 
 
 def row_endpoint(row: dict) -> str:
-    """API entry point the row's client called: "chat" for --backend openai-chat / /v1/chat/completions."""
+    """API entry point the row's client called: "chat" for --backend openai-chat / /v1/chat/completions,
+    "offline" for `vllm bench throughput` / benchmarks/benchmark_throughput.py (the LLM engine in-process,
+    no API server; a row's mode "offline ..." alone is not enough: sglang.bench_serving's "offline" mode still
+    calls the server)."""
     tool = str((row.get("workload") or {}).get("benchmark_tool") or "")
+    if "benchmark_throughput" in tool or "bench throughput" in tool:
+        return "offline"
     return "chat" if ("openai-chat" in tool or "chat/completions" in tool) else "completions"
 
 
@@ -155,10 +167,10 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
-    from sched_reader.models.cost.frontend import ApiServerModel
+    from sched_reader.models.cost.frontend import api_server_for
 
     endpoint = endpoint_for(endpoint, getattr(arch, "model_type", None))
-    frontend = ApiServerModel(endpoint) if FRONTEND else None
+    frontend = api_server_for(endpoint) if FRONTEND else None
     return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt),
                                           frontend=frontend), endpoint)
 

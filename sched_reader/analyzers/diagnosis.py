@@ -25,7 +25,7 @@ from sched_reader.models.capacity import estimate_capacity
 from sched_reader.errors import InputError
 from sched_reader.findings import Finding
 from sched_reader.models.cost.error_bands import attach_ranges, model_kind
-from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
+from sched_reader.models.cost.frontend import api_server_for, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.performance import estimate_performance
 from sched_reader.models.engine_spec import EngineSpec
@@ -349,7 +349,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
         requests, params_for("vllm", eff, blocks), calibrated(model), slo_ttft_ms=goodput.get("ttft"),
         slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
         percentiles=tuple(sim_opts.get("percentiles") or ()),
-        frontend=ApiServerModel(endpoint, **frontend_kwargs())), endpoint)
+        frontend=api_server_for(endpoint, **frontend_kwargs())), endpoint)
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")

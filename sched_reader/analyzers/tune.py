@@ -25,7 +25,7 @@ from pydantic import Field
 
 from sched_reader.data_model import DataModel, new_dict
 from sched_reader.errors import InputError
-from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
+from sched_reader.models.cost.frontend import api_server_for, endpoint_for
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.calibration_profile import calibrated, frontend_kwargs, use_profile
@@ -184,7 +184,7 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None))
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
-                                         frontend=ApiServerModel(endpoint, **frontend_kwargs(profile))), endpoint)
+                                         frontend=api_server_for(endpoint, **frontend_kwargs(profile))), endpoint)
     pt.output_throughput = float(res["output_throughput"])
     pt.throughput_per_gpu = pt.output_throughput / max(1, gpus)
     pt.request_goodput = float(res.get("request_goodput") or 0.0) if targets else None

@@ -100,12 +100,13 @@ def app_for(args: list[str]) -> typer.Typer:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: splits off a command line after ``--``, then runs typer."""
     args = list(sys.argv[1:] if argv is None else argv)
+    head, tail = args, None
     if "--" in args:
         i = args.index("--")
         head, tail = args[:i], args[i + 1 :]
-        COMMAND_LINE.set(tail)
-    else:
-        head = args
+    # set for this call only: a later call in the same process (an embedding program, a test) must not see
+    # this command line when it has none of its own
+    token = COMMAND_LINE.set(tail)
     exc = _click_exceptions()
     try:
         rv = app_for(head)(args=head, prog_name="sched-reader", standalone_mode=False)
@@ -115,6 +116,8 @@ def main(argv: list[str] | None = None) -> None:
     except exc.Abort:
         sys.stderr.write("sched-reader: error: aborted\n")
         sys.exit(130)
+    finally:
+        COMMAND_LINE.reset(token)
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -152,7 +152,8 @@ MaxConcurrencyOption = typer.Option(
 BackendOption = typer.Option(
     None, "--backend", "--endpoint-type", metavar="NAME",
     help="vllm bench serve's client backend: vllm / openai (/v1/completions, the default) or openai-chat "
-         "(/v1/chat/completions: chat template per request, larger TTFT share).")
+         "(/v1/chat/completions: chat template per request, larger TTFT share); offline for `vllm bench "
+         "throughput` / the LLM class (no API server: no intake, streaming or HTTP share).")
 EndpointOption = typer.Option(
     None, "--endpoint", metavar="PATH",
     help="API path the client calls, e.g. /v1/chat/completions (default /v1/completions; wins over --backend).")
@@ -283,7 +284,8 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
 
     ``--input-len``/``--output-len`` map to the dataset-specific flags as in vLLM's ``main_async`` (an
     explicit ``--random-input-len`` loses to ``--input-len`` there too). ``--burstiness`` must be > 0.
-    ``--endpoint`` (the path called) wins over ``--backend``; either becomes ``"chat"`` or ``"completions"``.
+    ``--endpoint`` (the path called) wins over ``--backend``; either becomes ``"chat"``, ``"completions"`` or
+    ``"offline"``.
     """
     if burstiness is not None and not 0 < burstiness <= _MAX_BURSTINESS:  # nan and inf refused too
         raise InputError(f"must be > 0 and at most {_MAX_BURSTINESS:g}, got {burstiness}", key="--burstiness")

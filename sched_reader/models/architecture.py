@@ -13,6 +13,14 @@ from pydantic import ConfigDict
 
 from sched_reader.data_model import DataModel
 
+# HF model_type values whose MLP is a plain two-matrix MLP (up, activation, down; no gate): GPT-2/NeoX/J, OPT,
+# BLOOM, Falcon (dense_h_to_4h -> GELU -> dense_4h_to_h), Phi-1/2, StarCoder2, MPT. Everything else is gated
+# (SwiGLU / GeGLU: gate, up, down).
+NON_GATED_MODEL_TYPES = frozenset({
+    "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "RefinedWeb", "RefinedWebModel", "phi", "starcoder2",
+    "gpt_bigcode", "mpt",
+})
+
 
 class ModelArch(DataModel):
     """One model architecture. ``id`` is the canonical HF repo id."""
@@ -65,6 +73,11 @@ class ModelArch(DataModel):
     @property
     def torch_dtype(self) -> str:
         return str(self.get("torch_dtype", self.get("dtype", "bfloat16")))
+
+    @property
+    def gated_mlp(self) -> bool:
+        """Whether the MLP has a gate projection (3 matrices) rather than up/down only (2)."""
+        return self.model_type not in NON_GATED_MODEL_TYPES
 
     @property
     def is_mla(self) -> bool:

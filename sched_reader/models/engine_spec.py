@@ -124,6 +124,8 @@ class EngineSpec(DataModel):
     notes: list[str] = Field(default_factory=new_list)
     workload: dict[str, Any] | None = None
     shared_gpu_group: str | None = None
+    # vLLM UsageContext the defaults come from: OPENAI_API_SERVER (`vllm serve`) or LLM_CLASS (offline)
+    usage_context: str = "OPENAI_API_SERVER"
 
     def explicit(self, dest: str, default: Any = None) -> Any:
         """The value the file set for ``dest`` (snake_case), or ``default``."""

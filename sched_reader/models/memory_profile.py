@@ -207,7 +207,7 @@ def _forward_peak_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt: 
         kv = kv_heads_per_rank(arch.num_kv_heads, tp) * hd
         attn = (q + 2 * kv) + q + h
     dense_i = int(c.get("intermediate_size") or 0) // tp
-    mlp = 3 * dense_i
+    mlp = (3 if arch.gated_mlp else 2) * dense_i   # gate_up output + activation; up output + activation (Falcon)
     per_token = c_h * h + max(attn, mlp)
     return tokens * per_token * dt, {"tokens": tokens, "hidden": h, "attn_elems": attn,
                                      "mlp_elems": mlp, "c_hidden": c_h, "dtype_bytes": dt}

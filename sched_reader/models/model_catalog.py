@@ -25,6 +25,7 @@ from pydantic import ConfigDict
 from sched_reader.data_model import DataModel
 from sched_reader.errors import InputError, UnknownModelError
 from sched_reader.models.architecture import ModelArch
+from sched_reader.models.config_keys import normalize_config
 from sched_reader.models.quantization import scheme_from_quant_config
 from sched_reader.models.data_files import load
 from sched_reader.models.hf_cache import find_cached_config
@@ -120,7 +121,7 @@ def _arch_from_row(row: dict[str, Any]) -> ModelArch:
         aliases=list(row.get("aliases") or []),
         model_type=row["model_type"],
         architectures=list(row.get("architectures") or []),
-        config=dict(row["config"]),
+        config=normalize_config(row["model_type"], row["config"])[0],
         vision_config=row.get("vision_config"),
         official_params=op.get("total"),
         official_params_counts=op.get("counts"),
@@ -339,9 +340,14 @@ def _name_keys() -> list[tuple[str, Any, float | None]]:
     return out
 
 
+_EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts")
+
+
 def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
     hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
-    return best_match(name_key(repo), _name_keys(), hybrids)
+    moe = frozenset(m.id for m in cat.models if any(m.config.get(k) for k in _EXPERT_KEYS))
+    ungrouped = frozenset(m.id for m in cat.models if not m.is_mla and m.num_kv_heads in (1, m.num_attention_heads))
+    return best_match(name_key(repo), _name_keys(), hybrids, moe, ungrouped)
 
 
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:
@@ -478,6 +484,8 @@ def arch_from_hf_config(raw: dict[str, Any], model_id: str, source: str = "") ->
                     cfg[std] = cfg[syn]
                     filled.append(f"{std}={syn}")
                     break
+    cfg, arch_filled = normalize_config(str(cfg.get("model_type") or ""), cfg)
+    filled += arch_filled
     vision = raw.get("vision_config") if isinstance(raw.get("vision_config"), dict) else None
     if vision is not None:
         # likewise a vision_config holding only the keys that differ from its class default (Llama 3.2 Vision

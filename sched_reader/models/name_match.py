@@ -7,8 +7,11 @@ This module reads those three from a repo name and picks the catalog entry with 
 
 1. same family word and version (``qwen`` + ``3``), same size (``30B``) and active size (``A3B``);
    a modality word (``VL``, ``Vision``, ``Omni``) must agree when either side has one;
-2. otherwise, when the catalog has no model of that family and version, the same size (and active
-   size) in any family, closest nominal size first.
+2. otherwise, when the catalog has no model of that family and version, a model of the same KIND
+   (dense or mixture-of-experts) in any family, closest total size first (within 20%): a dense name
+   never gets a MoE proxy (its KV cache and per-token FLOPs would be off several-fold), and a name
+   says MoE only through an ``8x7B`` expert count, an ``A3B`` active size, a ``16E`` expert tag, the
+   word ``MoE`` or a MoE-only family (Mixtral, DBRX, gpt-oss, MiniMax, DeepSeek-V2/V3/R1, ...).
 
 The caller reports the choice as an assumption ("assumed architecture of X; pass --model-config to be
 exact"). Sizes are in billions of parameters as written in names (``1.5B``, ``500M`` -> 0.5).
@@ -50,6 +53,14 @@ _SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
 _ACTIVE_RE = re.compile(r"(?<![a-z0-9])a(\d+(?:\.\d+)?)b(?![a-z0-9])")
 _EXPERTS_RE = re.compile(r"(?<![a-z0-9])(\d+)x(\d+(?:\.\d+)?)b(?![a-z0-9])")
 _MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni|llava|pixtral)(?![a-z])")
+# What makes a name say mixture-of-experts (applied after a "-Distill-" prefix is cut: R1 distills are dense):
+# the word MoE, an expert-count tag ("Llama-4-Scout-17B-16E"), or a family whose every release is MoE.
+_MOE_WORD_RE = re.compile(r"(?<![a-z])(?:moe|olmoe|phimoe)(?![a-z0-9])|(?<![a-z0-9.])\d+e(?![a-z0-9])"
+                          r"|(?<![a-z])(?:mixtral|dbrx|gpt-oss|minimax|grok|arctic|kimi-k2|deepseek-(?:v2|v3|r1))")
+SIZE_FALLBACK_TOL = 0.20   # a proxy by size alone: within 20% of the named total size
+UNGROUPED_PENALTY = 0.10   # ... preferring grouped-query attention over MHA / MQA unless 10% closer in size
+OTHER_FAMILY_PENALTY = 0.05   # ... and the query's family when within 5% (size decides beyond: a Qwen3.6-27B
+                              # name is nearer a 27B model of another family than Qwen2.5-32B)
 _DISTILL_RE = re.compile(r"distill[-_ ]")
 
 
@@ -62,6 +73,7 @@ class NameKey:
     size_b: float | None      # total parameters, 10^9 (for "8x7B": the expert count x size)
     active_b: float | None    # MoE active parameters, 10^9 ("A3B")
     modality: str | None      # "vl" for vision-language names, else None
+    moe: bool = False         # the name says mixture-of-experts (see _MOE_WORD_RE, "8x7B", "A3B")
 
 
 def name_key(name: str) -> NameKey:
@@ -102,7 +114,8 @@ def name_key(name: str) -> NameKey:
     if size is None and family == "mistral":
         size = _tier_size(s)
     mod = _MODALITY_RE.search(s)
-    return NameKey(family, version, size, active, "vl" if mod else None)
+    moe = bool(e or a or _MOE_WORD_RE.search(fam_text))
+    return NameKey(family, version, size, active, "vl" if mod else None, moe)
 
 
 def _tier_size(s: str) -> float | None:
@@ -124,10 +137,16 @@ def _close(a: float | None, b: float | None, tol: float) -> bool:
 
 
 def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None]],
-               hybrid_ids: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+               hybrid_ids: frozenset[str] = frozenset(),
+               moe_ids: frozenset[str] = frozenset(),
+               ungrouped_ids: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(catalog id, how it matched) for ``query`` among ``(id, key, official_params_b)`` rows, or None.
 
-    Needs a size in the query: a family word alone does not fix the shapes.
+    Needs a size in the query: a family word alone does not fix the shapes. ``moe_ids`` are the catalog
+    entries with routed experts: the size-only fallback keeps to the query's kind (dense or MoE).
+    ``ungrouped_ids`` are entries with one KV head per query head (multi-head, e.g. Command-R v01, Llama-2-13B)
+    or a single KV head (multi-query, Falcon-7B): a dense size-only guess prefers the grouped-query layout most
+    checkpoints since 2024 use (their KV per token differs up to 8-fold) unless it is over 10% further in size.
     """
     if query.size_b is None:
         return None
@@ -146,17 +165,21 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         k.family == query.family and (query.version is None or k.version == query.version) for _, k, _ in candidates)
     family_hits: list[tuple[float, str]] = []
     size_hits: list[tuple[float, str]] = []
+    sizes: dict[str, float] = {}
     for mid, key, params_b in candidates:
         size = size_of(key, params_b)
-        if not _close(query.size_b, size, 0.05) or not active_ok(key):
+        if size is None or not active_ok(key):
             continue
-        assert size is not None
         dist = abs(size - query.size_b) / query.size_b
         same_mod = query.modality == key.modality
-        if query.family and key.family == query.family and (query.version is None or key.version == query.version):
+        if _close(query.size_b, size, 0.05) and query.family and key.family == query.family and (
+                query.version is None or key.version == query.version):
             family_hits.append((dist + (0 if same_mod else 1), mid))
-        if mid not in hybrid_ids:  # a recurrent-state hybrid is never assumed from a size alone
-            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else 0.5), mid))
+        # a recurrent-state hybrid is never assumed from a size alone, nor a model of the other kind
+        if mid not in hybrid_ids and (mid in moe_ids) == query.moe and _close(query.size_b, size, SIZE_FALLBACK_TOL):
+            sizes[mid] = size
+            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else OTHER_FAMILY_PENALTY)
+                              + (UNGROUPED_PENALTY if mid in ungrouped_ids and not query.moe else 0), mid))
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"
@@ -166,5 +189,8 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
     hybrid_family = bool(fam_ids) and all(mid in hybrid_ids for mid in fam_ids)
     if size_hits and not known_line and not hybrid_family:
         size_hits.sort()
-        return size_hits[0][1], "same size"
+        mid = size_hits[0][1]
+        kind = "mixture-of-experts" if query.moe else "dense"
+        return mid, (f"a guess: the {kind} catalog model closest in total size, {sizes[mid]:.3g}B for "
+                     f"{query.size_b:.3g}B named")
     return None

@@ -32,6 +32,7 @@ from sched_reader.compat.mla_unchunked import UNCHUNKED_MNBT_FLOOR, mla_forces_u
 from sched_reader.compat.releases import newest, resolve_version, version_key
 from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
 from sched_reader.models.model_catalog import resolve_model
+from sched_reader.models.workload import endpoint_kind
 from sched_reader.readers import read_command_line, read_path
 from sched_reader.compat.matrix import entry
 from sched_reader.compat.releases import known_releases
@@ -534,6 +535,7 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         max_model_len=int(max_model_len),
         explicit=explicit_values,
         engine=engine.upper() if engine else None,
+        usage_context=spec.usage_context,
     )
 
     def pick(dest: str, fallback: Any) -> Any:
@@ -593,8 +595,25 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         custom_all_reduce=False if explicit("disable_custom_all_reduce", False) else None,
         skip_mm_profiling=bool(explicit("skip_mm_profiling", False)),
         mm_disabled=_mm_disabled(explicit("limit_mm_per_prompt")),
+        usage_context=spec.usage_context,
         reasons=reasons,
     )
+
+
+def usage_context_of(raw: RawEngine) -> str:
+    """vLLM's UsageContext for ``raw``: LLM_CLASS for an offline run (a `vllm bench throughput` command, or a
+    ``workload:`` section whose endpoint is offline), else OPENAI_API_SERVER (`vllm serve`). The two pick
+    different scheduler defaults (compat/defaults.py: e.g. 16,384 vs 8,192 batched tokens on an H100)."""
+    if raw.usage_context:
+        return str(raw.usage_context)
+    endpoint = (raw.workload or {}).get("endpoint") or (raw.workload or {}).get("backend")
+    if endpoint is not None:
+        try:
+            if endpoint_kind(endpoint) == "offline":
+                return "LLM_CLASS"
+        except ValueError:
+            pass  # not a text-generation entry point: reported where the workload is resolved
+    return "OPENAI_API_SERVER"
 
 
 def mla_unchunked_source(spec: EngineSpec) -> str | None:
@@ -758,6 +777,7 @@ def build_spec(
         notes=notes,
         workload=raw.workload,
         shared_gpu_group=raw.shared_gpu_group,
+        usage_context=usage_context_of(raw),
     )
     _check_stages(spec, pp)
     spec.effective = build_effective(spec, engine=_engine_from_env(raw, release))

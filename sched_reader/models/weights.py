@@ -26,6 +26,7 @@ from pydantic import ConfigDict, Field
 
 from sched_reader.data_model import DataModel, new_dict, new_list
 from sched_reader.models.architecture import ModelArch
+from sched_reader.models.config_keys import FALCON_TYPES
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.versions import parse_version
@@ -340,10 +341,23 @@ def _mlp_dense_params(h: int, inter: int, tp: int, gated: bool = True) -> tuple[
 
 
 def _norms_per_layer(arch: ModelArch) -> int:
+    """Norm parameters of one decoder layer (weights, plus biases where the norm is a LayerNorm with bias)."""
     h = arch.hidden_size
+    c = arch.config
     if arch.model_type in ("gemma2", "gemma3", "gemma3_text"):
         return 4 * h
+    if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
+        return h
+    if arch.model_type in FALCON_TYPES:   # LayerNorms with bias (vLLM falcon.py FalconDecoderLayer)
+        if c.get("new_decoder_architecture"):
+            return 2 * int(c.get("num_ln_in_parallel_attn") or 2) * h   # ln_attn + ln_mlp (40B / 180B)
+        return 2 * h if c.get("parallel_attn", True) else 4 * h       # Falcon-7B: one input_layernorm
     return 2 * h
+
+
+def final_norm_params(arch: ModelArch) -> int:
+    """Parameters of the norm after the last layer (Falcon's ln_f is a LayerNorm with bias)."""
+    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES else arch.hidden_size
 
 
 def dense_intermediate(arch: ModelArch) -> int:
@@ -392,6 +406,13 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         a_tot, a_rank = mixer_params(arch, mixer, tp)
         qk_norms = 0
     norms = _norms_per_layer(arch) + qk_norms
+    norms_rank = norms
+    if arch.model_type == "cohere" and c.get("use_qk_norm") and mixer == "attention":
+        # Command R+: q_norm / k_norm are LayerNorms over (heads, head_dim), one weight row per head, split over
+        # TP ranks with the heads (vLLM commandr.py LayerNorm(param_shape=(num_heads, head_dim)))
+        hd, kvr = arch.head_dim, kv_heads_per_rank(arch.num_kv_heads, tp)
+        norms = _norms_per_layer(arch) + (arch.num_attention_heads + arch.num_kv_heads) * hd
+        norms_rank = _norms_per_layer(arch) + (arch.num_attention_heads // tp + kvr) * hd
     if c.get("hybrid_override_pattern"):             # Nemotron-H: one mixer OR one MLP per layer, one norm
         norms = h
         lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
@@ -409,7 +430,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             if si:
                 lay.moe_shared = (2 * h * si, 2 * h * si // tp)
         return lay
-    lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms))
+    lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms_rank))
     if is_moe_layer(c, i):
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts"))
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
@@ -431,7 +452,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             t = 3 * h * si
             lay.moe_shared = (t, t // tp)
     else:
-        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp)
+        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=arch.gated_mlp)
     return lay
 
 
@@ -619,7 +640,8 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
             out += [("moe_shared", 2 * si * h, 2 * si), ("moe_shared", h * si, h)]
     else:
         inter = dense_intermediate(arch) // tp
-        out += [("mlp_dense", 2 * inter * h, 2 * inter), ("mlp_dense", h * inter, h)]
+        up = (2 if arch.gated_mlp else 1) * inter          # fused gate_up, or Falcon's dense_h_to_4h alone
+        out += [("mlp_dense", up * h, up), ("mlp_dense", h * inter, h)]
     return out
 
 
@@ -691,9 +713,10 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
             acc["embedding"] = [vocab * h, emb_rank, emb_rank * dt]
             rounding += allocator_rounding(emb_rank * dt)
         if s == pp - 1:
-            acc["norms"][0] += h
-            acc["norms"][1] += h
-            acc["norms"][2] += h * dt
+            fn = final_norm_params(arch)
+            acc["norms"][0] += fn
+            acc["norms"][1] += fn
+            acc["norms"][2] += fn * dt
             if not tied or pp > 1:
                 acc["lm_head"] = [0 if tied else vocab * h, emb_rank, emb_rank * dt]
                 rounding += allocator_rounding(emb_rank * dt)

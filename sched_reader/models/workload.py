@@ -30,17 +30,37 @@ SHAREGPT_SOURCE = ("mean of total_input_tokens / total_output_tokens over 1000-p
 _NOT_GENERATION = ("embed", "pooling", "rerank", "score", "audio", "transcription", "classify")
 
 
+# Names of the offline entry point: ``vllm bench throughput`` (benchmarks/benchmark_throughput.py) and the
+# ``LLM`` class hand prompts to the engine in-process, with no API server in front of it.
+OFFLINE_NAMES = ("offline", "llm", "throughput", "bench-throughput", "vllm-bench-throughput")
+
+
 def endpoint_kind(value: object) -> str:
-    """``"chat"`` or ``"completions"`` for a ``vllm bench serve --backend`` name (``vllm``, ``openai``,
-    ``openai-chat`` ...) or an ``--endpoint`` path (``/v1/completions``, ``/v1/chat/completions``).
+    """``"chat"``, ``"completions"`` or ``"offline"`` for a ``vllm bench serve --backend`` name (``vllm``,
+    ``openai``, ``openai-chat`` ...), an ``--endpoint`` path (``/v1/completions``, ``/v1/chat/completions``)
+    or an offline run (``offline``: ``vllm bench throughput`` / the ``LLM`` class, no API server).
     None means the default, ``--backend vllm`` on /v1/completions. Raises ValueError for an entry point
     that does not generate text (embeddings, pooling, audio ...): its requests are not what the cost model
     prices."""
     text = "completions" if value is None else str(value).strip().lower()
     if any(word in text for word in _NOT_GENERATION):
-        raise ValueError(f"{value!r} is not a text-generation entry point; sched-reader prices /v1/completions "
-                         "and /v1/chat/completions")
+        raise ValueError(f"{value!r} is not a text-generation entry point; sched-reader prices /v1/completions, "
+                         "/v1/chat/completions and offline runs (--backend offline)")
+    if text in OFFLINE_NAMES or text.startswith("offline"):
+        return "offline"
     return "chat" if "chat" in text else "completions"
+
+
+def offline_usage_context(overrides: dict) -> str | None:
+    """"LLM_CLASS" when the bench flags (``overrides["endpoint"]``, from ``--backend`` / ``--endpoint``) ask for
+    an offline run: vLLM's LLM class picks its own scheduler defaults (compat/defaults.py). None keeps each
+    engine's own context (an entry point that does not generate text is reported where the workload is
+    resolved)."""
+    entry = overrides.get("endpoint")
+    try:
+        return "LLM_CLASS" if entry is not None and endpoint_kind(entry) == "offline" else None
+    except ValueError:
+        return None
 
 
 class Workload(DataModel):
@@ -59,8 +79,9 @@ class Workload(DataModel):
     burstiness: float = Field(1.0, gt=0)        # vllm bench serve --burstiness: gamma shape, 1 = Poisson
     # The API entry point the client calls: "completions" (/v1/completions, `--backend vllm`, the default) or
     # "chat" (/v1/chat/completions, `--backend openai-chat`): a chat request costs the API server a chat
-    # template (models/cost/frontend.py) and a larger fixed TTFT share (models/cost/steady_state.py).
-    endpoint: Literal["completions", "chat"] = "completions"
+    # template (models/cost/frontend.py) and a larger fixed TTFT share (models/cost/steady_state.py);
+    # "offline" (`vllm bench throughput`, the LLM class): prompts go to the engine in-process, no API server.
+    endpoint: Literal["completions", "chat", "offline"] = "completions"
     # Set when the requests come from a trace or a workload file (replayed request by request): where they
     # come from, and their length percentiles (tokens); the random_* lengths are then the trace's means.
     source: str | None = None

@@ -71,7 +71,8 @@ def vllm_signature(words: list[str]) -> str | None:
 class Invocation:
     """Where the vLLM arguments start in a word list. ``kind``: ``serve`` (positional model allowed),
     ``api_server`` (legacy module, model only via ``--model``), ``image`` (a vLLM image entrypoint:
-    positional model allowed), ``bare`` (flags only)."""
+    positional model allowed), ``bare`` (flags only), ``bench_throughput`` (`vllm bench throughput` /
+    benchmark_throughput.py: the offline LLM class, model via ``--model``, plus the benchmark's own flags)."""
 
     kind: str
     start: int
@@ -92,12 +93,19 @@ def find_invocation(toks: list[Tok]) -> Invocation | None:
         base = t.rsplit("/", 1)[-1]
         if base == "vllm" and i + 1 < n and toks[i + 1].text == "serve":
             return Invocation("serve", i + 2, program="vllm serve")
+        if base == "vllm" and i + 2 < n and toks[i + 1].text == "bench" and toks[i + 2].text == "throughput":
+            return Invocation("bench_throughput", i + 3, program="vllm bench throughput")
+        if base == "benchmark_throughput.py":
+            return Invocation("bench_throughput", i + 1, program="benchmarks/benchmark_throughput.py")
         if t == "-m" and i + 1 < n:
             mod = toks[i + 1].text
             if mod in API_SERVER_MODULES:
                 return Invocation("api_server", i + 2, program=f"python -m {mod}")
             if mod == "vllm.entrypoints.cli.main" and i + 2 < n and toks[i + 2].text == "serve":
                 return Invocation("serve", i + 3, program="vllm serve")
+            if (mod == "vllm.entrypoints.cli.main" and i + 3 < n and toks[i + 2].text == "bench"
+                    and toks[i + 3].text == "throughput"):
+                return Invocation("bench_throughput", i + 4, program="vllm bench throughput")
         if base in ("docker", "podman") and i + 1 < n and toks[i + 1].text == "run":
             inv = _docker(toks, i + 2)
             if inv is not None:

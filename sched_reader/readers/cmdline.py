@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sched_reader.errors import InputError
+from sched_reader.readers.bench_throughput import split_bench_throughput
 from sched_reader.readers.argv import Invocation, docker_hints, find_invocation, parse_args
 from sched_reader.readers.raw import Hint, Origin, RawEngine, SourceKind, Unresolved
 from sched_reader.readers.shell import Command, Tok, Var, parse_script
@@ -52,6 +53,8 @@ def engine_from_tokens(toks: list[Tok], ctx: Context, *, name: str, line: int | 
     if inv.program:
         engine.notes.insert(0, f"started by: {inv.program}")
         engine.detected_by = inv.program
+    if inv.kind == "bench_throughput":
+        split_bench_throughput(engine)
     if inv.kind == "api_server" and "vllm.entrypoints.api_server" in inv.program:
         engine.notes.append("vllm.entrypoints.api_server is vLLM's legacy demo server, not the OpenAI server")
     version, gpus, denv = docker_hints(inv, ctx.file)
@@ -175,7 +178,8 @@ def read_argv(argv: list[str], file: str) -> list[RawEngine]:
     if engine is None:
         raise InputError(f"no vLLM server command found in: {' '.join(argv)[:120]}", file=file,
                          hint="expected `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server "
-                              "...`, `docker run ... vllm/vllm-openai:TAG ...` or bare --flags")
+                              "...`, `vllm bench throughput --model MODEL ...`, `docker run ... "
+                              "vllm/vllm-openai:TAG ...` or bare --flags")
     for name, value in env.items():
         engine.env.setdefault(name, Hint(value=value, origin=Origin(file=file, source="command-line", key=name)))
     return [engine]

@@ -57,6 +57,9 @@ class RawEngine(DataModel):
     role: str | None = None               # "prefill" / "decode" for P/D manifests
     shared_gpu_group: str | None = None   # engines with the same group share physical GPUs
     workload: dict[str, Any] | None = None  # sched-reader's own `workload:` section, verbatim
+    # vLLM's UsageContext for the defaults it picks: None = `vllm serve` (OPENAI_API_SERVER); "LLM_CLASS" for an
+    # offline run (`vllm bench throughput`, the LLM class), whose token budget and sequence defaults differ
+    usage_context: str | None = None
     unresolved: list[Unresolved] = Field(default_factory=new_list)
     notes: list[str] = Field(default_factory=new_list)
     # Environment variables set for this engine (shell ``export``, ``VAR=x cmd`` prefixes, compose

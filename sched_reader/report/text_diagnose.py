@@ -329,6 +329,8 @@ def describe_workload(w: Any) -> str:
     conc = f", max concurrency {w.max_concurrency}" if w.max_concurrency else ""
     if getattr(w, "endpoint", "completions") == "chat":
         conc += ", via /v1/chat/completions"
+    elif getattr(w, "endpoint", "completions") == "offline":
+        conc += ", offline (vllm bench throughput: no API server)"
     if getattr(w, "source", None):
         st = w.length_stats or {}
         over = f" over {st['arrival_span_s']:,.0f} s" if st.get("arrival_span_s") else ""

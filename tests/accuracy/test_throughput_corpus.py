@@ -92,3 +92,49 @@ def test_amd_rows_reach_the_amd_catalog_entry():
     for r in amd:
         gpu = bench.build_spec(r).hardware.gpu
         assert gpu.name == "Instinct MI300X 192GB" and abs(gpu.hbm_bandwidth_tb_s - 5.3) < 1e-9, r["id"]
+
+
+def test_env_words_select_the_engine_the_run_used():
+    # vLLM PR 14431 ran V1 on main after 0.7.3 (V0 default there, V1 opt-in with VLLM_USE_V1=1): the row's
+    # env must reach the spec as V1, whose 0.7.3 token budget for the API server is 8192 (V0: 2048)
+    bench = _bench()
+    row = next(r for r in ROWS if r["id"] == "vllm-pr14431-main-v1-llama31-8b-1xh100-sharegpt1000-inf")
+    assert bench.row_argv(row)[:3] == ["VLLM_USE_V1=1", "vllm", "serve"]
+    eff = bench.build_spec(row).effective
+    assert eff.engine == "v1" and eff.max_num_batched_tokens == 8192
+    plain = dict(row, env=None)
+    assert bench.build_spec(plain).effective.engine == "v0"
+
+
+def test_rows_that_turn_prefix_caching_off_reach_the_spec_with_it_off():
+    # V1 turns prefix caching on by default; simon-mo/vLLM-Benchmark serves with --no-enable-prefix-caching
+    bench = _bench()
+    rows = [r for r in ROWS if (r.get("config_flags") or {}).get("enable_prefix_caching") is False]
+    assert len(rows) >= 15
+    for r in rows:
+        assert "--no-enable-prefix-caching" in bench.row_argv(r), r["id"]
+        assert bench.build_spec(r).effective.enable_prefix_caching is False, r["id"]
+
+
+def test_offline_rows_name_the_offline_script_and_no_arrival_process():
+    # benchmark_throughput.py / `vllm bench throughput` hand every prompt to LLM.generate at once: no request
+    # rate, no concurrency cap, no TTFT/TPOT; PR 13305's 1000 x (1000 in, 100 out) run: 7.67 req/s x 100 = 767 tok/s
+    offline = [r for r in ROWS if r["workload"].get("mode") == "offline throughput"]
+    assert offline
+    for r in offline:
+        w, res = r["workload"], r["results"]
+        assert "benchmark_throughput" in w["benchmark_tool"] or "bench throughput" in w["benchmark_tool"], r["id"]
+        assert w.get("request_rate") is None and w.get("max_concurrency") is None, r["id"]
+        assert not any(k in res for k in ("mean_ttft_ms", "mean_tpot_ms", "median_tpot_ms")), r["id"]
+        assert res["output_throughput_tok_s"] > 0 and res["total_throughput_tok_s"] > res["output_throughput_tok_s"]
+
+
+def test_t4_rows_serve_fp16_on_the_v0_engine_as_published():
+    # the T4 (compute capability 7.5) has no BF16 and V1 needs 8.0+: the post serves --dtype float16 with
+    # VLLM_USE_V1=0, and both must reach the spec (else the model default bfloat16 / V1 would be predicted)
+    bench = _bench()
+    rows = [r for r in ROWS if "T4" in r["gpu"]]
+    assert len(rows) >= 3
+    for r in rows:
+        eff = bench.build_spec(r).effective
+        assert eff.dtype == "float16" and eff.engine == "v0", r["id"]

@@ -123,3 +123,12 @@ def test_help_documents_options_exit_codes_and_examples(capsys):
     assert out.count("sched-reader simulate ") >= 4          # usage line + 3 examples, kept on their own lines
     assert "GPU to assume" in flat and "vLLM release to check against" in flat and "local HF config.json" in flat
     assert "<text|json>" in out and "<random|sharegpt>" in out
+
+
+def test_command_line_does_not_outlive_its_call(capsys):
+    """`main` keeps the words after `--` for its own call only: a later call in the same process (an
+    embedding program, another test driving the app) must not analyse this command line again."""
+    from sched_reader.cli.common import COMMAND_LINE
+
+    _run(capsys, ["simulate", "--num-prompts", "5", *CMD])
+    assert COMMAND_LINE.get() is None

@@ -18,7 +18,8 @@ from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.steady_state import frontend_ttft_s
 from sched_reader.models.calibration_profile import calibrated
-from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
+from sched_reader.models.cost.frontend import api_server_for, endpoint_for
+from sched_reader.models.workload import endpoint_kind
 
 
 def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
@@ -194,13 +195,16 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
                                                   slo_tpot_ms=slo_tpot_ms, progress=cb, slo_e2el_ms=slo_e2el_ms,
                                                   percentiles=percentiles,
-                                                  frontend=ApiServerModel(endpoint, **frontend_kwargs())), endpoint)
+                                                  frontend=api_server_for(endpoint, **frontend_kwargs())), endpoint)
     return out
 
 
 def with_frontend_latency(res: dict[str, Any], endpoint: str = "completions") -> dict[str, Any]:
     """What a ``vllm bench serve`` client measures: the engine's times plus the API server's fixed
-    per-request latency for ``endpoint`` (the steady-state formula adds the same constant)."""
+    per-request latency for ``endpoint`` (the steady-state formula adds the same constant). An offline
+    run (``endpoint`` "offline") has no API server: the engine's own times are returned unchanged."""
+    if endpoint_kind(endpoint) == "offline":
+        return res
     add_client_latency(res, frontend_ttft_s(endpoint),
                        f"API-server time for /v1/{'chat/' if 'chat' in endpoint else ''}completions")
     if active_profile() is not None and api_seconds():

@@ -9,6 +9,7 @@ from sched_reader.analyzers.diagnosis import diagnose
 from sched_reader.cli.common import parse_rate as parse_common_rate, split_inputs
 from sched_reader.cli.fail_on import FailOn, exit_for
 from sched_reader.limits import MIN_REQUEST_RATE, finite_float
+from sched_reader.models.workload import offline_usage_context
 from sched_reader.report.console import make_console
 from sched_reader.report.diagnosis_json import diagnosis_json
 from sched_reader.report.plots import check_plot_target, plot_diagnoses
@@ -38,12 +39,13 @@ def run(files: list[str] | None, *, gpu: str | None, vllm: str | None, model_con
     paths, command_line = split_inputs(files)
     flag_sets = whatif.parse_sets(sets)
     kw = dict(gpu=gpu, vllm=vllm, model_config=model_config, model=model)
-    raws, specs = whatif.build(paths, command_line, flag_sets, **kw)
+    ctx = offline_usage_context(overrides)
+    raws, specs = whatif.build(paths, command_line, flag_sets, usage_context=ctx, **kw)
     results = [diagnose(s, overrides) for s in specs]
     if effects:
         whatif.attach_effects(raws, specs, results, overrides, **kw)
     if flag_sets:
-        base = whatif.build(paths, command_line, None, **kw)[1]
+        base = whatif.build(paths, command_line, None, usage_context=ctx, **kw)[1]
         for d, w in zip(results, whatif.compare(raws, base, specs, results, overrides, flag_sets)):
             d.what_if = w
     for spec, d in zip(specs, results):

@@ -16,6 +16,7 @@ from rich.progress import Progress
 
 from sched_reader.analyzers.diagnosis import bench_requests, resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.models.workload import offline_usage_context
 from sched_reader.analyzers.simulator import simulate_spec
 from sched_reader.analyzers.simulator.policies import POLICIES
 from sched_reader.cli.common import split_inputs
@@ -39,7 +40,8 @@ def run(files: list[str] | None, *, policy: str, compare: str | None, overrides:
     if plot is not None:
         check_plot_target(plot)
     paths, cmdline = _inputs(files)
-    specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config)
+    specs = build_specs(paths, cmdline or None, gpu=gpu, vllm=vllm, model_config=model_config,
+                        usage_context=offline_usage_context(overrides))
     if not specs:
         raise InputError("no vLLM engine found in the input")
     per_engine = [_workload(spec, overrides) for spec in specs]

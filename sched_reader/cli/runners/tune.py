@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from sched_reader.analyzers.diagnosis import bench_requests, resolve_workload
 from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.models.workload import offline_usage_context
 from sched_reader.analyzers.tune import default_grid, parse_axes, parse_goodput, run_sweep
 from sched_reader.cli.common import split_inputs
 from sched_reader.cli.runners.diagnose import parse_rate
@@ -41,7 +42,8 @@ def run(files: list[str] | None, *, goodput: list[str] | None, percentile: str, 
     if percentile not in ("mean", "median", "p90", "p99"):
         raise InputError(f"--percentile {percentile!r}: mean, median, p90 or p99")
     paths, command_line = split_inputs(words)
-    specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config)
+    specs = build_specs(paths, command_line, gpu=gpu, vllm=vllm, model_config=model_config,
+                        usage_context=offline_usage_context(overrides))
     if len(specs) != 1:
         raise InputError(f"{len(specs)} engines in the input; tune sweeps one", file=specs[0].file,
                          hint="give a file (or command line) with one engine")

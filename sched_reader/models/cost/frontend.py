@@ -207,3 +207,12 @@ class ApiServerModel:
         e = np.asarray(finish_s, dtype=np.float64)
         return (f + np.interp(f, grid, back) + self.output_token_s,
                 e + np.interp(e, grid, back) + self.output_token_s, float(back.max(initial=0.0)))
+
+
+def api_server_for(endpoint: str | None, **kwargs) -> ApiServerModel | None:
+    """The API server in front of the engine for ``endpoint``, or None for an offline run (``vllm bench
+    throughput`` / the ``LLM`` class: every prompt reaches the engine in-process at once and nothing is
+    streamed, so neither intake nor delivery applies). ``kwargs``: ApiServerModel's calibrated terms."""
+    if endpoint_kind(endpoint) == "offline":
+        return None
+    return ApiServerModel(endpoint or "completions", **kwargs)

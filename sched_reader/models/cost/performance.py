@@ -23,7 +23,7 @@ from sched_reader.models.cost.speculative import SpeculativeModel
 from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
-from sched_reader.models.workload import Workload
+from sched_reader.models.workload import Workload, endpoint_kind
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.cost.frontend import ApiServerModel
 
@@ -152,7 +152,10 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
 def _api_server_cap(out: dict, I: float, O: float, endpoint: str | None, explain: list[str]) -> None:
     """Cap the closed-form throughput at what one API-server process can stream (models/cost/frontend.py):
     1 / (c_out + c_req / O) output tokens/s. When the engine alone would exceed it, every stream slows by
-    the same factor (TPOT, ITL and end-to-end latency stretch; request throughput falls)."""
+    the same factor (TPOT, ITL and end-to-end latency stretch; request throughput falls). An offline run
+    (``vllm bench throughput``) has no API server and no cap."""
+    if endpoint_kind(endpoint) == "offline":
+        return
     api = ApiServerModel(endpoint or "completions")
     per_token = api.output_token_s + float(api.request_cost_s([I])[0]) / max(O, 1.0)
     cap = 1.0 / per_token

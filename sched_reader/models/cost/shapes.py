@@ -17,12 +17,6 @@ from dataclasses import dataclass
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.weights import is_moe_layer, shared_expert_intermediate
 
-# HF model_type values whose MLP is a plain two-matrix MLP (no gate); everything else is gated
-# (SwiGLU / GeGLU: gate, up, down).
-NON_GATED_MODEL_TYPES = frozenset({
-    "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2", "gpt_bigcode", "mpt",
-})
-
 
 @dataclass(frozen=True)
 class Linear:
@@ -196,7 +190,7 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
     """Per-GPU shapes of ``arch`` under tensor parallel ``tp`` (and expert parallel over tp x dp)."""
     c = arch.config
     h = arch.hidden_size
-    gated = arch.model_type not in NON_GATED_MODEL_TYPES
+    gated = arch.gated_mlp
     windows = _layer_windows(arch)
     moe_flags = _moe_layers(arch)
     E = _int(c, "num_local_experts", "n_routed_experts", "num_experts", default=0) or 0

@@ -46,13 +46,14 @@ from sched_reader.models.workload import endpoint_kind
 #                concurrency 4, while the GPU prefill of the ~233-token prompts is ~12 ms (this cost
 #                model; SGLang 0.5.3 on the same GPU and client: 27 ms). 59 - 12 ~ 45 ms lands outside
 #                the GPU, independent of prompt length (p99 TTFT 73 ms).
-FRONTEND_TTFT_S: dict[str, float] = {"completions": 39e-3, "chat": 45e-3}
+# Offline runs (`vllm bench throughput`, the LLM class) have no API server and no HTTP stream: no share.
+FRONTEND_TTFT_S: dict[str, float] = {"completions": 39e-3, "chat": 45e-3, "offline": 0.0}
 FRONTEND_OVERHEAD_S = FRONTEND_TTFT_S["completions"]  # default entry point (vllm bench serve --backend vllm)
 
 
 def frontend_ttft_s(endpoint: str | None) -> float:
     """Fixed TTFT share of the API server entry point: ``chat`` (/v1/chat/completions, ``--backend
-    openai-chat``) or ``completions`` (/v1/completions, the default)."""
+    openai-chat``), ``completions`` (/v1/completions, the default) or ``offline`` (none: no API server)."""
     return FRONTEND_TTFT_S[endpoint_kind(endpoint)]
 
 GEMM_TERMS = ("qkv_o_proj", "mlp", "moe_router", "moe_shared", "moe_experts", "lm_head")

@@ -1,0 +1,70 @@
+"""Standard config keys for architectures whose config.json spells them differently.
+
+The rest of sched-reader reads the Llama-style keys (``hidden_size``, ``num_key_value_heads``,
+``intermediate_size``, ``num_local_experts``, ``num_experts_per_tok``, ``tie_word_embeddings``). Two
+families served by vLLM keep them elsewhere; this module fills the standard keys the way transformers'
+config classes (and vLLM's model code) derive them, and says which keys it filled:
+
+- DBRX (``model_type: dbrx``): ``d_model`` / ``n_heads`` / ``n_layers`` / ``max_seq_len`` at the top,
+  ``attn_config.kv_n_heads`` / ``rope_theta`` and ``ffn_config.ffn_hidden_size`` / ``moe_num_experts`` /
+  ``moe_top_k`` nested (transformers ``DbrxConfig``; vLLM ``dbrx.py`` reads the same nested keys).
+  Every DBRX layer is a MoE layer.
+- Falcon (``model_type: falcon``; older checkpoints ``RefinedWeb`` / ``RefinedWebModel``): KV heads are
+  ``num_kv_heads`` (``n_head_kv``) under ``new_decoder_architecture`` (Falcon-40B/180B), 1 under
+  ``multi_query`` (Falcon-7B), else one per query head; the MLP is ``ffn_hidden_size`` wide, default
+  4 x hidden (transformers ``FalconConfig``; vLLM ``falcon.py`` ``FalconAttention`` / ``FalconMLP``).
+  Falcon, Cohere and Jais tie the LM head to the embedding unless the config says otherwise
+  (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``; Jais keeps the ``PretrainedConfig`` default).
+
+Keys already present are never overwritten. Nothing here reads a file or the network.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+FALCON_TYPES = ("falcon", "RefinedWeb", "RefinedWebModel")
+# transformers config-class defaults that change the weight count when a config.json omits them
+_TIED_BY_DEFAULT = ("falcon", "RefinedWeb", "RefinedWebModel", "cohere", "jais")   # JAISConfig keeps the
+# PretrainedConfig default (tie_word_embeddings=True); Jais shares the embedding with the LM head
+
+
+def _set(cfg: dict[str, Any], filled: list[str], key: str, value: Any, why: str) -> None:
+    if value is not None and cfg.get(key) is None:
+        cfg[key] = value
+        filled.append(f"{key}={value!r} ({why})")
+
+
+def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(config with the standard keys filled, the filled keys as ``key=value (from)``); input not modified."""
+    cfg = dict(config)
+    filled: list[str] = []
+    if model_type == "dbrx":
+        attn = cfg.get("attn_config") if isinstance(cfg.get("attn_config"), dict) else {}
+        ffn = cfg.get("ffn_config") if isinstance(cfg.get("ffn_config"), dict) else {}
+        for std, key in (("hidden_size", "d_model"), ("num_hidden_layers", "n_layers"),
+                         ("num_attention_heads", "n_heads"), ("max_position_embeddings", "max_seq_len")):
+            _set(cfg, filled, std, cfg.get(key), key)
+        _set(cfg, filled, "num_key_value_heads", attn.get("kv_n_heads"), "attn_config.kv_n_heads")
+        _set(cfg, filled, "rope_theta", attn.get("rope_theta"), "attn_config.rope_theta")
+        _set(cfg, filled, "intermediate_size", ffn.get("ffn_hidden_size"), "ffn_config.ffn_hidden_size")
+        _set(cfg, filled, "moe_intermediate_size", ffn.get("ffn_hidden_size"), "ffn_config.ffn_hidden_size")
+        _set(cfg, filled, "num_local_experts", ffn.get("moe_num_experts"), "ffn_config.moe_num_experts")
+        _set(cfg, filled, "num_experts_per_tok", ffn.get("moe_top_k"), "ffn_config.moe_top_k")
+    elif model_type in FALCON_TYPES:
+        _set(cfg, filled, "num_hidden_layers", cfg.get("n_layer"), "n_layer")
+        _set(cfg, filled, "num_attention_heads", cfg.get("n_head"), "n_head")
+        heads = cfg.get("num_attention_heads")
+        if cfg.get("new_decoder_architecture"):
+            kv, why = cfg.get("num_kv_heads") or cfg.get("n_head_kv"), "num_kv_heads (new_decoder_architecture)"
+        elif cfg.get("multi_query", True):   # FalconConfig default multi_query=True
+            kv, why = 1, "multi_query"
+        else:
+            kv, why = heads, "one KV head per query head"
+        _set(cfg, filled, "num_key_value_heads", kv, why)
+        hidden = cfg.get("hidden_size")
+        inter = cfg.get("ffn_hidden_size") or (4 * int(hidden) if isinstance(hidden, int) else None)
+        _set(cfg, filled, "intermediate_size", inter, "ffn_hidden_size" if cfg.get("ffn_hidden_size") else "4 x hidden")
+    if model_type in _TIED_BY_DEFAULT and "tie_word_embeddings" not in cfg:
+        _set(cfg, filled, "tie_word_embeddings", True, f"{model_type} default")
+    return cfg, filled

@@ -43,7 +43,7 @@ import numpy as np
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import TERMS, FittedTerm, Profile, default_terms
 from sched_reader.readers.bench_result import BenchResult
-from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
+from sched_reader.models.cost.frontend import api_server_for, endpoint_for
 from sched_reader.models.workload import endpoint_kind
 from sched_reader.models.calibration_profile import api_seconds, calibrated, frontend_kwargs
 from sched_reader.analyzers.simulator.metrics import add_client_latency
@@ -123,7 +123,8 @@ def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | 
     req = requests if requests is not None else requests_for(b)
 
 
-    fe = ApiServerModel(endpoint, **(frontend_kwargs(profile) if profile is not None else {}))
+    # no API server for an offline run (``vllm bench throughput``: endpoint "offline")
+    fe = api_server_for(endpoint, **(frontend_kwargs(profile) if profile is not None else {}))
     silent = silent_requests(b) and len(req) == len(b.output_lens)
     res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost, frontend=fe,
                                          per_request=silent), endpoint)
@@ -132,7 +133,7 @@ def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | 
         timed = np.asarray(b.output_lens) > 0
         if timed.any():
             res["mean_ttft_ms"] += float(each[timed].mean() - each.mean())
-    if profile is not None and api_seconds(profile):
+    if profile is not None and api_seconds(profile) and fe is not None:
         add_client_latency(res, api_seconds(profile), "calibrated API-server intake")
     return {k: float(res[k]) for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms")
             if res.get(k) is not None}

@@ -94,7 +94,10 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
             continue   # per-request lengths not published: the replay's ShareGPT sample is not theirs
         key = (r["source"], r["model"], r["gpu"], r.get("tensor_parallel_size"), r.get("pipeline_parallel_size"),
                r.get("data_parallel_size"), str(r["engine_version"]), r.get("max_model_len"),
-               r.get("gpu_memory_utilization"), json.dumps(r["config_flags"], sort_keys=True), row_endpoint(r))
+               r.get("gpu_memory_utilization"), json.dumps(r["config_flags"], sort_keys=True), row_endpoint(r),
+               "tuned" in r["id"].split("-"))
+        # (vLLM PR 17530 measured the same flags before and with its tuned fused-MoE config: two kernel
+        # configurations, so two deployments; its rows say which only in their ids)
         groups.setdefault(key, []).append(r)
     out = []
     for key, rows in groups.items():
@@ -114,7 +117,8 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
                 mean_ttft_ms=res.get("mean_ttft_ms"), mean_tpot_ms=res.get("mean_tpot_ms"),
                 median_tpot_ms=res.get("median_tpot_ms")))
         name = f"{key[0]}: {key[1]} {key[3] or 1}x {key[2]}, vLLM {key[6]}"
-        out.append((name, spec, runs, endpoint_for(key[-1], getattr(spec.arch, "model_type", None))))
+        name += ", tuned fused-MoE config" if key[-1] else ""
+        out.append((name, spec, runs, endpoint_for(key[-2], getattr(spec.arch, "model_type", None))))
     return out
 
 

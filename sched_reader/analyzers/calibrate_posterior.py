@@ -10,18 +10,19 @@ A run's TPOT and output throughput are sums of two kinds of time the cost model 
 At one batch size the two are one number (a run 2x slower than the model is d = 2 or c = one step's time);
 across batch sizes they differ: c is the same ms at concurrency 4 and 128, d scales with the step. The
 published runs of the corpus's deployments say which transfers (benchmarks/calibration_accuracy.py
-``--terms``: the per-deployment fit of both terms over all its runs; dstack's DeepSeek-R1 on 8x MI300X is
-c = 38 ms at d ~ 1, which no scale reproduces across concurrency 4-128). So the fit is a posterior: a prior
-centred on the uncalibrated model (d = 1, c = 0) with spreads measured over the corpus's deployments, and
+``--terms``: the per-deployment fit of both terms over all its runs; dstack's DeepSeek-R1 on 8x MI300X
+is c = 38 ms at d = 1.15, which no scale alone reproduces across concurrency 4-128). So the fit is a
+posterior: a prior centred on the uncalibrated model (d = 1, c = 0) with spreads measured over the corpus's deployments, and
 each run's TPOT / throughput as observations with the spread one workload's error has around its
 deployment's common terms. One run then splits its offset by where it is more plausible: a few ms on a
-5 ms step is mostly per-step time, +40% on a 100 ms step mostly scale; several runs at different batch
+5 ms step is mostly per-step time, +40% on a 100 ms step largely scale; several runs at different batch
 sizes pin both.
 
 Each observation is linear in (d, c) around the point it was simulated at (``Observation``: the simulator's
 value there and its slopes, from two more simulations); the posterior is evaluated on a grid over the
-terms' bounds and its mean taken (the estimate that minimises the expected squared log error of the next
-prediction). The caller re-linearises at the mean and evaluates again.
+terms' bounds; the estimate is c's posterior mean and the mean of ln d at that c (a point on the ridge of
+values that reproduce one run, where the joint mean of a curved ridge is not). The caller re-linearises
+there and evaluates again.
 """
 
 from __future__ import annotations

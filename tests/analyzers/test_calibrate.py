@@ -490,3 +490,28 @@ def test_ttft_beyond_the_prefill_bound_goes_to_the_api_term():
     assert prof.terms["prefill_time_scale"].at_bound
     assert prof.terms["api_ms"].fitted and prof.terms["api_ms"].value > 100.0
     assert abs(prof.fit["results"][0]["calibrated_error"]["mean_ttft_ms"]) < 0.15
+
+
+def test_benchmark_prior_is_measured_without_the_scored_deployment():
+    """benchmarks/calibration_accuracy.py's prior_from, by hand: three deployments with d = e^0.3, e^-0.3,
+    e^0 and c = 3, 4, 0 ms have root mean squares sqrt((0.09 + 0.09 + 0) / 3) = 0.2449 (ln d) and sqrt((9 +
+    16 + 0) / 3) = 2.887 ms (c); one run's spread is the median over deployments of the residual root mean
+    square x sqrt(n / (n - 2)): (0.1 x sqrt(4 / 2) = 0.1414, 0.2 x sqrt(2) = 0.2828, 0.05 x sqrt(3) =
+    0.0866) -> 0.1414 for TPOT. Leaving the second
+    out (as the benchmark does for the deployment it scores) gives sqrt(0.09 / 2) = 0.2121 and sqrt(9 / 2)
+    = 2.121 ms."""
+    import math
+
+    from conftest import load_script
+
+    bench = load_script("benchmarks/calibration_accuracy.py")
+    terms = [{"d": math.exp(0.3), "c": 3.0, "res": {"time": [0.1, -0.1, 0.1, -0.1], "rate": []}, "n": 4},
+             {"d": math.exp(-0.3), "c": 4.0, "res": {"time": [0.2, -0.2], "rate": [0.2, -0.2]}, "n": 4},
+             {"d": 1.0, "c": 0.0, "res": {"time": [0.05, -0.05, 0.05], "rate": [0.03]}, "n": 3},
+             ]
+    p = bench.prior_from(terms, "test")
+    assert p.decode_log_sd == pytest.approx(0.245, abs=0.001)
+    assert p.step_ms_sd == pytest.approx(2.89, abs=0.01)
+    assert p.tpot_log_sd == pytest.approx(0.141, abs=0.001)
+    out = bench.prior_from([terms[0], terms[2]], "without the second")
+    assert out.decode_log_sd == pytest.approx(0.212, abs=0.001) and out.step_ms_sd == pytest.approx(2.12, abs=0.01)

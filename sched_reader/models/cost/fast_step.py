@@ -78,7 +78,9 @@ def _iteration(m: Any) -> StepFn:
     eff = m.eff
     bw = m.bw
     ab = m.precision.act_bytes
-    linear = [(f, wbytes, abytes, rate, parts) for _, (f, wbytes, abytes, rate), parts in m._linear_terms if f]
+    linear = [(f, wbytes, abytes, rate, parts, slow)
+              for (_, (f, wbytes, abytes, rate), parts), slow in zip(m._linear_terms, m._lin_slow) if f]
+    moe_slow = m._moe_slow
     peak_bw_all = m._peak_bw
     experts = list(m._experts)
     moe_curve = m._moe_curve
@@ -115,11 +117,13 @@ def _iteration(m: Any) -> StepFn:
 
     def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float, float]:
         layers = 0.0
-        for f, wbytes, abytes, rate, parts in linear:
+        for f, wbytes, abytes, rate, parts, slow in linear:
             if parts is None:
                 fl = f * T
                 by = wbytes + abytes * T
                 t = max(fl / rate, by / bw)
+                if slow != 1.0:
+                    t = t * slow
             else:
                 t = 0.0
                 for pf, pw, pa, peak, curve in parts:
@@ -137,8 +141,12 @@ def _iteration(m: Any) -> StepFn:
                 t = max(fl / expert_peak, by / peak_bw) / efficiency_at(moe_curve, Tr)
             elif moe_floor is not None:
                 t = max(max(fl / expert_rate, by / bw), count * moe_floor)
+                if moe_slow != 1.0:
+                    t = t * moe_slow
             else:
                 t = max(fl / expert_rate, by / bw)
+                if moe_slow != 1.0:
+                    t = t * moe_slow
             layers = layers + t
         te = T * elem / bw
         t_emb = emb_c * T / bw

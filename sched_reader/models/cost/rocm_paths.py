@@ -1,0 +1,64 @@
+"""Which kernel path vLLM runs on AMD Instinct GPUs, and its measured speed against the vendor-tuned kernel.
+
+On ROCm, vLLM runs different kernels for the same layer depending on the release and on environment variables:
+with ``VLLM_ROCM_USE_AITER=1`` (off by default upstream) block-scaled FP8 linear layers and fused MoE run
+AMD's AITER CK/assembly kernels, otherwise vLLM's own Triton kernels. The family fractions of
+``models/data/fallback_efficiency.yaml`` (hipBLASLt max-achievable GEMM, BabelStream) describe vendor-tuned
+kernels; :func:`path_slowdown` says how many times slower the kernel vLLM actually runs is, from
+``models/data/rocm_kernel_paths.yaml`` (each path with its published measurement, and the vLLM source facts
+of when it is selected). GPUs of other families (every NVIDIA GPU) have no entry: factor 1, nothing changes.
+
+Units: the factor is dimensionless (kernel time on the path taken / time of the vendor-tuned kernel).
+"""
+
+from __future__ import annotations
+
+from sched_reader.models import data_files
+from sched_reader.versions import parse_version
+
+DATA_FILE = "rocm_kernel_paths"     # models/data/rocm_kernel_paths.yaml
+FALSE_WORDS = ("0", "false", "no", "off", "")
+
+
+def _paths(arch: str) -> list[dict]:
+    try:
+        doc = data_files.load(DATA_FILE) or {}
+    except FileNotFoundError:
+        return []
+    fam = (doc.get("families") or {}).get(str(arch or "").lower()) or {}
+    return list(fam.get("paths") or [])
+
+
+def _on(env: dict, name: str, default: bool) -> bool:
+    """The boolean an engine reads from environment variable ``name`` (vLLM: "1"/"true" on), ``default`` unset."""
+    if name not in env:
+        return default
+    return str(env[name]).strip().lower() not in FALSE_WORDS
+
+
+def aiter_enabled(env: dict | None, switch: str | None = None) -> bool:
+    """AITER on for a kernel: ``VLLM_ROCM_USE_AITER`` set true (default off in every release that has it) and
+    the kernel's own switch (``VLLM_ROCM_USE_AITER_MOE``, ``_LINEAR``...; default on) not set false."""
+    env = env or {}
+    return _on(env, "VLLM_ROCM_USE_AITER", False) and (not switch or _on(env, switch, True))
+
+
+def path_slowdown(gpu, cfg, term: str, fmt_key: str) -> tuple[float, str] | None:
+    """(factor, provenance) for cost term ``term`` ("gemm" or "moe") with weights in kernel-table format
+    ``fmt_key`` (``fp8_block``...) on ``gpu`` under ``cfg`` (its ``vllm_version`` and ``rocm_env``); None when
+    the GPU's family has no entry for it or the engine runs the vendor-tuned (AITER) kernel."""
+    if not fmt_key:
+        return None
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    env = getattr(cfg, "rocm_env", None) or {}
+    for p in _paths(getattr(gpu, "arch", "")):
+        if p.get("term") != term or fmt_key not in (p.get("formats") or []):
+            continue
+        fast = release >= parse_version(str(p.get("aiter_from") or "99.0.0")) and aiter_enabled(env, p.get("aiter_switch"))
+        if fast:
+            return None
+        why = ("VLLM_ROCM_USE_AITER off" if release >= parse_version(str(p.get("aiter_from")))
+               else f"no AITER kernel before vLLM {p.get('aiter_from')}")
+        return float(p["slowdown"]), (f"{p['name']} x{float(p['slowdown']):g} ({why}; {p['kernel']}; {p['measured']}; "
+                                      f"{p['source']})")
+    return None

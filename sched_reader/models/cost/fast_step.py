@@ -88,8 +88,8 @@ def _iteration(m: Any) -> StepFn:
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
     attn_rate, kv_bw = m.attn_rate, m.kv_bw
     # per group: (count, decode seconds per context token, fpre, bpre, window)
-    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window)
-            for count, fdec, bdec, fpre, bpre, window in m._attn]
+    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window, occ)
+            for (count, fdec, bdec, fpre, bpre, window), occ in zip(m._attn, m._attn_occ)]
     dfit, pcurve, attn_peak = m._dec_fit, m._pre_curve, m._attn_peak
     pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
     lm_curve, lm_peak = m._lm_curve, m._lm_peak
@@ -178,13 +178,15 @@ def _iteration(m: Any) -> StepFn:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = memo_t[T]
         except KeyError:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = t_terms(T)
-        for count, dec_s, fpre, bpre, window in attn:
+        for count, dec_s, fpre, bpre, window, occ in attn:
             if window:
                 Se = min(S, nd * window)
                 Pe = min(P, Tp * window)
             else:
                 Se, Pe = S, P
             td = count * Se * dec_s
+            if occ:
+                td = td / min(1.0, max(nd, 1.0) * occ)
             if dfit is not None:
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:

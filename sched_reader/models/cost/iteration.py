@@ -49,7 +49,7 @@ from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_a
                                               moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
-from sched_reader.models.cost.rocm_paths import path_slowdown
+from sched_reader.models.cost.rocm_paths import mla_decode_occupancy, path_slowdown
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -404,6 +404,16 @@ class IterationCostModel:
             self._lin_slow.append(hit[0] if hit else 1.0)
             self._lin_slow_src.append("; kernel path: " + hit[1] if hit else "")
         self._moe_slow, self._moe_slow_src = 1.0, ""
+        # MLA decode on vLLM's Triton kernel (AMD without AITER MLA): its workgroups per sequence / CUs; the KV-read
+        # time is divided by min(1, batch x this) (rocm_paths.mla_decode_occupancy); 0.0 = not on this path
+        self._attn_occ: list[float] = []
+        self._attn_occ_src = ""
+        for g in s.groups:
+            hit = (mla_decode_occupancy(self.gpu, self.cfg, g.attention.heads)
+                   if g.attention.kind == "mla" else None)
+            self._attn_occ.append(hit[0] if hit else 0.0)
+            if hit:
+                self._attn_occ_src = "; kernel path: " + hit[1]
         if moe_groups and self._moe_curve is None:
             hit = path_slowdown(self.gpu, self.cfg, "moe", moe_format(p.fmt, p.weight_bytes["experts"]))
             if hit:
@@ -495,13 +505,15 @@ class IterationCostModel:
                 add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + self._moe_slow_src)
             layers = layers + t
         dfit, pcurve = self._dec_fit, self._pre_curve
-        for count, fdec, bdec, fpre, bpre, window in self._attn:
+        for (count, fdec, bdec, fpre, bpre, window), occ in zip(self._attn, self._attn_occ):
             if window:
                 Se = mn(S, nd * window)
                 Pe = mn(P, Tp * window)
             else:
                 Se, Pe = S, P
             td = count * Se * mx(fdec * q / self.attn_rate, bdec / self.kv_bw)
+            if occ:   # AMD Triton MLA decode: only batch x workgroups-per-sequence CUs stream the KV cache
+                td = td / mn(1.0, mx(nd, 1.0) * occ)
             if dfit is not None:   # measured: kernel launch (when any sequence decodes) + per-sequence cost
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:   # measured: efficiency at the equivalent prompt length 2 P / Tp
@@ -511,7 +523,7 @@ class IterationCostModel:
                 tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre
             add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td, bwu=self.kv_bw,
-                source=self._src_dec)
+                source=self._src_dec + self._attn_occ_src)
             add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre, source=self._src_pre)
         te = T * self._elem_bytes_per_token / bw
         layers = layers + te
@@ -606,7 +618,8 @@ class IterationCostModel:
         unmeasured = sorted({name for name, (f, *_), p in self._linear_terms if f and not p})
         if unmeasured:
             notes.append(f"{', '.join(unmeasured)}: {self._const_gemm}")
-        paths = sorted({src[len("; kernel path: "):] for src in self._lin_slow_src + [self._moe_slow_src] if src})
+        paths = sorted({src[len("; kernel path: "):] for src in self._lin_slow_src + [self._moe_slow_src,
+                                                                                   self._attn_occ_src] if src})
         if paths:
             notes.append("AMD kernel path (models/data/rocm_kernel_paths.yaml): " + " | ".join(paths))
         if self._dec_fit is not None:
@@ -649,8 +662,10 @@ class IterationCostModel:
         eff_bw = self.kv_bw
         slope_full = slope_win = 0.0
         window_cap = float("inf")
-        for count, fdec, bdec, _, _, window in self._attn:
+        for (count, fdec, bdec, _, _, window), occ in zip(self._attn, self._attn_occ):
             slope = count * max(fdec / self.attn_rate, bdec / eff_bw)
+            if occ:
+                slope = slope / min(1.0, max(num_decode, 1.0) * occ)
             if window:
                 slope_win += slope
                 window_cap = min(window_cap, num_decode * window)

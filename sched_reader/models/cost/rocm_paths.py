@@ -52,7 +52,7 @@ def path_slowdown(gpu, cfg, term: str, fmt_key: str) -> tuple[float, str] | None
     release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
     env = getattr(cfg, "rocm_env", None) or {}
     for p in _paths(getattr(gpu, "arch", "")):
-        if p.get("term") != term or fmt_key not in (p.get("formats") or []):
+        if p.get("term") != term or not ({fmt_key, "any"} & set(p.get("formats") or [])) or "slowdown" not in p:
             continue
         fast = release >= parse_version(str(p.get("aiter_from") or "99.0.0")) and aiter_enabled(env, p.get("aiter_switch"))
         if fast:
@@ -61,4 +61,26 @@ def path_slowdown(gpu, cfg, term: str, fmt_key: str) -> tuple[float, str] | None
                else f"no AITER kernel before vLLM {p.get('aiter_from')}")
         return float(p["slowdown"]), (f"{p['name']} x{float(p['slowdown']):g} ({why}; {p['kernel']}; {p['measured']}; "
                                       f"{p['source']})")
+    return None
+
+
+def mla_decode_occupancy(gpu, cfg, heads_per_gpu: int) -> tuple[float, str] | None:
+    """(workgroups per decoding sequence / CUs, provenance) when vLLM decodes MLA attention with its Triton kernel
+    on ``gpu`` (no AITER MLA in the release, or AITER off): the kernel runs batch x ceil(heads / BLOCK_H) x
+    NUM_KV_SPLITS workgroups, and with fewer workgroups than compute units only that share of the GPU streams
+    the latent KV cache, so its KV-read time is the roofline / min(1, batch x this value). None otherwise."""
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    env = getattr(cfg, "rocm_env", None) or {}
+    cus = int(getattr(gpu, "sm_count", 0) or 0)
+    for p in _paths(getattr(gpu, "arch", "")):
+        occ = p.get("occupancy")
+        if p.get("term") != "mla_decode" or not occ or cus <= 0:
+            continue
+        if release >= parse_version(str(p.get("aiter_from") or "99.0.0")) and aiter_enabled(env, p.get("aiter_switch")):
+            return None
+        groups = -(-max(1, int(heads_per_gpu)) // int(occ["block_h"]))
+        per_seq = groups * int(occ["kv_splits"])
+        return per_seq / cus, (f"{p['name']}: {per_seq} workgroups per sequence ({groups} head group(s) of "
+                               f"{occ['block_h']} x {occ['kv_splits']} KV splits) on {cus} CUs; KV reads at the "
+                               f"roofline / min(1, batch x {per_seq} / {cus}) ({p['kernel']}; {p['measured']}; {p['source']})")
     return None

@@ -108,7 +108,7 @@ def test_triton_moe_and_block_gemm_are_the_published_ratios_slower_than_aiter():
         b = off.breakdown(nd, ctx, 0, 0.0).terms
         assert b["moe_experts"].time_s == pytest.approx(3.0 * a["moe_experts"].time_s, rel=1e-12)
         assert b["qkv_o_proj"].time_s == pytest.approx(2.0 * a["qkv_o_proj"].time_s, rel=1e-12)
-        assert b["attention_decode"].time_s == a["attention_decode"].time_s     # not a path of this table
+        assert b["elementwise"].time_s == a["elementwise"].time_s               # not a kernel path
         assert "triton_block_fp8_fused_moe x3" in b["moe_experts"].source
         assert "kernel path" not in a["moe_experts"].source
 
@@ -122,3 +122,46 @@ def test_nvidia_ignores_rocm_environment_and_fast_form_agrees_on_amd():
     fast = compile_step_time(amd)
     assert fast is not None           # bit-identical on its probe points, else None
     assert fast(32, 32 * 4000, 512, 512 * 300.0, 1) == amd.step_time(32, 32 * 4000, 512, 512 * 300.0, 1)
+
+
+# ------------------------------------------------------------------------------------------ Triton MLA decode
+def test_triton_mla_occupancy_is_the_grid_over_the_cus():
+    # vLLM's Triton MLA decode grid: batch x ceil(heads / 16) x 4 KV splits; MI300X has 304 CUs (catalog)
+    from sched_reader.models.cost.rocm_paths import mla_decode_occupancy
+    per_seq, src = mla_decode_occupancy(MI300X, cfg("0.7.3"), 16)      # DeepSeek-R1 at TP 8: 128 / 8 heads
+    assert per_seq == pytest.approx(4 / 304)
+    assert "4 workgroups per sequence" in src and "17x" in src
+    assert mla_decode_occupancy(MI300X, cfg("0.7.3"), 128)[0] == pytest.approx(32 / 304)   # TP 1: 8 groups
+    assert mla_decode_occupancy(MI300X, cfg("0.8.5", VLLM_ROCM_USE_AITER="1"), 16) is None  # AITER MLA
+    assert mla_decode_occupancy(MI300X, cfg("0.8.5"), 16) is not None                       # upstream default
+    assert mla_decode_occupancy(H100, cfg("0.7.3"), 16) is None
+
+
+def test_triton_mla_decode_time_scales_with_the_idle_cus():
+    # at 4 sequences 16 of 304 CUs stream the latent cache: 19x the AITER (roofline) time; from 76 sequences
+    # (76 x 4 = 304 workgroups) the whole GPU is busy and both paths agree
+    _, tri = _model(["vllm", "serve", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size", "8"], gpu="MI300X")
+    _, ait = _model(["VLLM_ROCM_USE_AITER=1", "vllm", "serve", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size",
+                     "8"], gpu="MI300X")
+    t4 = tri.breakdown(4, 4 * 3600, 0, 0.0).terms["attention_decode"].time_s
+    a4 = ait.breakdown(4, 4 * 3600, 0, 0.0).terms["attention_decode"].time_s
+    assert t4 == pytest.approx(a4 * 304 / 16, rel=1e-12)
+    t76 = tri.breakdown(76, 76 * 3600, 0, 0.0).terms["attention_decode"].time_s
+    assert t76 == pytest.approx(ait.breakdown(76, 76 * 3600, 0, 0.0).terms["attention_decode"].time_s, rel=1e-12)
+    fast = compile_step_time(tri)
+    assert fast is not None and fast(4, 4 * 3600, 0, 0.0, 0) == tri.step_time(4, 4 * 3600, 0, 0.0, 0)
+    lin = tri.decode_linear(4)       # closed form: the same slope
+    assert lin.time(4 * 3600) == pytest.approx(tri.step_time(4, 4 * 3600, 0, 0.0, 0), rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ xGMI mesh
+def test_xgmi_mesh_uses_only_the_links_to_the_peers():
+    # MI300X: 7 links x 64 GB/s per direction (catalog 448 GB/s); TP 4 reaches 3 peers -> 192 GB/s, TP 2 -> 64
+    from sched_reader.models.cost.collectives import link_bandwidth_bytes_s
+    from sched_reader.models.cost.efficiency import efficiency_for
+    e = efficiency_for(MI300X)
+    assert link_bandwidth_bytes_s(MI300X, e, 8) == pytest.approx(448e9 * e.link_bandwidth)
+    assert link_bandwidth_bytes_s(MI300X, e, 4) == pytest.approx(192e9 * e.link_bandwidth)
+    assert link_bandwidth_bytes_s(MI300X, e, 2) == pytest.approx(64e9 * e.link_bandwidth)
+    h = efficiency_for(H100)   # NVSwitch: the full per-GPU NVLink bandwidth at any TP size
+    assert link_bandwidth_bytes_s(H100, h, 2) == link_bandwidth_bytes_s(H100, h, 8)

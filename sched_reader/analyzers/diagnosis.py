@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from sched_reader.analyzers.pipeline import startup_refusal
 from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
 from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
 from sched_reader.analyzers.simulator.api import with_frontend_latency
@@ -293,6 +294,11 @@ def diagnose(spec: EngineSpec, workload_overrides: dict[str, Any] | None = None,
                                             spec.checkpoint_quantization, kv_tokens=kv.tokens,
                                             endpoint=_api_endpoint(spec, workload))
     verdict = _verdict(spec, cap, workload, step_time, verdict_perf, requests)
+    refused = startup_refusal(spec)
+    if refused is not None and verdict.bottleneck != "does_not_start":
+        # a vLLM start-up check fails before any KV block exists: no scheduling default can bind
+        verdict = verdict.model_copy(update={"bottleneck": "does_not_start", "summary": refused,
+                                             "recommendations": []})
     findings.extend(_verdict_findings(spec, cap, verdict))
     findings.sort(key=lambda f: f.sort_key())
     waste = _kv_waste(spec, cap, workload, requests)

@@ -22,7 +22,7 @@ from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.gpu_catalog import list_gpus, resolve_gpu
-from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.analyzers.pipeline import build_specs, startup_refusal
 
 # Flags from ``non-default args`` that change memory or scheduling (passed to the rebuilt spec).
 _SPEC_KEYS = (
@@ -291,7 +291,7 @@ def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
         data_parallel_size=eff.data_parallel_size, gpu=spec.hardware.gpu.id, gpu_source=gpu_source,
         spec_source=spec_source, rebuilt_args=argv, memory=rows, kv=kv_rows,
         start_failure=facts.start_failure, start_failure_line=facts.start_failure_line,
-        predicted_start_error=cap.start_error(), config_mismatches=mismatches, notes=notes,
+        predicted_start_error=cap.start_error() or startup_refusal(spec), config_mismatches=mismatches, notes=notes,
         warnings=[f"line {no}: {text}" for no, text in facts.warnings[:20]])
     _attribute(ex, eff)
     return ex

@@ -91,3 +91,16 @@ def build_specs(
              for r in raws]
     spec_builder.note_shared_gpus(specs)
     return specs
+
+
+# rules whose error means vLLM stops at start-up (raise/assert in its engine set-up or model construction)
+STARTUP_RULES = ("SR106", "SR118")
+
+
+def startup_refusal(spec: EngineSpec) -> str | None:
+    """The first start-up rule error of a built ``spec`` as "message (RULE; fix: ...)", or None."""
+    for f in sorted(spec.findings, key=lambda f: f.sort_key()):
+        if f.severity == "error" and f.rule.split(".")[0] in STARTUP_RULES:
+            msg = f.message.removeprefix("vLLM will not start: ")  # the caller's line says it already
+            return f"{msg} ({f.rule}" + (f"; fix: {f.fix})" if f.fix else ")")
+    return None

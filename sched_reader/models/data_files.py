@@ -4,6 +4,8 @@ The YAML files under ``sched_reader/models/data/`` are the sources people edit (
 sources). ``tools/build_catalog_cache.py`` writes ``<name>.cache.json`` beside each, holding the parsed
 data and the SHA-256 of the YAML text; parsing JSON is ~40x faster than YAML, which keeps a one-file
 CLI run short. A missing or stale cache is ignored (the YAML is parsed), so it can never serve old data.
+The files are read by path beside this module, as the other data files of the package are
+(``importlib.resources`` would import its zip readers, ``zipfile`` among them, on every run).
 """
 
 from __future__ import annotations
@@ -11,15 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
-PACKAGE = "sched_reader.models.data"
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
 def yaml_text(name: str) -> str:
     """The text of ``<name>.yaml`` in the data package."""
-    return resources.files(PACKAGE).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
+    return (DATA_DIR / f"{name}.yaml").read_text(encoding="utf-8")
 
 
 def digest(text: str) -> str:
@@ -36,7 +38,7 @@ def parse_yaml(text: str) -> Any:
 def load(name: str) -> Any:
     """Parsed ``<name>.yaml``, from its JSON cache when the cache is current."""
     text = yaml_text(name)
-    cache = resources.files(PACKAGE).joinpath(f"{name}.cache.json")
+    cache = DATA_DIR / f"{name}.cache.json"
     try:
         doc = json.loads(cache.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):

@@ -394,6 +394,8 @@ def test_failed_start_up_is_explained_not_fitted():
     assert ex.start_failure == "AssertionError: 151936 is not divisible by 5"
     assert ex.verdict.startswith("the engine did not start")
     assert ex.differs is None
+    # the rebuilt engine fails sched-reader's own start-up check with the number vLLM printed (SR118)
+    assert "sched-reader predicts: 151936 is not divisible by 5" in ex.verdict and "SR118" in ex.verdict
 
 
 def test_the_one_line_memory_summary_of_recent_releases():

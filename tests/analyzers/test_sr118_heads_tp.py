@@ -26,3 +26,17 @@ def test_valid_sizes_by_hand():
     assert valid_tp_sizes(64, 8, 128256, upto=16) == [1, 2, 4, 8, 16]
     # latent attention (DeepSeek-V3: 128 heads, one latent KV cache, 129,280 tokens = 2,020 x 64)
     assert valid_tp_sizes(128, None, 129280, upto=8) == [1, 2, 4, 8]
+
+
+def test_a_failed_start_up_check_is_the_verdict(run_cli):
+    """Before this, the verdict said "no flag change needed" next to the ERROR: a start-up refusal binds first."""
+    import json
+
+    code, out, _ = run_cli("diagnose", "-f", "json", "--no-effects", "--vllm", "0.19.0", "--gpu", "H100", "--",
+                           "vllm", "serve", "Qwen/Qwen2-7B-Instruct", "--tensor-parallel-size", "8")
+    v = json.loads(out)["engines"][0]["bottleneck"]
+    assert code == 1 and v["bottleneck"] == "does_not_start"
+    assert "Total number of attention heads (28)" in v["summary"] and "SR118" in v["summary"]
+    code, out, _ = run_cli("diagnose", "-f", "json", "--no-effects", "--vllm", "0.19.0", "--gpu", "H100", "--",
+                           "vllm", "serve", "Qwen/Qwen2-7B-Instruct", "--tensor-parallel-size", "4")
+    assert json.loads(out)["engines"][0]["bottleneck"]["bottleneck"] != "does_not_start"

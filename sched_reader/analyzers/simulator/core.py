@@ -21,6 +21,7 @@ runs again, a prefill batch one, and output is streamed one step or round late (
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 
 import numpy as np
@@ -106,6 +107,18 @@ def step_shape(sched: list[tuple[int, int]], computed: list[int], out: list[int]
             pf += k
             pairs2 += k * (2 * c + k)
     return nd, ctx, pf, pairs2, npf
+
+
+def remove_running(running: list[int], r: int) -> None:
+    """``running.remove(r)`` for a request id r that RUNNING holds once. RUNNING is in admission order,
+    which is id order unless a preempted request was re-admitted ahead of younger ones: r is looked up by
+    bisection (about 7 comparisons for 100 requests instead of ~50 on average for the scan) and, when
+    the entry found is not r (the order was broken), by the scan. Either way the same entry goes."""
+    i = bisect_left(running, r)
+    if i < len(running) and running[i] == r:
+        del running[i]
+    else:
+        running.remove(r)
 
 
 class SimCore:
@@ -525,7 +538,7 @@ class SimCore:
         """r is done at t: release its blocks, take it off RUNNING, open its concurrency slot."""
         self.rec.finish_ns[r] = t
         self._release(r)
-        self.running.remove(r)
+        remove_running(self.running, r)
         self.finished += 1
         if self.maxc is not None and self.inflight == self.maxc:
             self.reopen_ns = t

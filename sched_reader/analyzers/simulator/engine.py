@@ -27,8 +27,8 @@ from typing import Callable
 import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
-from sched_reader.analyzers.simulator.core import SimCore, step_shape
-from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer
+from sched_reader.analyzers.simulator.core import SimCore, remove_running
+from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer, round_float
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
@@ -45,7 +45,7 @@ class Engine(SimCore):
 
     __slots__ = ("isdec", "off", "out_off", "S", "n_dec", "sum_off", "hist", "heap", "t_last", "fast_steps",
                  "slow_steps", "stretches", "bs", "mnbt", "v0_whole", "multi_step", "max_seqs", "no_fast", "mixed",
-                 "round_s")
+                 "round_s", "thr", "chunked", "wm")
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, rec: Recorder) -> None:
         super().__init__(req, p, timer, CountingAllocator(p.num_blocks), rec)
@@ -67,6 +67,11 @@ class Engine(SimCore):
         self.v0_whole = p.engine == "v0" and not p.enable_chunked_prefill
         self.multi_step = p.num_scheduler_steps > 1
         self.max_seqs = p.max_num_seqs
+        # read from slots: a dataclass field with a default is also a class attribute, and 3.11 does not
+        # specialise an instance attribute load that shadows one (p.long_prefill_token_threshold ...)
+        self.thr = p.long_prefill_token_threshold
+        self.chunked = p.enable_chunked_prefill
+        self.wm = p.watermark_blocks
         self.no_fast = self.v0_whole or bool(self.spec_k) or self.multi_step
         self.mixed = timer._scalar      # the cost's step_time (or its exact compiled form), seconds
         self.round_s = timer.round_s    # round() for what it returns
@@ -132,7 +137,7 @@ class Engine(SimCore):
         else:
             alloc.free += -(-c // self.bs)
         self.held[r] = 0
-        self.running.remove(r)
+        remove_running(self.running, r)
         self.finished += 1
         if self.maxc is not None:
             if self.inflight == self.maxc:
@@ -165,14 +170,14 @@ class Engine(SimCore):
                     alloc.take(dem)
         budget = self.mnbt - nd
         sched: list[tuple[int, int]] = []
-        before = self.rec.npreempt
-        # the non-steady RUNNING requests, in order (the same pass as SimCore.plan_v1)
+        # the non-steady RUNNING requests, in order (the same pass as SimCore.plan_v1); only they can be
+        # preempted (plan_waiting preempts nothing)
         preempted = False
         if len(running) > nd:
             budget, preempted = self.schedule_running(sched, nd, budget)
         if not preempted and self.waiting:
             self.plan_waiting(sched, budget)
-        self.last_preempted = self.rec.npreempt != before
+        self.last_preempted = preempted
         if not sched and not nd:
             return None
         end = self._run_fast(now, sched, nd, nd * (self.S + 1) + self.sum_off)
@@ -186,11 +191,25 @@ class Engine(SimCore):
         token this is, then move the scheduled requests that emitted and go on decoding into the steady
         set. Returns the end time (ns)."""
         computed, out, prompt = self.computed, self.out, self.prompt
-        nd, ctx, pf, pairs2, npf = step_shape(sched, computed, out, prompt, nd0, ctx0)
+        nd, ctx = nd0, ctx0              # core.step_shape, inlined
+        pf = pairs2 = npf = 0
+        for r, k in sched:
+            c = computed[r]
+            o = out[r]
+            if k == 1 and o > 0 and c + 1 == prompt[r] + o:
+                nd += 1
+                ctx += c + 1
+            else:
+                npf += 1
+                pf += k
+                pairs2 += k * (2 * c + k)
         if not pf and not npf and nd > 0:          # StepTimer.step
             dur = self.timer.decode(nd, ctx)
         else:
-            dur = self.round_s(self.mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)   # cost.to_ns
+            # cost.to_ns; the callables are read into locals first: a method load from a slot is not
+            # specialised by the interpreter (3.11), a plain attribute load is
+            mixed, round_s = self.mixed, self.round_s
+            dur = round_s(mixed(nd, ctx, pf, pairs2 / 2.0, npf) * NS_PER_S)
             if dur < 1:
                 dur = 1
         end = now + dur
@@ -288,12 +307,7 @@ class Engine(SimCore):
         waiting = self.waiting
         if not waiting or budget <= 0:
             return
-        p = self.p
-        thr = p.long_prefill_token_threshold
-        bs = self.bs
-        chunked = p.enable_chunked_prefill
-        wm = p.watermark_blocks
-        max_seqs = p.max_num_seqs
+        thr, bs, chunked, wm, max_seqs = self.thr, self.bs, self.chunked, self.wm, self.max_seqs
         running, alloc = self.running, self.alloc
         prompt, out, pid_of, held, computed_of = self.prompt, self.out, self.pid, self.held, self.computed
         kv = 0
@@ -353,8 +367,7 @@ class Engine(SimCore):
     # ------------------------------------------------------------------ stretches
     def _head_blocked(self) -> bool:
         """True when the first WAITING request cannot be admitted now, and so not before a finish."""
-        p = self.p
-        if len(self.running) >= p.max_num_seqs:
+        if len(self.running) >= self.max_seqs:
             return True
         r = self.waiting[0]
         bs = self.bs
@@ -362,16 +375,17 @@ class Engine(SimCore):
         available = alloc.free + alloc.evictable_blocks
         if self.v0_whole:
             num_new = self.prompt[r] + self.out[r]
-            return num_new > self.mnbt or cdiv(num_new, bs) > available - p.watermark_blocks
+            return num_new > self.mnbt or cdiv(num_new, bs) > available - self.wm
         budget = self.mnbt - self.n_dec
         if budget <= 0:
             return True
         hit = self._prefix_hit(r) if self.pid[r] >= 0 else 0
         num_new = self.prompt[r] + self.out[r] - hit * bs
-        if 0 < p.long_prefill_token_threshold < num_new:
-            num_new = p.long_prefill_token_threshold
+        thr = self.thr
+        if 0 < thr < num_new:
+            num_new = thr
         if num_new > budget:
-            if not p.enable_chunked_prefill:
+            if not self.chunked:
                 return True
             num_new = budget
         need = -(-(hit * bs + num_new) // bs) - hit
@@ -379,79 +393,73 @@ class Engine(SimCore):
             e = alloc.hit(self.pid[r])
             if e is not None and e.refs == 0:
                 return False   # decode growth may evict that entry, and a miss can need fewer blocks
-        return need > available - p.watermark_blocks
+        return need > available - self.wm
 
     def stretch(self, now: int) -> int | None:
-        """Decode stretches (:meth:`stretch_once`) from ``now`` one after the other while nothing waits and
-        nothing arrives by the end of the last: what the event loop would do next (its admission check
-        would find nothing to admit, then call this again), without going round it. Most stretches end at a
-        finish while nothing waits: the batch just shrinks. Returns the new time, None when none ran."""
-        end = self.stretch_once(now)
-        if end is None:
-            return None
-        arr, n = self.arr_ns, self.n
-        while not self.waiting and (self.nxt >= n or arr[self.nxt] > end):
-            t = self.stretch_once(end)
-            if t is None:
-                break
-            end = t
-        return end
+        """Decode stretches from ``now`` one after the other while nothing waits and nothing arrives by the
+        end of the last: what the event loop would do next (its admission check would find nothing to
+        admit, then ask for another stretch), without going round it. Most stretches end at a finish while
+        nothing waits: the batch just shrinks. Returns the new time, None when none ran.
 
-    def stretch_once(self, now: int) -> int | None:
-        """Take as many identical pure-decode iterations as certainly happen, up to and including the
-        next one where a steady decoder finishes; returns the new time, None (nothing changed) when none
-        can be taken."""
-        n = self.n_dec
-        if n == 0 or len(self.running) != n or self.mnbt < n or self.multi_step:
+        One stretch takes as many identical pure-decode iterations as certainly happen, up to and including
+        the next one where a steady decoder finishes: none when a request other than the steady decoders
+        runs, when the first WAITING request could be admitted, or when no KV block is left for the growth."""
+        if self.multi_step:
             return None
-        t_arr = None
-        if self.waiting:
-            if not self._head_blocked():
-                return None
-        elif n < self.max_seqs and (self.mnbt > n or self.v0_whole):
-            i = self.nxt                  # SimCore.next_send_time
-            if i < self.n and (self.maxc is None or self.inflight < self.maxc):
-                t_arr = self.arr_ns[i]
-        # iterations S..S+k-1; the last one is where the earliest steady decoder emits its last token
-        heap = self.heap
-        S = self.S
-        k = heap[0][0] - S
-        if k > STRETCH_CAP:
-            k = STRETCH_CAP
-        bs = self.bs
-        alloc = self.alloc
-        avail = alloc.free + alloc.evictable_blocks
-        if (avail // n) * bs < k:   # blocks may run out: exact count of the iterations that fit
-            q, rem = divmod(avail, n)
-            m, cum = 0, 0
-            while True:
-                cum += self.hist[(-(S + m)) % bs]
-                if cum > rem:
-                    break
-                m += 1
-            k = min(k, q * bs + m)
-            if k <= 0:
-                return None
-        if k <= SMALL_STRETCH:
-            end = self._stretch_py(now, n, k, t_arr, False)
-        else:
-            end = self._stretch_py(now, n, k, t_arr, True)
-            if end is False:
-                end = self._stretch_numpy(now, n, k, t_arr)
-        if end is None:
-            return None
-        self.t_last = end
-        self.stretches += 1
-        S = self.S
-        if heap and heap[0][0] == S:
-            # the reference admits arrivals at the start of every iteration; before the finish step
-            # that only matters now, under a concurrency cap, because a finish changes the gate (uncapped,
-            # each is sent at its arrival time whenever it is admitted, and a finish does not read WAITING)
-            if self.maxc is not None:
-                self.admit_arrivals(end - self.rec.ts_step[-1])
-            while heap and heap[0][0] == S:
-                self._finish_dec(heapq.heappop(heap)[1], end)
-        return end
+        arr, N, maxc, mnbt = self.arr_ns, self.n, self.maxc, self.mnbt
+        running, waiting, heap, alloc, bs = self.running, self.waiting, self.heap, self.alloc, self.bs
+        end = None
+        t = now
+        while True:
+            n = self.n_dec
+            if n == 0 or len(running) != n or mnbt < n:
+                return end
+            t_arr = None
+            if waiting:
+                if not self._head_blocked():
+                    return end
+            elif n < self.max_seqs and (mnbt > n or self.v0_whole):
+                i = self.nxt                  # SimCore.next_send_time
+                if i < N and (maxc is None or self.inflight < maxc):
+                    t_arr = arr[i]
+            # iterations S..S+k-1; the last one is where the earliest steady decoder emits its last token
+            S = self.S
+            k = heap[0][0] - S
+            if k > STRETCH_CAP:
+                k = STRETCH_CAP
+            avail = alloc.free + alloc.evictable_blocks
+            if (avail // n) * bs < k:   # blocks may run out: exact count of the iterations that fit
+                q, rem = divmod(avail, n)
+                m, cum = 0, 0
+                while True:
+                    cum += self.hist[(-(S + m)) % bs]
+                    if cum > rem:
+                        break
+                    m += 1
+                k = min(k, q * bs + m)
+                if k <= 0:
+                    return end
+            if k <= SMALL_STRETCH:
+                t = self._stretch_py(t, n, k, t_arr, False)
+            else:
+                e = self._stretch_py(t, n, k, t_arr, True)
+                t = self._stretch_numpy(t, n, k, t_arr) if e is False else e
+            if t is None:
+                return end
+            self.t_last = t
+            self.stretches += 1
+            S = self.S
+            if heap and heap[0][0] == S:
+                # the reference admits arrivals at the start of every iteration; before the finish step
+                # that only matters now, under a concurrency cap, because a finish changes the gate (uncapped,
+                # each is sent at its arrival time whenever it is admitted, and a finish does not read WAITING)
+                if maxc is not None:
+                    self.admit_arrivals(t - self.rec.ts_step[-1])
+                while heap and heap[0][0] == S:
+                    self._finish_dec(heapq.heappop(heap)[1], t)
+            end = t
+            if waiting or (self.nxt < N and arr[self.nxt] <= t):
+                return end
 
     def _stretch_py(self, now: int, n: int, k: int, t_arr: int | None, merged: bool) -> int | None | bool:
         """Up to k pure-decode iterations of the n steady decoders in Python, none starting at or after
@@ -498,20 +506,28 @@ class Engine(SimCore):
         else:
             ends, blocks, durs = rec.ts_t, rec.ts_blocks, rec.ts_step
         j0 = len(durs)
-        end_append, blocks_append, dur_append = ends.append, blocks.append, durs.append
         t = now
         ctx = ctx0
         kvb = kvt = 0
-        decode = timer.decode
+        if form is not None:
+            gi, sf, sw, cap, cpu, asy = form
         for dem in grow:
             if t >= t_arr:
                 break
             used += dem
-            d = decode(n, ctx)
+            if form is None:
+                d = timer.decode(n, ctx)
+            else:                        # StepTimer.decode, inlined: the same expression
+                g = gi + sf * ctx
+                if sw:
+                    g = g + sw * (ctx if ctx < cap else cap)
+                d = round_float(((g if g >= cpu else cpu) if asy else g + cpu) * NS_PER_S)
+                if d < 1:
+                    d = 1
             t += d
-            end_append(t)
-            blocks_append(used)
-            dur_append(d)
+            ends.append(t)               # (list.append looked up per step: cheaper than a bound-method
+            blocks.append(used)          # attribute load per stretch, which 3.11 does not specialise)
+            durs.append(d)
             kvb += used * d
             kvt += ctx * d
             ctx += n
@@ -624,10 +640,12 @@ def _run(req: Requests, p: SchedParams, cost: StepCost, progress: Callable[[int,
     while eng.finished < n:
         if eng.nxt < n and arr[eng.nxt] <= now:
             eng.admit_arrivals(now)
-        t = eng.stretch(now)
-        if t is not None:
-            now = t
-            continue
+        # a stretch needs the first WAITING request blocked (Engine.stretch): when it is not, step at once
+        if not eng.waiting or eng._head_blocked():
+            t = eng.stretch(now)
+            if t is not None:
+                now = t
+                continue
         end = eng.fast_step(now)
         if end is False:
             end = eng.slow_step(now)
@@ -637,7 +655,8 @@ def _run(req: Requests, p: SchedParams, cost: StepCost, progress: Callable[[int,
             t = eng.next_send_time()
             if t is None or eng.running:
                 raise RuntimeError("engine stalled")  # unreachable when prepare() validated
-            now = max(now, t)
+            if t > now:        # max(now, t) without the builtin call (an idle engine: once per arrival)
+                now = t
             continue
         now = end
         loops += 1

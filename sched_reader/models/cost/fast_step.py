@@ -11,7 +11,11 @@ the same order, so its floats are the same bit for bit; what it saves:
   T and memoised (the partial sum ``layers`` after the first ones is a function of T alone), those that
   depend only on the number of emitting sequences (lm_head, sampler, logits all-gather, host time) once
   per number;
-* no per-term breakdown bookkeeping, no closure per call, constants looked up once.
+* no per-term breakdown bookkeeping, no closure per call, constants looked up once;
+* the prefill attention efficiency (an interpolation in the measured curve) memoised by its argument;
+* on the per-call path, ``max(a, b)`` / ``min(a, b)`` of two numbers written as the conditional the builtin
+  evaluates (``b if b > a else a`` / ``b if b < a else a``: the same object, ties and signed zeros
+  included), without the builtin's call and argument parsing (~750 instructions each).
 
 It is an optimisation, never a second model: the returned function is checked against the model's own
 ``step_time`` on probe points when it is built (mixed and pure steps, both sides of the CUDA-graph
@@ -67,8 +71,9 @@ def _calibrated(c: Any, base: StepFn) -> StepFn:
         if Tp <= 0:
             return (oh + hs * nd) + ds * whole
         dec = base(nd, S, 0, 0.0, 0) if nd > 0 else 0.0
-        host = oh + hs * (nd + max(1, nps))
-        return host + ds * dec + ps * max(0.0, whole - dec)
+        host = oh + hs * (nd + (nps if nps > 1 else 1))         # max(1, nps): the builtin's rule
+        extra = whole - dec
+        return host + ds * dec + ps * (extra if extra > 0.0 else 0.0)   # max(0.0, extra)
 
     return f
 
@@ -114,6 +119,9 @@ def _iteration(m: Any) -> StepFn:
     # Each value is computed by the same expression as in ``_evaluate``, so reusing it changes no bit.
     memo_t: dict[int, tuple[float, float, bool, float, float, float, float, float]] = {}
     memo_e: dict[int, tuple[float, float, float, float]] = {}
+    # prefill attention efficiency by q = 2 x pairs / prefill tokens (mean attended keys per query x 2)
+    memo_q: dict[float, float] = {}
+    e_at_0 = interp_scalar(0.0, pxs, pys) if pcurve is not None else None
 
     def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float, float]:
         layers = 0.0
@@ -179,9 +187,11 @@ def _iteration(m: Any) -> StepFn:
         except KeyError:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = t_terms(T)
         for count, dec_s, fpre, bpre, window, occ in attn:
-            if window:
-                Se = min(S, nd * window)
-                Pe = min(P, Tp * window)
+            if window:   # min(a, b) as the builtin decides it: b if b < a else a
+                Se = nd * window
+                Se = Se if Se < S else S
+                Pe = Tp * window
+                Pe = Pe if Pe < P else P
             else:
                 Se, Pe = S, P
             td = count * Se * dec_s
@@ -190,15 +200,25 @@ def _iteration(m: Any) -> StepFn:
             if dfit is not None:
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:
-                x = log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
-                tpre = count * max(fpre * Pe / attn_peak, bpre * Tp / peak_bw_all) / interp_scalar(x, pxs, pys)
+                if Pe > Tp / 2.0:    # the efficiency at x = log2(q), memoised by q
+                    q = 2.0 * Pe / Tp
+                    try:
+                        e = memo_q[q]
+                    except KeyError:
+                        e = memo_q[q] = interp_scalar(log2(q), pxs, pys)
+                else:
+                    e = e_at_0
+                a, b = fpre * Pe / attn_peak, bpre * Tp / peak_bw_all
+                tpre = count * (b if b > a else a) / e   # max(a, b)
             else:
-                tpre = count * max(fpre * Pe / attn_rate, bpre * Tp / bw)
+                a, b = fpre * Pe / attn_rate, bpre * Tp / bw
+                tpre = count * (b if b > a else a)
             layers = layers + td + tpre
         layers = layers + te
         layers = layers + floor
         if miss:
-            layers = layers + max(host - layers, 0.0)
+            a = host - layers
+            layers = layers + (0.0 if 0.0 > a else a)           # max(a, 0.0)
         try:
             t_lm, t_smp, t_lg, cpu = memo_e[emit]
         except KeyError:

@@ -17,7 +17,7 @@ from sched_reader.models import data_files
 from sched_reader.versions import parse_version
 
 DATA_FILE = "rocm_kernel_paths"     # models/data/rocm_kernel_paths.yaml
-FALSE_WORDS = ("0", "false", "no", "off", "")
+TRUE_WORDS = ("true", "1")   # vllm/envs.py: os.getenv(...).lower() in ("true", "1")
 
 
 def _paths(arch: str) -> list[dict]:
@@ -30,10 +30,11 @@ def _paths(arch: str) -> list[dict]:
 
 
 def _on(env: dict, name: str, default: bool) -> bool:
-    """The boolean an engine reads from environment variable ``name`` (vLLM: "1"/"true" on), ``default`` unset."""
+    """The boolean vLLM reads from environment variable ``name``, ``default`` when unset: vllm/envs.py parses
+    these switches as ``os.getenv(name, default).lower() in ("true", "1")``, so any other value is off."""
     if name not in env:
         return default
-    return str(env[name]).strip().lower() not in FALSE_WORDS
+    return str(env[name]).strip().lower() in TRUE_WORDS
 
 
 def aiter_enabled(env: dict | None, switch: str | None = None) -> bool:

@@ -81,6 +81,8 @@ def test_provenance_names_the_measurement_and_the_reason():
 def test_aiter_switch_parsing():
     assert not aiter_enabled({})
     assert not aiter_enabled({"VLLM_ROCM_USE_AITER": "False"})
+    assert not aiter_enabled({"VLLM_ROCM_USE_AITER": "yes"})      # vLLM: .lower() in ("true", "1") only
+    assert aiter_enabled({"VLLM_ROCM_USE_AITER": "TRUE"})
     assert aiter_enabled({"VLLM_ROCM_USE_AITER": "1"}, "VLLM_ROCM_USE_AITER_MOE")
     assert not aiter_enabled({"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MOE": "0"}, "VLLM_ROCM_USE_AITER_MOE")
 

@@ -20,11 +20,16 @@ Prints the relative error of output throughput, mean TPOT and median TPOT per pa
 |error| per deployment, their median over deployments (each weighs the same) and over all pairs pooled,
 next to the uncalibrated model's on the same predictions. A deployment that cannot be replayed (no KV
 block fits by the memory model) is reported as skipped.
-Run: python benchmarks/calibration_accuracy.py [--loo] [--quiet] [--only SUBSTRING[,SUBSTRING...]]
+The decode prior (analyzers/calibrate_posterior.py) is measured on the deployments themselves (each one's
+decode scale and per-step time fitted over all its runs, printed first); each deployment is scored with
+the prior re-measured WITHOUT it (leave one deployment out), ``--shipped`` with the shipped
+``calibrate_posterior.PRIOR`` instead, ``--terms`` prints the measurement and stops.
+Run: python benchmarks/calibration_accuracy.py [--loo] [--quiet] [--shipped | --terms] [--only SUBSTRING[,...]]
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 import time
@@ -35,7 +40,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sched_reader.analyzers.calibrate import fit, predict, requests_for  # noqa: E402
+from sched_reader.analyzers.calibrate import (_profile, decode_observations, fit, fit_decode, predict,  # noqa: E402
+                                              requests_for)
+from sched_reader.analyzers.calibrate_posterior import FLAT, PRIOR, DecodePrior  # noqa: E402
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.readers.bench_result import BenchResult  # noqa: E402
@@ -87,7 +94,10 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
             continue   # per-request lengths not published: the replay's ShareGPT sample is not theirs
         key = (r["source"], r["model"], r["gpu"], r.get("tensor_parallel_size"), r.get("pipeline_parallel_size"),
                r.get("data_parallel_size"), str(r["engine_version"]), r.get("max_model_len"),
-               r.get("gpu_memory_utilization"), json.dumps(r["config_flags"], sort_keys=True), row_endpoint(r))
+               r.get("gpu_memory_utilization"), json.dumps(r["config_flags"], sort_keys=True), row_endpoint(r),
+               "tuned" in r["id"].split("-"))
+        # (vLLM PR 17530 measured the same flags before and with its tuned fused-MoE config: two kernel
+        # configurations, so two deployments; its rows say which only in their ids)
         groups.setdefault(key, []).append(r)
     out = []
     for key, rows in groups.items():
@@ -107,8 +117,46 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
                 mean_ttft_ms=res.get("mean_ttft_ms"), mean_tpot_ms=res.get("mean_tpot_ms"),
                 median_tpot_ms=res.get("median_tpot_ms")))
         name = f"{key[0]}: {key[1]} {key[3] or 1}x {key[2]}, vLLM {key[6]}"
-        out.append((name, spec, runs, endpoint_for(key[-1], getattr(spec.arch, "model_type", None))))
+        name += ", tuned fused-MoE config" if key[-1] else ""
+        out.append((name, spec, runs, endpoint_for(key[-2], getattr(spec.arch, "model_type", None))))
     return out
+
+
+def deployment_terms(name: str, spec, benches: list[BenchResult], endpoint: str) -> dict | None:
+    """The deployment's own decode scale d and per-step time c (ms) fitted over ALL its runs with a flat
+    prior (the uncalibrated model's other terms held), and the log residual of each run's TPOT / throughput
+    there; None when its runs share one concurrency level (d and c are then one number) or it cannot be
+    replayed."""
+    reqs = [requests_for(b) for b in benches]
+    if len({min(len(r), b.max_concurrency or len(r)) for b, r in zip(benches, reqs)}) < 2:
+        return None
+    try:
+        d, c, _ = fit_decode(spec, benches, reqs, _profile(1.0, 1.0, 0.0), endpoint, FLAT)
+    except SchedReaderError:
+        return None
+    obs = decode_observations(spec, benches, reqs, _profile(d, 1.0, c), endpoint, FLAT)
+    res = {"time": [], "rate": []}
+    for o in obs:
+        res[o.kind].append(math.log(o.at / o.measured))
+    return {"name": name, "d": d, "c": c, "res": res, "n": len(obs)}
+
+
+def prior_from(terms: list[dict], source: str) -> DecodePrior:
+    """The decode prior measured on ``terms`` (deployment_terms of several deployments): root mean square of
+    ln d and of c over them; one run's spread per metric: the median over deployments of the residual's root
+    mean square, corrected for the two fitted terms (x sqrt(n / (n - 2)), deployments with 3+ observations)."""
+    def rms(xs):
+        return math.sqrt(sum(x * x for x in xs) / len(xs))
+
+    def spread(kind):
+        xs = [rms(t["res"][kind]) * math.sqrt(t["n"] / (t["n"] - 2)) for t in terms
+              if t["n"] >= 3 and t["res"][kind]]
+        return statistics.median(xs)
+
+    return DecodePrior(decode_log_sd=round(rms([math.log(t["d"]) for t in terms]), 3),
+                       step_ms_sd=round(rms([t["c"] for t in terms]), 2),
+                       tpot_log_sd=round(spread("time"), 3), throughput_log_sd=round(spread("rate"), 3),
+                       source=source)
 
 
 def _errs(p: dict, b: BenchResult) -> dict[str, float]:
@@ -130,7 +178,8 @@ def _summary(label: str, rows: list[dict[str, float]]) -> str:
             f"{_med(rows, 'mean_tpot_ms')}, median TPOT {_med(rows, 'median_tpot_ms')} ({len(rows)} predictions)")
 
 
-def evaluate(name: str, spec, benches: list[BenchResult], endpoint: str, loo: bool, quiet: bool) -> dict[str, list]:
+def evaluate(name: str, spec, benches: list[BenchResult], endpoint: str, loo: bool, quiet: bool,
+             prior: DecodePrior = PRIOR) -> dict[str, list]:
     print(f"\n== {name}: {spec.model_name} on {spec.hardware.gpu.name}, vLLM {spec.vllm_version}, "
           f"{len(benches)} workloads")
     reqs = [requests_for(b) for b in benches]
@@ -145,11 +194,11 @@ def evaluate(name: str, spec, benches: list[BenchResult], endpoint: str, loo: bo
     print("  " + _summary("uncalibrated", base))
     one: list[dict[str, float]] = []
     for i, cal in enumerate(benches):
-        prof = fit(spec, [cal], endpoint=endpoint)
+        prof = fit(spec, [cal], endpoint=endpoint, prior=prior)
         t = prof.terms
         if not quiet:
             print(f"  calibrated on {cal.file}: decode x{t['decode_time_scale'].value:.3f}, "
-                  f"prefill x{t['prefill_time_scale'].value:.3f}")
+                  f"{t['step_overhead_ms'].value:.2f} ms per step, prefill x{t['prefill_time_scale'].value:.3f}")
         for j, b in enumerate(benches):
             if i == j:
                 continue
@@ -165,7 +214,7 @@ def evaluate(name: str, spec, benches: list[BenchResult], endpoint: str, loo: bo
     elif loo and len(benches) >= 3:
         for j, b in enumerate(benches):
             cal = [x for i, x in enumerate(benches) if i != j]
-            prof = fit(spec, cal, endpoint=endpoint)
+            prof = fit(spec, cal, endpoint=endpoint, prior=prior)
             e = _errs(predict(spec, b, prof, reqs[j], endpoint), b)
             out["loo"].append(e)
             if not quiet:
@@ -186,7 +235,33 @@ def main() -> int:
         spec, benches = load(f)
         deps.append((f.name, spec, benches, "completions"))
     deps += corpus_deployments()
-    res = [evaluate(*d, loo, quiet) for d in deps if any(o in d[0] for o in only.split(","))]
+    # the decode prior: each deployment's own terms over all its runs; a deployment is scored with the prior
+    # measured on the OTHER deployments (leave one deployment out); --shipped: calibrate_posterior.PRIOR
+    print("== each deployment's decode scale d and per-step time c over all its runs (flat prior), and the "
+          "root mean square log residual of TPOT / throughput there")
+    terms = {}
+    for name, spec, benches, ep in deps:
+        t = deployment_terms(name, spec, benches, ep)
+        if t is None:
+            print(f"  {name[:70]:70} one concurrency level or no replay: not used")
+            continue
+        terms[name] = t
+        r = {k: (f"{math.sqrt(sum(x * x for x in v) / len(v)):.3f}" if v else "-") for k, v in t["res"].items()}
+        print(f"  {name[:70]:70} d x{t['d']:.3f}  c {t['c']:5.2f} ms  residual {r['time']} / {r['rate']} "
+              f"({t['n']} observations)")
+    every = prior_from(list(terms.values()), f"measured on {len(terms)} deployments")
+    print(f"  prior from all {len(terms)}: {every}")
+    if "--terms" in sys.argv:
+        return 0
+    shipped = "--shipped" in sys.argv
+    res = []
+    for d in deps:
+        if not any(o in d[0] for o in only.split(",")):
+            continue
+        prior = PRIOR if shipped else prior_from([t for k, t in terms.items() if k != d[0]],
+                                                 f"measured without {d[0][:40]}")
+        print(f"\n  prior: {prior}")
+        res.append(evaluate(*d, loo, quiet, prior))
     print("\n== per deployment, median |error| output throughput / mean TPOT / median TPOT "
           "(uncalibrated -> calibrated)")
     for key in ("one", "loo"):

@@ -6,25 +6,27 @@ else fixed mean lengths; its rate and concurrency), and the named terms of
 mean TTFT. A term is fitted only from results that can identify it; the others stay at the prior (the
 uncalibrated model):
 
-* ``decode_time_scale`` from TPOT (the median when given: see ``_tpot_key``) and output throughput
-  (geometric mean of their ratios over the results); a result whose mean TPOT is stall-dominated
-  (:func:`stalled`) gives it by its throughput alone, a rate-limited result (``--request-rate`` finite) by
-  its TPOT alone (its throughput is the offered load, whatever the GPU's speed). Always identified;
+* ``decode_time_scale`` and ``step_overhead_ms`` together, as a posterior (analyzers/calibrate_posterior.py):
+  work-proportional time and time every step pays whatever its batch are one number at one batch size and
+  differ across batch sizes, so one result's offset is split by a prior centred on the uncalibrated model
+  with spreads measured over the corpus's deployments, and results at two or more concurrency levels pin
+  both. The observations: each result's TPOT (the median when given: see ``_tpot_key``), or its output
+  throughput when its TPOT is stall-dominated (:func:`stalled`) or missing; a rate-limited result's
+  throughput is its offered load, never an observation. Always identified; fitted first, so the terms below
+  are read with the per-step time in place;
 * ``prefill_time_scale`` from TTFT, when a result is not a burst (closed loop or rate-limited: its TTFT is
   the prompt's time plus a short queue) or bursts of two or more sizes are given: one burst's TTFT is its
   API intake queue plus its prefill time, one number for two unknowns;
-* ``step_overhead_ms``, ``seq_overhead_us`` and ``api_token_us`` only from two or more results at different
-  concurrency (a per-step constant and a per-token scale are indistinguishable at one batch size): chosen
+* ``seq_overhead_us`` and ``api_token_us`` only from two or more results at different concurrency: chosen
   among a few physically plausible values;
 * ``api_intake_ms`` (the API server's per-request intake) from bursts of two or more sizes (TTFT growing
   with N): chosen among a few values by the same loss before the other terms;
 * ``api_ms`` only as the TTFT the identified prefill scale cannot absorb within its bound.
 
-The two time scales are then shrunk toward the prior in log space (:func:`shrink_weight`): the fitted value
-is the posterior mean under a prior read off the corpus's uncalibrated errors (a core spread plus a tail of
-deployments the model gets badly wrong) and a per-result spread of the model's workload-dependent error, so
-one result moves a modest scale ~0.75 of the way, a 3x one nearly all of it, several results nearly all of
-any; each term reports the raw value, the weight and how many results supported it.
+The prefill scale is then shrunk toward the prior in log space (:func:`shrink_weight`): the posterior mean
+under a prior read off the corpus's uncalibrated errors (a core spread plus a tail of deployments the model
+gets badly wrong) and a per-result spread of the model's workload-dependent error; the decode scale and the
+per-step time are re-fitted at the chosen terms. Each term reports its value and what supported it.
 
 Every term stays within its bounds; one that hits a bound is flagged (``at_bound``), since the data then
 disagree with the model by more than a plausible efficiency factor -- say so rather than fit it.
@@ -41,39 +43,41 @@ import numpy as np
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import TERMS, FittedTerm, Profile, default_terms
 from sched_reader.readers.bench_result import BenchResult
-from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
+from sched_reader.models.cost.frontend import api_server_for, endpoint_for
 from sched_reader.models.workload import endpoint_kind
 from sched_reader.models.calibration_profile import api_seconds, calibrated, frontend_kwargs
 from sched_reader.analyzers.simulator.metrics import add_client_latency
 from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
 from sched_reader.analyzers.simulator import params_for, simulate
 from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
+from sched_reader.analyzers.calibrate_posterior import PRIOR, DecodePrior, Observation, posterior_mean
 
 ITERATIONS = 6
 CONVERGED = 0.005
 SKEWED_TPOT = 1.5   # mean / median TPOT above which a result's mean is stall-dominated
-OVERHEAD_CANDIDATES_MS = (0.0, 1.0, 3.0)
+DECODE_PASSES = 3      # linearise, take the posterior mean, re-linearise there (see calibrate_posterior)
+D_STEP = 1.05          # relative step of the decode scale for its slope
+C_STEP_MS = 0.5        # step of the per-step time for its slope (ms)
 SEQ_OVERHEAD_CANDIDATES_US = (0.0, 50.0, 100.0, 200.0, 400.0)
 API_TOKEN_CANDIDATES_US = (72.0, 100.0, 130.0, 170.0)
 # per-request API intake (ms; None: the endpoint's default, models/cost/frontend.API_INTAKE_S): from today's
 # ~1 ms /v1/completions to vLLM 0.6.0's ~6.5 ms (p99 TTFT / N of the LambdaLabs bursts in tests/data/bench)
 INTAKE_CANDIDATES_MS = (None, 2.0, 4.0, 7.0)
-# Shrinkage of the fitted time scales toward the uncalibrated model (see shrink_weight), natural-log units.
+# Shrinkage of the fitted prefill scale toward the uncalibrated model (see shrink_weight), natural-log units
+# (the decode scale and the per-step time are a joint posterior: analyzers/calibrate_posterior.py).
 # The prior on a deployment's true log-scale is a two-part mixture read off the uncalibrated model's errors
 # over the throughput corpus (models/cost/data/error_bands.json at 7bb09e2, "all"):
-# PRIOR_SD, the core: the median |error| as a normal spread, ln(1 + e) / 0.6745 (TPOT 26.4% -> 0.347, TTFT
-# 38.2% -> 0.480); BROKEN_SD / BROKEN_SHARE, the tail: the 5-95% range of the TPOT log-error is -1.24..+1.51,
-# where the core alone would put 0.04% of rows beyond 1.24: a quarter of deployments with a spread of 1.5
+# PRIOR_SD, the core: the median |error| as a normal spread, ln(1 + e) / 0.6745 (TTFT 38.2% -> 0.480);
+# BROKEN_SD / BROKEN_SHARE, the tail: the 5-95% range of the TPOT log-error is -1.24..+1.51, where a core of
+# 0.35 would put 0.04% of rows beyond 1.24: a quarter of deployments with a spread of 1.5
 # (P(|x| > 1.24) = 0.41 x 0.25 = 10%) -- a model that is off by 3x for one deployment, not by 25%.
-PRIOR_SD = {"decode_time_scale": 0.347, "prefill_time_scale": 0.480}
+PRIOR_SD = {"prefill_time_scale": 0.480}
 BROKEN_SD = 1.5
 BROKEN_SHARE = 0.25
 # RESULT_SD: how far one result's own best scale sits from the deployment's common one (the model's error
-# that changes with the workload). Decode: the spread of the uncalibrated log-error of median TPOT across the
-# workloads of one deployment, 0.18-0.28 over the three LambdaLabs deployments in tests/data/bench (the
-# development set; the corpus deployments of benchmarks/calibration_accuracy.py did not set it). Prefill:
-# TTFT mixes queueing and intake into the prompt time, taken twice as noisy.
-RESULT_SD = {"decode_time_scale": 0.20, "prefill_time_scale": 0.40}
+# that changes with the workload). TTFT mixes queueing and intake into the prompt time: 0.40 (twice the
+# 0.20 spread of median TPOT across the workloads of the three LambdaLabs deployments in tests/data/bench).
+RESULT_SD = {"prefill_time_scale": 0.40}
 
 
 def silent_requests(b: BenchResult) -> bool:
@@ -119,7 +123,8 @@ def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | 
     req = requests if requests is not None else requests_for(b)
 
 
-    fe = ApiServerModel(endpoint, **(frontend_kwargs(profile) if profile is not None else {}))
+    # no API server for an offline run (``vllm bench throughput``: endpoint "offline")
+    fe = api_server_for(endpoint, **(frontend_kwargs(profile) if profile is not None else {}))
     silent = silent_requests(b) and len(req) == len(b.output_lens)
     res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost, frontend=fe,
                                          per_request=silent), endpoint)
@@ -128,7 +133,7 @@ def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | 
         timed = np.asarray(b.output_lens) > 0
         if timed.any():
             res["mean_ttft_ms"] += float(each[timed].mean() - each.mean())
-    if profile is not None and api_seconds(profile):
+    if profile is not None and api_seconds(profile) and fe is not None:
         add_client_latency(res, api_seconds(profile), "calibrated API-server intake")
     return {k: float(res[k]) for k in ("output_throughput", "mean_tpot_ms", "mean_ttft_ms", "median_tpot_ms")
             if res.get(k) is not None}
@@ -201,6 +206,67 @@ def _fit_scales(spec: Any, benches: list[BenchResult], reqs: list[Any], oh_ms: f
     return ds, ps, {"preds": preds, "at_bound": hit}
 
 
+def _with(prof: Profile, **values: float) -> Profile:
+    """A copy of ``prof`` with the named terms' values replaced."""
+    terms = {k: t.model_copy() for k, t in prof.terms.items()}
+    for k, v in values.items():
+        terms[k].value = v
+    return Profile(terms=terms)
+
+
+def decode_observations(spec: Any, benches: list[BenchResult], reqs: list[Any], prof: Profile, endpoint: str,
+                        prior: DecodePrior = PRIOR) -> list[Observation]:
+    """The runs' TPOT and output throughput as observations linear in (decode scale, per-step time) around
+    ``prof``'s values: three simulations per run (at the point, with the scale x``D_STEP``, with
+    ``C_STEP_MS`` more per step). Which metric a run gives: its TPOT (the median where published: see
+    ``_tpot_key``) unless stall-dominated (:func:`stalled`), its output throughput unless rate-limited (the
+    offered load, whatever the GPU's speed)."""
+    d0, c0 = prof.value("decode_time_scale"), prof.value("step_overhead_ms")
+    at = [predict(spec, b, prof, r, endpoint) for b, r in zip(benches, reqs)]
+    up_d = [predict(spec, b, _with(prof, decode_time_scale=d0 * D_STEP), r, endpoint) for b, r in zip(benches, reqs)]
+    up_c = [predict(spec, b, _with(prof, step_overhead_ms=c0 + C_STEP_MS), r, endpoint)
+            for b, r in zip(benches, reqs)]
+    obs: list[Observation] = []
+    for b, p, pd, pc in zip(benches, at, up_d, up_c):
+        k = _tpot_key(b, p)
+        if k and not stalled(b) and pd.get(k) and pc.get(k):   # the run's time per decode step
+            obs.append(Observation(f"{b.label()} {k}", "time", float(getattr(b, k)), p[k], d0, c0,
+                                   (pd[k] - p[k]) / (d0 * (D_STEP - 1)), (pc[k] - p[k]) / C_STEP_MS,
+                                   prior.tpot_log_sd))
+            continue
+        t = "output_throughput"    # else the aggregate of every step's time
+        if b.output_throughput and math.isinf(b.request_rate) and p.get(t) and pd.get(t) and pc.get(t):
+            obs.append(Observation(f"{b.label()} {t}", "rate", float(b.output_throughput), p[t], d0, c0,
+                                   (1 / pd[t] - 1 / p[t]) / (d0 * (D_STEP - 1)), (1 / pc[t] - 1 / p[t]) / C_STEP_MS,
+                                   prior.throughput_log_sd))
+    return obs
+
+
+def fit_decode(spec: Any, benches: list[BenchResult], reqs: list[Any], prof: Profile, endpoint: str,
+               prior: DecodePrior = PRIOR, start: tuple[float, float] = (1.0, 0.0)
+               ) -> tuple[float, float, dict[str, Any]]:
+    """Posterior mean of (decode_time_scale, step_overhead_ms) with ``prof``'s other terms held
+    (analyzers/calibrate_posterior.py): linearised at ``start`` (default: the uncalibrated model), then again
+    at each pass's estimate (``DECODE_PASSES``). Returns (d, c ms, details: observations, mode, at-bound flags)."""
+    lo, hi = TERMS["decode_time_scale"][1], TERMS["decode_time_scale"][2]
+    c_hi = TERMS["step_overhead_ms"][2]
+    d, c = start
+    post: dict[str, Any] = {"d": d, "c": c, "d_mean": d, "c_mean": c, "d_mode": d, "c_mode": c,
+                            "d_at_bound": False, "c_at_bound": False}
+    obs: list[Observation] = []
+    for _ in range(DECODE_PASSES):
+        obs = decode_observations(spec, benches, reqs, _with(prof, decode_time_scale=d, step_overhead_ms=c),
+                                  endpoint, prior)
+        if not obs:
+            break
+        post = posterior_mean(obs, prior, (lo, hi), c_hi)
+        done = abs(post["d"] / d - 1) < CONVERGED and abs(post["c"] - c) < 0.05
+        d, c = float(post["d"]), float(post["c"])
+        if done:
+            break
+    return d, c, {**post, "observations": obs}
+
+
 def stalled(b: BenchResult) -> bool:
     """Whether the run's TPOT is dominated by scheduling stalls: mean TPOT above ``SKEWED_TPOT`` x the median
     (short requests caught in prefill rounds or preemptions). Such a run's TPOT, median included, measures the
@@ -254,13 +320,16 @@ def _tpot_key(b: BenchResult, p: dict[str, float]) -> str | None:
 
 
 def measured_ttft(b: BenchResult) -> float | None:
-    """Mean TTFT over the requests that streamed text: vLLM's benchmark averages a TTFT of 0 for a request
-    that streamed none (refused, or ended at once: :func:`silent_requests`)."""
+    """Mean TTFT over the requests that streamed text. vLLM's benchmark averages TTFT over the requests that
+    succeeded (``completed``), and one that succeeded without streaming text (ended at once:
+    :func:`silent_requests`) brings a TTFT of 0; a failed (refused) request is in neither the mean nor
+    ``completed``. So the mean over the text-streaming ones is mean x completed / (requests with output)."""
     if b.mean_ttft_ms is None:
         return None
     if b.output_lens and 0 in b.output_lens:
         ran = sum(1 for o in b.output_lens if o > 0)
-        return b.mean_ttft_ms * len(b.output_lens) / max(1, ran)
+        succeeded = min(b.completed, len(b.output_lens)) if b.completed else len(b.output_lens)
+        return b.mean_ttft_ms * max(succeeded, ran) / max(1, ran)
     return b.mean_ttft_ms
 
 
@@ -306,8 +375,11 @@ def bench_endpoint(benches: list[BenchResult], spec: Any) -> str:
     return endpoint_for(kind, getattr(getattr(spec, "arch", None), "model_type", None))
 
 
-def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endpoint: str = "completions") -> Profile:
-    """The profile of one deployment from its benchmark results (see module docstring)."""
+def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endpoint: str = "completions",
+        prior: DecodePrior = PRIOR) -> Profile:
+    """The profile of one deployment from its benchmark results (see module docstring); ``prior``: the
+    decode-side prior and per-run spreads (analyzers/calibrate_posterior.py; the benchmark passes spreads
+    measured without the deployment it scores)."""
     if not benches:
         raise InputError("calibrate needs at least one --bench result")
     for b in benches:
@@ -317,7 +389,6 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     reqs = [requests_for(b) for b in benches]
     base = [predict(spec, b, None, r, endpoint) for b, r in zip(benches, reqs)]
     concs = {min(len(r), b.max_concurrency or len(r)) for b, r in zip(benches, reqs)}
-    candidates = OVERHEAD_CANDIDATES_MS if len(concs) >= 2 else (0.0,)
     best = None
     hs_candidates = SEQ_OVERHEAD_CANDIDATES_US if len(concs) >= 2 else (0.0,)
     tok_candidates = API_TOKEN_CANDIDATES_US if len(concs) >= 2 else (API_TOKEN_CANDIDATES_US[0],)
@@ -329,40 +400,50 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     # the API intake of a burst first (it sets when the engine receives the requests: TTFT, and how long V0's
     # prefill-first scheduler keeps decodes waiting), chosen by the loss; then, at that intake, a coordinate
     # search: the streaming cost (host terms at 0), then the host terms at that cost
+    # first the decode scale and the per-step time at the uncalibrated model's other terms (the per-step time
+    # is in every step, prefill steps included: TTFT and the host terms below are read with it in place)
+    d0, c0, _ = fit_decode(spec, benches, reqs, _profile(1.0, 1.0, 0.0), endpoint, prior)
     intake: float | None = None
     if len(bursts) >= 2:
-        warm = (1.0, 1.0)
+        warm = (d0, 1.0)
         for c in INTAKE_CANDIDATES_MS:   # each fit starts from the previous one's scales
-            ds, ps, info = _fit_scales(spec, benches, reqs, 0.0, 0.0, tok_candidates[0], warm, c, endpoint,
+            ds, ps, info = _fit_scales(spec, benches, reqs, c0, 0.0, tok_candidates[0], warm, c, endpoint,
                                        fit_prefill)
             warm = (ds, ps)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
-                best = (loss, ds, ps, 0.0, 0.0, tok_candidates[0], info)
+                best = (loss, ds, ps, c0, 0.0, tok_candidates[0], info)
                 intake = c
-    trials = [(t, 0.0, 0.0) for t in tok_candidates if best is None or t != best[5]]
+    trials = [(t, c0, 0.0) for t in tok_candidates if best is None or t != best[5]]
     for stage in (0, 1):
         for tok, oh, hs in trials:
-            start = (best[1], best[2]) if best is not None else (1.0, 1.0)
+            start = (best[1], best[2]) if best is not None else (d0, 1.0)
             ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start, intake, endpoint,
                                        fit_prefill)
             loss = _loss(benches, info["preds"])
             if best is None or loss < best[0] - 1e-9:
                 best = (loss, ds, ps, oh, hs, tok, info)
         assert best is not None
-        trials = [(best[5], oh, hs) for oh in candidates for hs in hs_candidates if (oh, hs) != (0.0, 0.0)]
-    loss, ds_raw, ps_raw, oh, hs, tok, info = best
+        trials = [(best[5], c0, hs) for hs in hs_candidates if hs != 0.0]
+    loss, ds_raw, ps_raw, _, hs, tok, info = best
     n = len(benches)
     n_ttft = sum(1 for b in benches if b.mean_ttft_ms) if fit_prefill else 0
-    w_d = shrink_weight("decode_time_scale", n, math.log(ds_raw))
     w_p = shrink_weight("prefill_time_scale", n_ttft, math.log(ps_raw))
-    ds, ps = ds_raw ** w_d, ps_raw ** w_p
+    ps = ps_raw ** w_p
+    # the decode scale and the per-step time: a posterior at the prefill scale and host terms chosen above
+    ds, oh, post = fit_decode(spec, benches, reqs, _profile(1.0, ps, 0.0, hs, tok, intake), endpoint, prior,
+                              start=(d0, c0))
+    oh = round(oh, 2)
     info["preds"] = [predict(spec, b, _profile(ds, ps, oh, hs, tok, intake), r, endpoint)
                      for b, r in zip(benches, reqs)]
+    loss = _loss(benches, info["preds"])
     # TTFT the prefill term cannot absorb within its bound is per-request intake (tokenization, API queue)
     api = 0.0
-    if fit_prefill and info["at_bound"]["prefill_time_scale"] and ps >= TERMS["prefill_time_scale"][2]:
-        gaps = [measured_ttft(b) - p["mean_ttft_ms"] for b, p in zip(benches, info["preds"])
+    # (the left-over at the bound itself, before shrinkage: what no plausible prefill factor explains)
+    if fit_prefill and info["at_bound"]["prefill_time_scale"] and ps_raw >= TERMS["prefill_time_scale"][2]:
+        at_bound = [predict(spec, b, _profile(ds, ps_raw, oh, hs, tok, intake), r, endpoint)
+                    for b, r in zip(benches, reqs)]
+        gaps = [measured_ttft(b) - p["mean_ttft_ms"] for b, p in zip(benches, at_bound)
                 if b.mean_ttft_ms and p.get("mean_ttft_ms") is not None]
         if gaps and min(gaps) > 0:
             api = round(min(TERMS["api_ms"][2], sum(gaps) / len(gaps)), 1)
@@ -371,12 +452,19 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
             info["preds"] = [predict(spec, b, prof, r, endpoint) for b, r in zip(benches, reqs)]
     terms: dict[str, FittedTerm] = default_terms()
     labels = [b.label() for b in benches]
+    obs = post["observations"]
+    n_tpot = sum(1 for o in obs if o.kind == "time")
+    n_thr = len(obs) - n_tpot
+    split = (f"posterior over {n_tpot} TPOT and {n_thr} output-throughput observation(s): the mean per-step "
+             f"time and the mean scale at it (mode x{post['d_mode']:.3f} at {post['c_mode']:.2f} ms); prior {prior.source}: ln(scale) sd "
+             f"{prior.decode_log_sd:g}, per-step time sd {prior.step_ms_sd:g} ms, one run's spread "
+             f"{prior.tpot_log_sd:g} (TPOT) / {prior.throughput_log_sd:g} (throughput) in log")
+    one_level = len(concs) < 2
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
-        "value": round(ds, 4), "fitted": True, "at_bound": info["at_bound"]["decode_time_scale"],
+        "value": round(ds, 4), "fitted": bool(obs), "at_bound": bool(post["d_at_bound"]),
         "supported_by": [f"TPOT (median where given) and output throughput (closed loop or burst) of {n} result(s)"
                          + (f" (output throughput alone for {sum(map(stalled, benches))} stall-dominated result(s))"
-                            if any(map(stalled, benches)) else ""),
-                         _shrink_note("decode_time_scale", ds_raw, w_d, n)] + labels})
+                            if any(map(stalled, benches)) else ""), split] + labels})
     has_ttft = any(b.mean_ttft_ms for b in benches)
     terms["prefill_time_scale"] = terms["prefill_time_scale"].model_copy(update={
         "value": round(ps, 4) if fit_prefill else 1.0, "fitted": fit_prefill,
@@ -387,10 +475,12 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
                           "or rate-limited result, or bursts of two sizes, can): held at 1"] if has_ttft else
                          ["no TTFT in the results: held at 1"])})
     terms["step_overhead_ms"] = terms["step_overhead_ms"].model_copy(update={
-        "value": oh, "fitted": len(candidates) > 1,
-        "supported_by": ([f"{len(concs)} concurrency levels: chosen among {list(OVERHEAD_CANDIDATES_MS)} ms"]
-                         if len(candidates) > 1 else
-                         ["one concurrency level cannot separate a per-step constant from the decode scale: held at 0"])})
+        "value": oh, "fitted": bool(obs), "at_bound": bool(post["c_at_bound"]),
+        "supported_by": [("one concurrency level: the prior splits the run's offset between this and the decode "
+                          "scale (a few ms on a short step is mostly per-step time, a share of a long step "
+                          "mostly scale); results at two or more concurrency levels separate them"
+                          if one_level else
+                          f"{len(concs)} concurrency levels: the same time per step at every batch size"), split]})
     terms["seq_overhead_us"] = terms["seq_overhead_us"].model_copy(update={
         "value": hs, "fitted": len(hs_candidates) > 1,
         "supported_by": ([f"{len(concs)} concurrency levels: chosen among {list(SEQ_OVERHEAD_CANDIDATES_US)} us"]
@@ -429,8 +519,10 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
                         "uncalibrated_error": _errors(b, p0), "calibrated_error": _errors(b, p1)})
     notes = []
     if n == 1:
-        notes.append("one result fits the time scales only; results at two or more concurrency levels also fit "
-                      "the per-step, per-sequence and per-streamed-token host terms")
+        notes.append("one result: its offset is split between the decode scale and the per-step time by the "
+                     "prior (a short step's offset goes mostly to per-step time); results at two or more "
+                     "concurrency levels separate them and also fit the per-sequence and per-streamed-token host "
+                     "terms")
     if any(t.at_bound for t in terms.values()):
         notes.append("a term hit its bound: the model and the measurements disagree beyond a plausible "
                      "efficiency factor (check the config, GPU and release match the benchmark)")
@@ -438,9 +530,14 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     if skewed:
         notes.append(f"mean TPOT above {SKEWED_TPOT:g}x the median in {', '.join(skewed)}: short requests caught in "
                      "scheduling stalls (prefill steps, preemptions) dominate the mean; the decode term is fitted "
-                     "to such a result's output throughput, and predicted mean TPOT under such load runs low")
-    if any(b.output_lens and 0 in b.output_lens for b in benches):
+                     "to such a result's output throughput, and predicted mean TPOT under such load is the least "
+                     "reliable metric (it follows the replay's stalls)")
+    if any(b.output_lens and 0 in b.output_lens and not silent_requests(b) for b in benches):
         notes.append("requests that produced no token (refused by the server) are left out of the replay")
+    if any(silent_requests(b) for b in benches):
+        notes.append("requests that streamed no text but were counted completed ran as their prompt plus one "
+                     "token; the mean TTFT is compared over the requests that streamed text (vLLM's benchmark "
+                     "averages a TTFT of 0 for the others)")
     if log_note:
         notes.append(log_note)
     return Profile(deployment=deployment, terms=terms,

@@ -426,6 +426,22 @@ def _mla_choice(era: dict[str, Any], family: str, cc: str, is_sparse: bool,
     return table[family][-1]
 
 
+def sparse_mla_backend(version: str, compute_capability: str | None, kv_cache_dtype: str | None = None,
+                       num_heads: int | None = None) -> str | None:
+    """The sparse-MLA attention backend (DeepSeek-V3.2, GLM-5.x) vLLM ``version`` picks on this GPU
+    (``data/attention_backends.json``), or None when the GPU or the release's table is unknown."""
+    if compute_capability is None:
+        return None
+    key = version_key(_release(version))
+    era = next((e for e in _attention_backends()["eras"]
+                if version_key(e["first"]) <= key <= version_key(e["last"])), None)
+    if era is None or "sparse" not in era:
+        return None
+    pick = _mla_choice(era, _gpu_family(compute_capability), compute_capability, True, None, kv_cache_dtype,
+                       num_heads)
+    return str(pick.get("backend") or "") or None
+
+
 def default_block_size(version: str, compute_capability: str | None, *, is_mla: bool,
                        explicit: int | None, is_sparse: bool = False,
                        qk_nope_head_dim: int | None = None, kv_cache_dtype: str | None = None,

@@ -86,3 +86,59 @@ class ModelArch(DataModel):
     @property
     def quantization_config(self) -> dict[str, Any] | None:
         return self.config.get("quantization_config")
+
+    @property
+    def is_sparse_mla(self) -> bool:
+        """DeepSeek Sparse Attention (DeepSeek-V3.2): MLA plus a lightning indexer (``index_topk`` in config.json;
+        vLLM's ``is_v32 = hasattr(hf_config, "index_topk")``)."""
+        return self.is_mla and self.config.get("index_topk") is not None
+
+    def has_indexer(self, layer: int) -> bool:
+        """Whether decoder layer ``layer`` builds its own DSA indexer (weights and key cache) in vLLM. IndexCache
+        checkpoints (GLM-5.2: ``index_topk_freq`` 4, ``index_skip_topk_offset`` 3) reuse the top-k of an earlier
+        layer on the others: vLLM deepseek_v2.py skips layer i when ``max(i - offset + 1, 0) % freq != 0``
+        (offset default 2), or where ``index_topk_pattern[i] == "S"`` (0.31.0 source)."""
+        if not self.is_sparse_mla:
+            return False
+        c = self.config
+        pattern = c.get("index_topk_pattern")
+        if pattern:
+            return not (0 <= layer < len(pattern) and pattern[layer] == "S")
+        freq = int(c.get("index_topk_freq") or 1)
+        offset = int(c.get("index_skip_topk_offset", 2) if c.get("index_skip_topk_offset") is not None else 2)
+        return max(layer - offset + 1, 0) % freq == 0
+
+    @property
+    def indexer_bytes_per_token(self) -> int:
+        """Bytes one token's indexer key takes per layer (0 without DSA): vLLM ``DeepseekV32IndexerCache`` is a
+        uint8 ``MLAAttentionSpec`` of ``index_head_dim + index_head_dim // 128 x 4`` bytes (fp8 key + one fp32
+        scale per 128-element block; vllm/model_executor/models/deepseek_v2.py, 0.11.0 and 0.31.0)."""
+        if not self.is_sparse_mla:
+            return 0
+        d = int(self.config.get("index_head_dim") or 128)
+        return d + d // 128 * 4
+
+
+# vLLM releases are tuples (sched_reader.versions.parse_version)
+def sparse_mla_cache_dtype(kv_cache_dtype: str, version: tuple[int, int, int],
+                           backend: str | None = None) -> tuple[str, str]:
+    """(the cache dtype vLLM runs a DeepSeek-V3.2 (DSA) model with, why) for the requested ``--kv-cache-dtype``.
+
+    vllm/model_executor/models/config.py ``DeepseekV32ForCausalLM.verify_and_update_config``: 0.11.0 maps "auto"
+    and fp8* to the custom ``fp8_ds_mla`` layout (656 bytes per token per layer); 0.11.1 .. 0.13.0 map only fp8*
+    to it ("auto" stays the model dtype; 0.14.0 read likewise); "bfloat16" becomes "auto" in every release read
+    (0.11.0 .. 0.31.0). In 0.18.0 and 0.19.0 (read) the attention layer does the fp8 -> fp8_ds_mla step, for the
+    FLASHMLA_SPARSE backend only: FLASHINFER_MLA_SPARSE (Blackwell, 0.18.0+) keeps a plain fp8 latent (576 bytes):
+    pass ``backend`` (compat/defaults.py ``sparse_mla_backend``) to have it kept.
+    """
+    kv = str(kv_cache_dtype or "auto").strip().lower()
+    if kv == "bfloat16":
+        return "auto", "vLLM DeepseekV32 config hook: bfloat16 -> auto (the model dtype)"
+    if backend == "FLASHINFER_MLA_SPARSE" and kv.startswith("fp8") and kv != "fp8_ds_mla":
+        return kv, (f"vLLM {'.'.join(map(str, version))} FLASHINFER_MLA_SPARSE keeps a standard fp8 latent "
+                    "(576 bytes per token per layer)")
+    if kv.startswith("fp8") or (kv == "auto" and version == (0, 11, 0)):
+        src = "default 'auto'" if kv == "auto" else f"--kv-cache-dtype {kv}"
+        return "fp8_ds_mla", (f"vLLM {'.'.join(map(str, version))} DeepseekV32 config hook: {src} -> fp8_ds_mla "
+                              "(656 bytes per token per layer)")
+    return kv, ""

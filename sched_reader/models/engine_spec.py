@@ -74,6 +74,7 @@ class EffectiveConfig(DataModel):
     dtype: str                              # resolved torch dtype: bfloat16 | float16 | float32
     quantization: str | None = None         # runtime or checkpoint method: fp8, awq, gptq_marlin, mxfp4, ...
     kv_cache_dtype: str = "auto"            # auto | fp8 | fp8_e4m3 | fp8_e5m2 | ...
+    sparse_mla_backend: str | None = None   # DSA models: the sparse-MLA attention backend vLLM picks, when known
     block_size: int = 16                    # tokens per KV block
     max_num_seqs: int
     max_num_batched_tokens: int             # per-iteration token budget

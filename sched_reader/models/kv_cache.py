@@ -4,7 +4,8 @@ the way vLLM rounds, and vLLM's start-up errors when the cache cannot hold one r
 Facts (from vLLM's source; https://github.com/vllm-project/vllm):
 * per-layer page = block_size x 2 (K,V) x kv_heads_per_rank x head_size x kv_bytes
   (``AttentionSpec.page_size_bytes``); MLA caches one latent of (kv_lora_rank + qk_rope_head_dim)
-  elements per token, not split across TP (``MLAAttentionSpec``).
+  elements per token, not split across TP (``MLAAttentionSpec``). DeepSeek-V3.2 (DSA) adds an indexer key
+  cache per layer (132 bytes per token) and caches fp8 as ``fp8_ds_mla`` (656 bytes per token per layer).
 * V0 (0.6.x): ``num_gpu_blocks = available // (block_size x layers x per-layer bytes/token)``;
   max concurrency = blocks x block_size / max_model_len.
 * V1 0.7.0..0.9.1: ``num_blocks = available // page_size // num_layers``; tokens = blocks x block_size.
@@ -23,7 +24,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from sched_reader.data_model import DataModel, new_list
-from sched_reader.models.architecture import ModelArch
+from sched_reader.models.architecture import ModelArch, sparse_mla_cache_dtype
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
@@ -100,7 +101,10 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     """Every attention layer's KV spec on one TP rank (all PP stages)."""
 
     dtb = model_dtype_bytes(arch, cfg)
-    eb = kv_bytes_per_element(cfg.kv_cache_dtype, dtb)
+    kv_dtype = cfg.kv_cache_dtype
+    if arch.is_sparse_mla:  # DeepSeek-V3.2: vLLM rewrites the cache dtype for its sparse-MLA backends
+        kv_dtype = sparse_mla_cache_dtype(kv_dtype, parse_version(cfg.vllm_version), cfg.sparse_mla_backend)[0]
+    eb = kv_bytes_per_element(kv_dtype, dtb)
     tp = max(1, cfg.tensor_parallel_size)
     out = []
     mixers = layer_mixers(arch)
@@ -114,6 +118,9 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
             continue
         if kind == "mla":
             per = round((int(arch.config["kv_lora_rank"]) + int(arch.config["qk_rope_head_dim"])) * eb)
+            # DSA: each layer's indexer key cache is a second full-attention spec of the same block size; vLLM puts
+            # both in one UniformTypeKVCacheSpecs group whose page is the sum (kv_cache_utils.py, 0.11.0+)
+            per += arch.indexer_bytes_per_token if arch.has_indexer(i) else 0
         else:
             per = round(2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb)
         out.append(LayerKV(index=i, kind=kind, window=win, bytes_per_token=per))
@@ -252,6 +259,12 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
         if cfg.engine == "v0" or not hybrid:
             per_block = bs * sum(layer.bytes_per_token for layer in sl)
             nb = max(0, avail // per_block) if avail > 0 else 0
+        elif ng == 1 and len({layer.bytes_per_token for layer in sl}) > 1:
+            # one attention type, pages of different sizes (DSA layers with and without an indexer key cache):
+            # vLLM's UniformTypeKVCacheSpecs page is the sum of the layers' pages (kv_cache_utils.py, 0.11.0+)
+            page = bs * sum(layer.bytes_per_token for layer in sl)
+            gs = 1
+            nb = max(0, avail // page) if avail > 0 else 0
         else:
             nb = max(0, avail // (page * gs)) if avail > 0 else 0
         if cfg.num_gpu_blocks_override:

@@ -181,7 +181,7 @@ def _moe_workspace_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt:
     mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
     n = 2 * mi // tp
     k = arch.hidden_size
-    topk = int(c.get("num_experts_per_tok") or c.get("experts_per_token") or 2)
+    topk = int(c.get("num_experts_per_tok") or c.get("experts_per_token") or c.get("moe_k") or 2)
     m = min(tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
     ws13 = max(m * topk * max(n // 2, k), m * k)
     ws2 = m * topk * max(n, k)

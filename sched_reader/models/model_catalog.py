@@ -78,6 +78,7 @@ _SUFFIXES: tuple[_Suffix, ...] = (
     _sfx(r"quantized\.w8a8", "w8a8", "compressed-tensors"),
     _sfx(r"quantized\.w4a4", "nvfp4", "compressed-tensors"),
     _sfx(r"w8a8[-_]fp8", "fp8", "compressed-tensors"),
+    _sfx(r"w[-_]?mxfp4[-_]a[-_]?fp8", "mxfp4", "mxfp4"),   # AMD Quark: MXFP4 weights, FP8 activations
     _sfx(r"fp8[-_]dynamic|fp8[-_]static|fp8[-_]block|fp8[-_]kv|fp8[-_]e4m3", "fp8", None),
     _sfx(r"fp8", "fp8", None),
     _sfx(r"nvfp4|fp4", "nvfp4", None),
@@ -91,6 +92,9 @@ _SUFFIXES: tuple[_Suffix, ...] = (
     _sfx(r"int4", "w4a16", "compressed-tensors"),
     _sfx(r"bnb[-_]4bit|unsloth[-_]bnb[-_]4bit", "bnb_4bit", "bitsandbytes"),
 )
+
+# A release tag some publishers put after the quantization suffix ("-FP4-V2", "-MXFP4-Preview").
+_RELEASE_TAG = re.compile(r"[-_.](?:v\d+(?:\.\d+)?|preview)$", re.IGNORECASE)
 
 # FP8 / FP4 checkpoints: the loader depends on who published them.
 _ORG_FP8_METHOD = {
@@ -292,22 +296,25 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
         res = _from_config_path(str(cached), name)
         return res.model_copy(update={"note": f"config.json from the local Hugging Face cache: {cached}"})
 
-    # Quantized derivative: strip one quantization suffix and retry.
+    # Quantized derivative: strip one quantization suffix and retry. A release tag after it is dropped first
+    # (nvidia/DeepSeek-R1-0528-FP4-V2, amd/DeepSeek-R1-0528-MXFP4-Preview, nvidia/Qwen3.5-397B-A17B-NVFP4-V2).
     quant: tuple[str, str] | None = None
     base_repo = parsed.repo
-    for suffix in _SUFFIXES:
-        m = suffix.pattern.search(parsed.repo)
-        if not m:
-            continue
-        base = parsed.repo[: m.start()]
-        method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
-        if quant is None:
-            quant, base_repo = (suffix.scheme, method), base
-        mid, exact = _lookup(cat, parsed.org, base)
-        if mid is None:
-            continue
-        base_parsed = _Parsed(org=parsed.org, repo=base, from_path=parsed.from_path)
-        return _resolution_for(_variant(cat, mid, base_parsed), name, parsed, exact, (suffix.scheme, method))
+    tag = _RELEASE_TAG.search(parsed.repo)
+    for repo in (parsed.repo, parsed.repo[: tag.start()]) if tag else (parsed.repo,):
+        for suffix in _SUFFIXES:
+            m = suffix.pattern.search(repo)
+            if not m:
+                continue
+            base = repo[: m.start()]
+            method = suffix.method or _fp8_method(parsed.org, suffix.scheme)
+            if quant is None:
+                quant, base_repo = (suffix.scheme, method), base
+            mid, exact = _lookup(cat, parsed.org, base)
+            if mid is None:
+                continue
+            base_parsed = _Parsed(org=parsed.org, repo=base, from_path=parsed.from_path)
+            return _resolution_for(_variant(cat, mid, base_parsed), name, parsed, exact, (suffix.scheme, method))
 
     # A fine-tune, rename or distill of a catalog architecture: same family, version and size.
     hit = _family_match(cat, base_repo)

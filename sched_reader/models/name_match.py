@@ -52,6 +52,7 @@ _FAMILY_RE = re.compile(r"(?<![a-z])(" + "|".join(re.escape(f) for f in _FAMILIE
 _SIZE_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z0-9])")
 _ACTIVE_RE = re.compile(r"(?<![a-z0-9])a(\d+(?:\.\d+)?)b(?![a-z0-9])")
 _EXPERTS_RE = re.compile(r"(?<![a-z0-9])(\d+)x(\d+(?:\.\d+)?)b(?![a-z0-9])")
+_EXPERT_COUNT_RE = re.compile(r"(?<![a-z0-9])(\d+)e(?![a-z0-9])")   # Llama-4 "17B-16E" / "17B-128E"
 _MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni|llava|pixtral)(?![a-z])")
 # What makes a name say mixture-of-experts (applied after a "-Distill-" prefix is cut: R1 distills are dense):
 # the word MoE, an expert-count tag ("Llama-4-Scout-17B-16E"), or a family whose every release is MoE.
@@ -74,6 +75,7 @@ class NameKey:
     active_b: float | None    # MoE active parameters, 10^9 ("A3B")
     modality: str | None      # "vl" for vision-language names, else None
     moe: bool = False         # the name says mixture-of-experts (see _MOE_WORD_RE, "8x7B", "A3B")
+    experts: int | None = None  # routed experts when the name states them ("17B-128E" -> 128)
 
 
 def name_key(name: str) -> NameKey:
@@ -115,7 +117,8 @@ def name_key(name: str) -> NameKey:
         size = _tier_size(s)
     mod = _MODALITY_RE.search(s)
     moe = bool(e or a or _MOE_WORD_RE.search(fam_text))
-    return NameKey(family, version, size, active, "vl" if mod else None, moe)
+    ne = _EXPERT_COUNT_RE.search(s)
+    return NameKey(family, version, size, active, "vl" if mod else None, moe, int(ne.group(1)) if ne else None)
 
 
 def _tier_size(s: str) -> float | None:
@@ -155,6 +158,8 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         return key.size_b if key.size_b is not None else params_b
 
     def active_ok(key: NameKey) -> bool:
+        if query.experts is not None and key.experts is not None and query.experts != key.experts:
+            return False          # Llama-4 Scout (16E) and Maverick (128E) share "17B" but not their experts
         if query.active_b is None and key.active_b is None:
             return True
         return _close(query.active_b, key.active_b, 0.15)

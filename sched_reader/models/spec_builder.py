@@ -24,10 +24,11 @@ import json
 from sched_reader.errors import InputError, SchedReaderError, combine
 from sched_reader.findings import Finding
 from sched_reader.limits import MAX_GPUS, MAX_NESTING, bounded_int, json_depth
+from sched_reader.models.architecture import sparse_mla_cache_dtype
 from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagValue, Hardware
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 from sched_reader.compat.argtable import ArgTable
-from sched_reader.compat.defaults import default_block_size, release_facts, scheduler_defaults
+from sched_reader.compat.defaults import default_block_size, release_facts, scheduler_defaults, sparse_mla_backend
 from sched_reader.compat.mla_unchunked import UNCHUNKED_MNBT_FLOOR, mla_forces_unchunked
 from sched_reader.compat.releases import newest, resolve_version, version_key
 from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
@@ -565,6 +566,8 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         reasons["enable_prefix_caching"] = f"off: {why}"
         reasons["max_num_batched_tokens"] = (f"max(max_model_len, {UNCHUNKED_MNBT_FLOOR}) = {mnbt}: chunked "
                                              "prefill forced off for this MLA model")
+    kv_requested = str(explicit("kv_cache_dtype", "auto") or "auto")
+    sparse_backend = _sparse_backend(spec, kv_requested, tp)
     return EffectiveConfig(
         vllm_version=spec.vllm_version,
         engine=engine,
@@ -577,7 +580,8 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         kv_cache_memory_bytes=explicit("kv_cache_memory_bytes"),
         dtype=dtype,
         quantization=quantization,
-        kv_cache_dtype=str(explicit("kv_cache_dtype", "auto") or "auto"),
+        kv_cache_dtype=_kv_cache_dtype(spec, kv_requested, reasons, sparse_backend),
+        sparse_mla_backend=sparse_backend,
         block_size=_block_size(spec, tp, reasons),
         max_num_seqs=int(pick("max_num_seqs", 256)),
         max_num_batched_tokens=mnbt,
@@ -598,6 +602,25 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         usage_context=spec.usage_context,
         reasons=reasons,
     )
+
+
+def _sparse_backend(spec: EngineSpec, requested: str, tp: int) -> str | None:
+    """DSA models: the sparse-MLA backend vLLM picks on this GPU and release (None otherwise)."""
+    if spec.arch is None or not spec.arch.is_sparse_mla:
+        return None
+    return sparse_mla_backend(spec.vllm_version, spec.hardware.gpu.compute_capability, requested,
+                              spec.arch.num_attention_heads // max(1, tp))
+
+
+def _kv_cache_dtype(spec: EngineSpec, requested: str, reasons: dict[str, str], backend: str | None) -> str:
+    """The --kv-cache-dtype vLLM runs with: as given, except for DeepSeek-V3.2 / GLM-5 (DSA), whose config hook
+    or attention layer rewrites it per release and backend (models/architecture.py ``sparse_mla_cache_dtype``)."""
+    if spec.arch is None or not spec.arch.is_sparse_mla:
+        return requested
+    value, why = sparse_mla_cache_dtype(requested, parse_version(spec.vllm_version), backend)
+    if value != requested or (why and backend):
+        reasons["kv_cache_dtype"] = why
+    return value
 
 
 def usage_context_of(raw: RawEngine) -> str:

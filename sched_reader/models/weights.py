@@ -144,6 +144,7 @@ class QuantLayout(DataModel):
     quantize_attention: bool = True
     quantize_dense_mlp: bool = True
     quantize_experts: bool = True
+    quantize_shared: bool | None = None   # shared experts; None: as quantize_dense_mlp
     by_kind: dict[str, float] = {}  # bytes per weight per component when formats differ (mixed precision)
     # bytes per output channel of every quantized linear: compressed-tensors 8-bit "channel" strategy keeps a float32
     # weight_scale of shape (sum(output_partition_sizes), 1) (vllm compressed_tensors_w8a8_int8.py / _w8a8_fp8.py
@@ -177,8 +178,41 @@ def _compressed_tensors_layout(qc: dict[str, Any]) -> QuantLayout:
         return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="compressed-tensors NVFP4")
     g = int(gs) if gs else 128
     zp = 0.0 if sym else 0.5 / g
+    kept = _ignored_kinds(qc.get("ignore"))
     return QuantLayout(name=f"w{bits}a16", bytes_per_weight=bits / 8 + 2 / g + zp,
-                       note=f"compressed-tensors w{bits}a16, group {g}, fp16 scales")
+                       quantize_attention="attention" not in kept, quantize_dense_mlp="mlp_dense" not in kept,
+                       quantize_shared="moe_shared" not in kept,
+                       note=f"compressed-tensors w{bits}a16, group {g}, fp16 scales"
+                       + (f"; {', '.join(sorted(kept))} left in 16 bits (ignore list)" if kept else ""))
+
+
+# One representative checkpoint module name per weight component, tested against a compressed-tensors ``ignore``
+# list (exact names, or ``re:`` regular expressions as llm-compressor writes them; e.g. Kimi-K2-Thinking's INT4
+# checkpoint ignores ``re:.*self_attn.*``, ``re:.*shared_experts.*`` and ``re:.*mlp\.(gate|up|gate_up|down)_proj.*``).
+_KIND_PROBES = {"attention": ("model.layers.1.self_attn.q_proj", "model.layers.1.self_attn.o_proj"),
+                "mlp_dense": ("model.layers.0.mlp.gate_proj", "model.layers.0.mlp.down_proj"),
+                "moe_shared": ("model.layers.1.mlp.shared_experts.gate_proj", "model.layers.1.mlp.shared_expert.gate_proj")}
+
+
+def _ignored_kinds(ignore: Any) -> set[str]:
+    """Weight components a compressed-tensors ``ignore`` list keeps unquantized: ``re:`` entries are matched with
+    ``re.match`` against the module name, plain entries by equality (compressed-tensors ``find_name_or_class_matches``)."""
+    import re
+
+    if not isinstance(ignore, list):
+        return set()
+    out = set()
+    for kind, probes in _KIND_PROBES.items():
+        for item in ignore:
+            text = str(item)
+            try:
+                hit = any(re.match(text[3:], n) for n in probes) if text.startswith("re:") else text in probes
+            except re.error:
+                hit = False
+            if hit:
+                out.add(kind)
+                break
+    return out
 
 
 # ModelOpt per-layer algorithms -> bytes per stored weight (incl. scales): FP8 per-tensor; NVFP4 E2M1 + FP8 per 16
@@ -281,6 +315,11 @@ def is_moe_layer(c: dict[str, Any], i: int) -> bool:
         k = int(c.get("first_k_dense_replace", 0) or 0)
         freq = int(c.get("moe_layer_freq", 1) or 1)
         return i >= k and i % freq == 0
+    if c.get("moe_num_experts"):  # ERNIE-4.5 MoE: vLLM ernie45_moe.py Ernie4_5_MoeDecoderLayer
+        end = c.get("moe_layer_end_index")
+        end = int(c.get("num_hidden_layers", 0)) - 1 if end is None or int(end) < 0 else int(end)
+        step = int(c.get("moe_layer_interval", 1) or 1)
+        return int(c.get("moe_layer_start_index", 0) or 0) <= i <= end and (i + 1) % step == 0
     n_exp = c.get("num_experts") or c.get("num_local_experts")
     if not n_exp:
         return False
@@ -371,8 +410,10 @@ def shared_expert_intermediate(arch: ModelArch) -> int:
     c = arch.config
     if c.get("shared_expert_intermediate_size"):
         return int(c["shared_expert_intermediate_size"])
+    if arch.model_type == "granitemoehybrid" and c.get("shared_intermediate_size"):   # Granite 4.0 shared_mlp
+        return int(c["shared_intermediate_size"])
     mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0)
-    n_sh = int(c.get("n_shared_experts") or 0)
+    n_sh = int(c.get("n_shared_experts") or c.get("moe_num_shared_experts") or 0)   # ERNIE: moe_num_shared_experts
     if arch.model_type.startswith("llama4"):  # one shared expert of the routed size per MoE layer
         n_sh = 1
     return n_sh * mi
@@ -396,6 +437,11 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     mixer = mixers[i] if mixers else "attention"
     if mixer == "attention":
         a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+        if arch.has_indexer(i):   # DSA lightning indexer, replicated on every rank (vLLM deepseek_v2.py Indexer)
+            ih, idim = int(c.get("index_n_heads") or 64), int(c.get("index_head_dim") or 128)
+            ind = int(c.get("q_lora_rank") or h) * ih * idim + h * idim + h * ih   # wq_b, wk, weights_proj
+            a_tot, a_rank = a_tot + ind, a_rank + ind
+            qk_norms += 2 * idim                                                  # k_norm (weight + bias)
         if arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5"):
             a_tot += h * arch.num_attention_heads * arch.head_dim      # gated attention: q_proj also emits the gate
             a_rank += h * arch.num_attention_heads * arch.head_dim // tp
@@ -432,7 +478,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         return lay
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms_rank))
     if is_moe_layer(c, i):
-        n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts"))
+        n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts")
+                    or c.get("moe_num_experts"))
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
         per_expert = 3 * h * mi
         lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
@@ -441,8 +488,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             r += n_exp                                   # router bias
             eb = n_exp * (2 * mi + h)
             lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
-        if c.get("topk_method") == "noaux_tc":
-            r += n_exp                                   # e_score_correction_bias
+        if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts"):
+            r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics)
         lay.router = (r, r)
         si = shared_expert_intermediate(arch)
         if si and c.get("shared_expert_intermediate_size"):
@@ -524,10 +571,10 @@ def _vision_params(arch: ModelArch, text_total: int, quantized: bool = False) ->
             return _mllama_vision_params(vc, arch.hidden_size), "Mllama vision model + projector from vision_config"
         except (TypeError, ValueError, ZeroDivisionError):
             return 0, "vision_config has non-numeric sizes: vision tower left out (guessed)"
-    try:
-        hv = int(vc.get("hidden_size", 1024))
-        iv = int(vc.get("intermediate_size", 4 * hv))
-        nl = int(vc.get("num_hidden_layers", vc.get("depth", 24)))
+    try:   # MoonViT in Kimi-K2.5 spells the tower's sizes vt_hidden_size / vt_intermediate_size / vt_num_hidden_layers
+        hv = int(vc.get("hidden_size", vc.get("vt_hidden_size", 1024)))
+        iv = int(vc.get("intermediate_size", vc.get("vt_intermediate_size", 4 * hv)))
+        nl = int(vc.get("num_hidden_layers", vc.get("depth", vc.get("vt_num_hidden_layers", 24))))
         p = int(vc.get("patch_size", 14))
     except (TypeError, ValueError):
         return 0, "vision_config has non-numeric sizes: vision tower left out (guessed)"
@@ -666,7 +713,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
         if q.by_kind:
             return q.by_kind.get(kind, float(dt))
         flag = {"attention": q.quantize_attention, "mlp_dense": q.quantize_dense_mlp,
-                "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
+                "moe_routed_experts": q.quantize_experts,
+                "moe_shared": q.quantize_dense_mlp if q.quantize_shared is None else q.quantize_shared}.get(kind, False)
         return q.bytes_per_weight if flag else float(dt)
 
     def wbytes(kind: str) -> float:
@@ -677,7 +725,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
             b = q.by_kind.get(kind)
             return float(dt) if b is None else (1.0 if b == 1.0 else 0.5 if abs(b - (0.5 + 1 / 16)) < 1e-9 else 0.0)
         flag = {"attention": q.quantize_attention, "mlp_dense": q.quantize_dense_mlp,
-                "moe_routed_experts": q.quantize_experts, "moe_shared": q.quantize_dense_mlp}.get(kind, False)
+                "moe_routed_experts": q.quantize_experts,
+                "moe_shared": q.quantize_dense_mlp if q.quantize_shared is None else q.quantize_shared}.get(kind, False)
         if not flag:
             return float(dt)
         return {"fp8": 1.0, "int8": 1.0, "w8a16": 1.0, "w4a16": 0.5, "nvfp4": 0.5}.get(q.name, 0.0)

@@ -45,7 +45,7 @@ BIAS_NOTE_MIN_N = 4
 _WHAT = {"output_throughput": "output throughput", "tpot": "mean TPOT", "ttft": "mean TTFT"}
 # A dense/MoE cell of a regime is used only when at least this many corpus rows back its metric.
 BAND_MIN_ROWS = 8
-MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
+MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
 
 
 def model_kind(arch: Any) -> str | None:

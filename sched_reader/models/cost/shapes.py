@@ -193,8 +193,8 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
     gated = arch.gated_mlp
     windows = _layer_windows(arch)
     moe_flags = _moe_layers(arch)
-    E = _int(c, "num_local_experts", "n_routed_experts", "num_experts", default=0) or 0
-    top_k = _int(c, "num_experts_per_tok", "experts_per_token", "moe_topk", default=0) or 0
+    E = _int(c, "num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts", default=0) or 0
+    top_k = _int(c, "num_experts_per_tok", "experts_per_token", "moe_topk", "moe_k", default=0) or 0
     inter = (_int(c, "intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * h)
              or 4 * h)
     moe_inter = _int(c, "moe_intermediate_size", "intermediate_size", default=inter) or inter

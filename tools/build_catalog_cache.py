@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 from sched_reader.models.data_files import digest, parse_yaml  # noqa: E402
 
 DATA = ROOT / "sched_reader" / "models" / "data"
-NAMES = ("models", "gpus", "quantization", "fallback_efficiency")
+NAMES = ("models", "gpus", "quantization", "fallback_efficiency", "rocm_kernel_paths")
 
 
 def render(name: str) -> str:

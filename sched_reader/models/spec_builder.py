@@ -808,6 +808,10 @@ def build_spec(
     if fi is not None and spec.effective is not None and fi.value is not None:
         on = str(fi.value).strip().lower() not in ("0", "false", "no", "off", "")
         spec.effective = spec.effective.model_copy(update={"flashinfer_sampler": on})
+    rocm_env = {k: str(h.value) for k, h in (getattr(raw, "env", None) or {}).items()
+                if k.startswith("VLLM_ROCM_") and h.value is not None}
+    if rocm_env and spec.effective is not None:
+        spec.effective = spec.effective.model_copy(update={"rocm_env": rocm_env})
     _check_world_size(spec)
     spec.findings.sort(key=lambda f: f.sort_key())
     return spec

@@ -12,7 +12,7 @@ which is the model. Words holding unresolved ``$VARS`` become ``Unresolved`` ite
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sched_reader.readers.images import docker_gpus, is_vllm_image, vllm_version_from_image
 from sched_reader.readers.raw import Hint, Origin, Setting, SourceKind, Unresolved
@@ -149,7 +149,14 @@ def _docker(toks: list[Tok], i: int) -> Invocation | None:
                 return Invocation("serve", i + 2, image=image, docker_gpus=gpus, docker_env=env,
                                   program=f"docker run {image.text} vllm serve", docker_runtime=runtime, docker_devices=devices)
             if rest[:1] == ["vllm"] or rest[:1] == ["-m"]:
-                return None  # the command after the image is matched by find_invocation's own scan
+                # the command after the image (`rocm/vllm:TAG vllm serve MODEL`, the usual form for images without
+                # a vLLM entrypoint): that invocation, keeping the image (its release), --gpus and -e env
+                inner = find_invocation(toks[i + 1:])
+                if inner is None:
+                    return None
+                return replace(inner, start=inner.start + i + 1, image=image, docker_gpus=gpus, docker_env=env,
+                               program=f"docker run {image.text} {inner.program}", docker_runtime=runtime,
+                               docker_devices=devices)
             return Invocation("image", i + 1, image=image, docker_gpus=gpus, docker_env=env,
                               program=f"docker run {image.text} (the image's vLLM entrypoint)", docker_runtime=runtime, docker_devices=devices)
         after = [x.text for x in toks[i + 1:]]

@@ -5,7 +5,9 @@ time = latency + traffic / (link bandwidth x efficiency), with traffic per GPU:
   all-gather / reduce-scatter of n x B:     (n - 1) x B            (each GPU sends/receives n-1 shards)
   point-to-point send of B bytes:           B
 Link: NVLink per-direction bandwidth when the GPU has NVLink (``GPU.link_unidir_gb_s``), otherwise
-PCIe per-direction bandwidth (``GPU.pcie_unidir_gb_s``). Bandwidths are 10^9 B/s in the catalog.
+PCIe per-direction bandwidth (``GPU.pcie_unidir_gb_s``). Bandwidths are 10^9 B/s in the catalog. On the
+fully connected xGMI mesh of MI300X-class platforms only the links to the n - 1 peers carry the traffic
+(``XGMI_MESH_LINKS``).
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ from sched_reader.models.gpu import GPU
 
 # PCIe Gen4 x16 per direction, used only when the catalog gives no bandwidth at all (10^9 B/s).
 _DEFAULT_PCIE_GB_S = 32.0
+# AMD Instinct MI300X / MI325X platforms (CDNA3 OAM, 8 GPUs): every GPU has a dedicated x16 xGMI link to each
+# of the other 7 (64 GB/s per direction each; the catalog's link_unidir_gb_s, 448, is their sum), with no switch:
+# a collective over n GPUs can use only the n - 1 links to its peers, (n - 1) x 64 GB/s per direction
+# (https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html: fully connected 8-GPU Infinity Fabric
+# mesh, 7 links x 64 GB/s per direction; catalog gpus.yaml notes). NVLink GPUs reach every peer through
+# NVSwitch at the full per-GPU bandwidth.
+XGMI_MESH_LINKS = {"cdna3": 7}
 
 
 def link_bandwidth_bytes_s(gpu: GPU, eff: Efficiency, n: int) -> float:
     """Achievable per-direction bandwidth (B/s) between ``n`` GPUs of this type in one node."""
     if gpu.interconnect in ("nvlink", "xgmi") and gpu.link_unidir_gb_s:
         gb = gpu.link_unidir_gb_s
+        links = XGMI_MESH_LINKS.get(str(gpu.arch or "").lower()) if gpu.interconnect == "xgmi" else None
+        if links and n - 1 < links:
+            gb = gb * max(1, n - 1) / links
     else:
         gb = gpu.pcie_unidir_gb_s or _DEFAULT_PCIE_GB_S
     return gb * 1e9 * eff.link_bandwidth

@@ -83,7 +83,9 @@ def _iteration(m: Any) -> StepFn:
     eff = m.eff
     bw = m.bw
     ab = m.precision.act_bytes
-    linear = [(f, wbytes, abytes, rate, parts) for _, (f, wbytes, abytes, rate), parts in m._linear_terms if f]
+    linear = [(f, wbytes, abytes, rate, parts, slow)
+              for (_, (f, wbytes, abytes, rate), parts), slow in zip(m._linear_terms, m._lin_slow) if f]
+    moe_slow = m._moe_slow
     peak_bw_all = m._peak_bw
     experts = list(m._experts)
     moe_curve = m._moe_curve
@@ -91,8 +93,8 @@ def _iteration(m: Any) -> StepFn:
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
     attn_rate, kv_bw = m.attn_rate, m.kv_bw
     # per group: (count, decode seconds per context token, fpre, bpre, window)
-    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window)
-            for count, fdec, bdec, fpre, bpre, window in m._attn]
+    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window, occ)
+            for (count, fdec, bdec, fpre, bpre, window), occ in zip(m._attn, m._attn_occ)]
     dfit, pcurve, attn_peak = m._dec_fit, m._pre_curve, m._attn_peak
     pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
     lm_curve, lm_peak = m._lm_curve, m._lm_peak
@@ -123,11 +125,13 @@ def _iteration(m: Any) -> StepFn:
 
     def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float, float]:
         layers = 0.0
-        for f, wbytes, abytes, rate, parts in linear:
+        for f, wbytes, abytes, rate, parts, slow in linear:
             if parts is None:
                 fl = f * T
                 by = wbytes + abytes * T
                 t = max(fl / rate, by / bw)
+                if slow != 1.0:
+                    t = t * slow
             else:
                 t = 0.0
                 for pf, pw, pa, peak, curve in parts:
@@ -145,8 +149,12 @@ def _iteration(m: Any) -> StepFn:
                 t = max(fl / expert_peak, by / peak_bw) / efficiency_at(moe_curve, Tr)
             elif moe_floor is not None:
                 t = max(max(fl / expert_rate, by / bw), count * moe_floor)
+                if moe_slow != 1.0:
+                    t = t * moe_slow
             else:
                 t = max(fl / expert_rate, by / bw)
+                if moe_slow != 1.0:
+                    t = t * moe_slow
             layers = layers + t
         te = T * elem / bw
         t_emb = emb_c * T / bw
@@ -178,7 +186,7 @@ def _iteration(m: Any) -> StepFn:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = memo_t[T]
         except KeyError:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = t_terms(T)
-        for count, dec_s, fpre, bpre, window in attn:
+        for count, dec_s, fpre, bpre, window, occ in attn:
             if window:   # min(a, b) as the builtin decides it: b if b < a else a
                 Se = nd * window
                 Se = Se if Se < S else S
@@ -187,6 +195,8 @@ def _iteration(m: Any) -> StepFn:
             else:
                 Se, Pe = S, P
             td = count * Se * dec_s
+            if occ:
+                td = td / min(1.0, max(nd, 1.0) * occ)
             if dfit is not None:
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:

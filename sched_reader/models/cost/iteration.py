@@ -49,6 +49,7 @@ from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_a
                                               moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
+from sched_reader.models.cost.rocm_paths import mla_decode_occupancy, path_slowdown
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -388,6 +389,35 @@ class IterationCostModel:
         self._const_gemm = (f"constants: gemm_compute {e.gemm_label(p.compute.values())} of peak FLOP/s, "
                             f"memory_bandwidth {e.memory_bandwidth:.2f} of peak HBM B/s (no measured table for "
                             f"this GPU/format){e.tag('gemm_compute', 'memory_bandwidth')}")
+        # AMD Instinct: the kernel vLLM runs for block-FP8 linear layers and fused MoE (Triton or AITER) per
+        # release and VLLM_ROCM_* environment, as a factor on the constants' roofline (models/cost/rocm_paths.py;
+        # 1.0 and no source on every other GPU)
+        comp_of = {"qkv_o_proj": "attn", "mlp": "mlp", "moe_router": "router", "moe_shared": "shared"}
+        self._lin_slow: list[float] = []
+        self._lin_slow_src: list[str] = []
+        for name, _, parts in self._linear_terms:
+            comp = comp_of.get(name, "")
+            hit = None
+            if parts is None and comp in p.compute:
+                hit = path_slowdown(self.gpu, self.cfg, "gemm",
+                                    gemm_format(p.fmt, p.weight_bytes[comp], p.compute[comp]))
+            self._lin_slow.append(hit[0] if hit else 1.0)
+            self._lin_slow_src.append("; kernel path: " + hit[1] if hit else "")
+        self._moe_slow, self._moe_slow_src = 1.0, ""
+        # MLA decode on vLLM's Triton kernel (AMD without AITER MLA): its workgroups per sequence / CUs; the KV-read
+        # time is divided by min(1, batch x this) (rocm_paths.mla_decode_occupancy); 0.0 = not on this path
+        self._attn_occ: list[float] = []
+        self._attn_occ_src = ""
+        for g in s.groups:
+            hit = (mla_decode_occupancy(self.gpu, self.cfg, g.attention.heads)
+                   if g.attention.kind == "mla" else None)
+            self._attn_occ.append(hit[0] if hit else 0.0)
+            if hit:
+                self._attn_occ_src = "; kernel path: " + hit[1]
+        if moe_groups and self._moe_curve is None:
+            hit = path_slowdown(self.gpu, self.cfg, "moe", moe_format(p.fmt, p.weight_bytes["experts"]))
+            if hit:
+                self._moe_slow, self._moe_slow_src = hit[0], "; kernel path: " + hit[1]
         self._src_dec = (f"measured launch + per-sequence time: {self._dec_fit[3]}; " if self._dec_fit is not None
                          else "") + f"constant: kv_read_bandwidth {e.kv_read_bandwidth:.2f} of peak HBM B/s{e.tag('kv_read_bandwidth')}"
         self._src_pre = ("measured: " + self._pre_curve[2] if self._pre_curve is not None else
@@ -434,14 +464,17 @@ class IterationCostModel:
 
         layers = 0.0
         peak_bw = self._peak_bw
-        for name, (f, wbytes, abytes, rate), parts in self._linear_terms:
+        for (name, (f, wbytes, abytes, rate), parts), slow, slow_src in zip(self._linear_terms, self._lin_slow,
+                                                                            self._lin_slow_src):
             if not f:
                 continue
             fl = f * T
             by = wbytes + abytes * T
             if parts is None:
                 t = _roof(fl, by, rate, bw, mx)
-                add(name, fl, by, rate, t, source=self._const_gemm)
+                if slow != 1.0:   # AMD: the kernel path vLLM takes (rocm_paths.py)
+                    t = t * slow
+                add(name, fl, by, rate, t, source=self._const_gemm + slow_src)
             else:   # measured: each GEMM's roofline at vendor peak over its efficiency at T tokens
                 t = 0.0
                 for pf, pw, pa, peak, curve in parts:
@@ -461,19 +494,26 @@ class IterationCostModel:
                 add("moe_experts", fl, by, self._expert_peak, t, bwu=peak_bw, source="measured: " + self._moe_curve[2])
             elif self._moe_floor is not None:   # constants, held above the measured fused-MoE latency floor
                 t = mx(_roof(fl, by, self._expert_rate, bw, mx), count * self._moe_floor[0])
-                add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + "; " + self._moe_floor[1])
+                if self._moe_slow != 1.0:   # AMD: the kernel path vLLM takes (rocm_paths.py)
+                    t = t * self._moe_slow
+                add("moe_experts", fl, by, self._expert_rate, t,
+                    source=self._const_gemm + "; " + self._moe_floor[1] + self._moe_slow_src)
             else:
                 t = _roof(fl, by, self._expert_rate, bw, mx)
-                add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm)
+                if self._moe_slow != 1.0:
+                    t = t * self._moe_slow
+                add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + self._moe_slow_src)
             layers = layers + t
         dfit, pcurve = self._dec_fit, self._pre_curve
-        for count, fdec, bdec, fpre, bpre, window in self._attn:
+        for (count, fdec, bdec, fpre, bpre, window), occ in zip(self._attn, self._attn_occ):
             if window:
                 Se = mn(S, nd * window)
                 Pe = mn(P, Tp * window)
             else:
                 Se, Pe = S, P
             td = count * Se * mx(fdec * q / self.attn_rate, bdec / self.kv_bw)
+            if occ:   # AMD Triton MLA decode: only batch x workgroups-per-sequence CUs stream the KV cache
+                td = td / mn(1.0, mx(nd, 1.0) * occ)
             if dfit is not None:   # measured: kernel launch (when any sequence decodes) + per-sequence cost
                 td = td + count * (dfit[0] * (nd > 0) + dfit[1] * nd)
             if pcurve is not None and Tp:   # measured: efficiency at the equivalent prompt length 2 P / Tp
@@ -483,7 +523,7 @@ class IterationCostModel:
                 tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
             layers = layers + td + tpre
             add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td, bwu=self.kv_bw,
-                source=self._src_dec)
+                source=self._src_dec + self._attn_occ_src)
             add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre, source=self._src_pre)
         te = T * self._elem_bytes_per_token / bw
         layers = layers + te
@@ -578,6 +618,10 @@ class IterationCostModel:
         unmeasured = sorted({name for name, (f, *_), p in self._linear_terms if f and not p})
         if unmeasured:
             notes.append(f"{', '.join(unmeasured)}: {self._const_gemm}")
+        paths = sorted({src[len("; kernel path: "):] for src in self._lin_slow_src + [self._moe_slow_src,
+                                                                                   self._attn_occ_src] if src})
+        if paths:
+            notes.append("AMD kernel path (models/data/rocm_kernel_paths.yaml): " + " | ".join(paths))
         if self._dec_fit is not None:
             notes.append(f"decode attention: measured launch + per-sequence time, {self._dec_fit[3]}; KV reads at "
                          f"kv_read_bandwidth {self.eff.kv_read_bandwidth:.2f} of peak")
@@ -618,8 +662,10 @@ class IterationCostModel:
         eff_bw = self.kv_bw
         slope_full = slope_win = 0.0
         window_cap = float("inf")
-        for count, fdec, bdec, _, _, window in self._attn:
+        for (count, fdec, bdec, _, _, window), occ in zip(self._attn, self._attn_occ):
             slope = count * max(fdec / self.attn_rate, bdec / eff_bw)
+            if occ:
+                slope = slope / min(1.0, max(num_decode, 1.0) * occ)
             if window:
                 slope_win += slope
                 window_cap = min(window_cap, num_decode * window)

@@ -1,0 +1,87 @@
+"""Which kernel path vLLM runs on AMD Instinct GPUs, and its measured speed against the vendor-tuned kernel.
+
+On ROCm, vLLM runs different kernels for the same layer depending on the release and on environment variables:
+with ``VLLM_ROCM_USE_AITER=1`` (off by default upstream) block-scaled FP8 linear layers and fused MoE run
+AMD's AITER CK/assembly kernels, otherwise vLLM's own Triton kernels. The family fractions of
+``models/data/fallback_efficiency.yaml`` (hipBLASLt max-achievable GEMM, BabelStream) describe vendor-tuned
+kernels; :func:`path_slowdown` says how many times slower the kernel vLLM actually runs is, from
+``models/data/rocm_kernel_paths.yaml`` (each path with its published measurement, and the vLLM source facts
+of when it is selected). GPUs of other families (every NVIDIA GPU) have no entry: factor 1, nothing changes.
+
+Units: the factor is dimensionless (kernel time on the path taken / time of the vendor-tuned kernel).
+"""
+
+from __future__ import annotations
+
+from sched_reader.models import data_files
+from sched_reader.versions import parse_version
+
+DATA_FILE = "rocm_kernel_paths"     # models/data/rocm_kernel_paths.yaml
+TRUE_WORDS = ("true", "1")   # vllm/envs.py: os.getenv(...).lower() in ("true", "1")
+
+
+def _paths(arch: str) -> list[dict]:
+    try:
+        doc = data_files.load(DATA_FILE) or {}
+    except FileNotFoundError:
+        return []
+    fam = (doc.get("families") or {}).get(str(arch or "").lower()) or {}
+    return list(fam.get("paths") or [])
+
+
+def _on(env: dict, name: str, default: bool) -> bool:
+    """The boolean vLLM reads from environment variable ``name``, ``default`` when unset: vllm/envs.py parses
+    these switches as ``os.getenv(name, default).lower() in ("true", "1")``, so any other value is off."""
+    if name not in env:
+        return default
+    return str(env[name]).strip().lower() in TRUE_WORDS
+
+
+def aiter_enabled(env: dict | None, switch: str | None = None) -> bool:
+    """AITER on for a kernel: ``VLLM_ROCM_USE_AITER`` set true (default off in every release that has it) and
+    the kernel's own switch (``VLLM_ROCM_USE_AITER_MOE``, ``_LINEAR``...; default on) not set false."""
+    env = env or {}
+    return _on(env, "VLLM_ROCM_USE_AITER", False) and (not switch or _on(env, switch, True))
+
+
+def path_slowdown(gpu, cfg, term: str, fmt_key: str) -> tuple[float, str] | None:
+    """(factor, provenance) for cost term ``term`` ("gemm" or "moe") with weights in kernel-table format
+    ``fmt_key`` (``fp8_block``...) on ``gpu`` under ``cfg`` (its ``vllm_version`` and ``rocm_env``); None when
+    the GPU's family has no entry for it or the engine runs the vendor-tuned (AITER) kernel."""
+    if not fmt_key:
+        return None
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    env = getattr(cfg, "rocm_env", None) or {}
+    for p in _paths(getattr(gpu, "arch", "")):
+        if p.get("term") != term or not ({fmt_key, "any"} & set(p.get("formats") or [])) or "slowdown" not in p:
+            continue
+        fast = release >= parse_version(str(p.get("aiter_from") or "99.0.0")) and aiter_enabled(env, p.get("aiter_switch"))
+        if fast:
+            return None
+        why = ("VLLM_ROCM_USE_AITER off" if release >= parse_version(str(p.get("aiter_from")))
+               else f"no AITER kernel before vLLM {p.get('aiter_from')}")
+        return float(p["slowdown"]), (f"{p['name']} x{float(p['slowdown']):g} ({why}; {p['kernel']}; {p['measured']}; "
+                                      f"{p['source']})")
+    return None
+
+
+def mla_decode_occupancy(gpu, cfg, heads_per_gpu: int) -> tuple[float, str] | None:
+    """(workgroups per decoding sequence / CUs, provenance) when vLLM decodes MLA attention with its Triton kernel
+    on ``gpu`` (no AITER MLA in the release, or AITER off): the kernel runs batch x ceil(heads / BLOCK_H) x
+    NUM_KV_SPLITS workgroups, and with fewer workgroups than compute units only that share of the GPU streams
+    the latent KV cache, so its KV-read time is the roofline / min(1, batch x this value). None otherwise."""
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    env = getattr(cfg, "rocm_env", None) or {}
+    cus = int(getattr(gpu, "sm_count", 0) or 0)
+    for p in _paths(getattr(gpu, "arch", "")):
+        occ = p.get("occupancy")
+        if p.get("term") != "mla_decode" or not occ or cus <= 0:
+            continue
+        if release >= parse_version(str(p.get("aiter_from") or "99.0.0")) and aiter_enabled(env, p.get("aiter_switch")):
+            return None
+        groups = -(-max(1, int(heads_per_gpu)) // int(occ["block_h"]))
+        per_seq = groups * int(occ["kv_splits"])
+        return per_seq / cus, (f"{p['name']}: {per_seq} workgroups per sequence ({groups} head group(s) of "
+                               f"{occ['block_h']} x {occ['kv_splits']} KV splits) on {cus} CUs; KV reads at the "
+                               f"roofline / min(1, batch x {per_seq} / {cus}) ({p['kernel']}; {p['measured']}; {p['source']})")
+    return None

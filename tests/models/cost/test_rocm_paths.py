@@ -1,0 +1,169 @@
+"""AMD Instinct kernel paths (models/cost/rocm_paths.py, models/data/rocm_kernel_paths.yaml).
+
+Independent inputs, written out here by hand:
+  AMD, "AITER: AI Tensor Engine For ROCm" (rocm-blogs, 2025-03-21), footnotes 2 and 3, MI300X, testing of
+  2025-03-11: "On average ... AITER block-scale GEMM offers a 2x performance boost"; "AITER block-scale fused
+  MoE offers a 3x performance boost".
+  vLLM source, read in the release wheels (pip download vllm==X --no-deps):
+    0.7.3: no VLLM_ROCM_USE_AITER in vllm/envs.py.
+    0.8.2: VLLM_ROCM_USE_AITER (default False), no rocm_aiter_fused_moe.py.
+    0.8.3: rocm_aiter_fused_experts -> fmoe_fp8_blockscale_g1u1 for block FP8 (VLLM_ROCM_USE_AITER_MOE default True).
+    0.8.5: apply_w8a8_block_fp8_linear on ROCm -> w8a8_block_fp8_matmul (Triton) whatever the environment.
+    0.9.0: rocm_aiter_gemm_w8a8_blockscale when VLLM_ROCM_USE_AITER=1 (VLLM_ROCM_USE_AITER_LINEAR default True).
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import effective_config
+
+from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.models.cost import IterationCostModel
+from sched_reader.models.cost.fast_step import compile_step_time
+from sched_reader.models.cost.rocm_paths import aiter_enabled, path_slowdown
+from sched_reader.models.gpu_catalog import resolve_gpu
+
+MI300X = resolve_gpu("MI300X").gpu
+MI325X = resolve_gpu("MI325X").gpu
+H100 = resolve_gpu("H100").gpu
+
+
+def cfg(version: str, **env: str):
+    return effective_config(vllm_version=version, rocm_env=dict(env))
+
+
+def factor(gpu, c, term, fmt):
+    hit = path_slowdown(gpu, c, term, fmt)
+    return hit[0] if hit else 1.0
+
+
+# ------------------------------------------------------------------------------------------ path selection
+@pytest.mark.parametrize("version, env, want", [
+    ("0.7.3", {}, 3.0),                                  # no AITER at all
+    ("0.7.3", {"VLLM_ROCM_USE_AITER": "1"}, 3.0),        # the variable does not exist yet
+    ("0.8.2", {"VLLM_ROCM_USE_AITER": "1"}, 3.0),        # AITER switch, but no AITER MoE yet
+    ("0.8.3", {"VLLM_ROCM_USE_AITER": "1"}, 1.0),        # fmoe_fp8_blockscale_g1u1
+    ("0.8.5", {}, 3.0),                                  # upstream default: off
+    ("0.8.5", {"VLLM_ROCM_USE_AITER": "0"}, 3.0),        # PR 17530's runs
+    ("0.10.0", {"VLLM_ROCM_USE_AITER": "true"}, 1.0),
+    ("0.10.0", {"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MOE": "0"}, 3.0),
+])
+def test_block_fp8_fused_moe_path(version, env, want):
+    assert factor(MI300X, cfg(version, **env), "moe", "fp8_block") == want
+
+
+@pytest.mark.parametrize("version, env, want", [
+    ("0.8.5", {"VLLM_ROCM_USE_AITER": "1"}, 2.0),        # 0.8.5 has no AITER block-scale GEMM
+    ("0.9.0", {"VLLM_ROCM_USE_AITER": "1"}, 1.0),
+    ("0.9.0", {}, 2.0),
+    ("0.9.1", {"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_LINEAR": "0"}, 2.0),
+])
+def test_block_fp8_gemm_path(version, env, want):
+    assert factor(MI300X, cfg(version, **env), "gemm", "fp8_block") == want
+
+
+def test_other_formats_gpus_and_terms_have_no_path_factor():
+    c = cfg("0.8.5")
+    assert path_slowdown(MI300X, c, "moe", "bf16") is None       # no published ratio for the bf16 Triton MoE
+    assert path_slowdown(MI300X, c, "gemm", "fp8") is None       # per-tensor FP8: hipBLASLt either way
+    assert path_slowdown(MI300X, c, "moe", "") is None
+    assert path_slowdown(H100, c, "moe", "fp8_block") is None    # NVIDIA: no entry, nothing changes
+    assert factor(MI325X, c, "moe", "fp8_block") == 3.0           # CDNA3 family (same chip)
+
+
+def test_provenance_names_the_measurement_and_the_reason():
+    f, src = path_slowdown(MI300X, cfg("0.8.5"), "moe", "fp8_block")
+    assert f == 3.0 and "VLLM_ROCM_USE_AITER off" in src and "3x performance boost" in src and "rocm-blogs" in src
+    _, src = path_slowdown(MI300X, cfg("0.7.3"), "gemm", "fp8_block")
+    assert "no AITER kernel before vLLM 0.9.0" in src
+
+
+def test_aiter_switch_parsing():
+    assert not aiter_enabled({})
+    assert not aiter_enabled({"VLLM_ROCM_USE_AITER": "False"})
+    assert not aiter_enabled({"VLLM_ROCM_USE_AITER": "yes"})      # vLLM: .lower() in ("true", "1") only
+    assert aiter_enabled({"VLLM_ROCM_USE_AITER": "TRUE"})
+    assert aiter_enabled({"VLLM_ROCM_USE_AITER": "1"}, "VLLM_ROCM_USE_AITER_MOE")
+    assert not aiter_enabled({"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MOE": "0"}, "VLLM_ROCM_USE_AITER_MOE")
+
+
+# ------------------------------------------------------------------------------------------ cost model
+def _model(argv, gpu="MI300X"):
+    spec = build_specs([], argv, gpu=gpu)[0]
+    return spec, IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
+
+
+DSV3 = ["vllm", "serve", "deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8", "--trust-remote-code"]
+
+
+def test_the_environment_reaches_the_engine_config():
+    spec, _ = _model(["VLLM_ROCM_USE_AITER=1", "VLLM_USE_V1=1", *DSV3], gpu="MI300X")
+    assert spec.effective.rocm_env == {"VLLM_ROCM_USE_AITER": "1"}
+
+
+def test_triton_moe_and_block_gemm_are_the_published_ratios_slower_than_aiter():
+    # DeepSeek-V3 (block FP8, 128 x 128) on 8x MI300X in the default release: AITER on -> CK/ASM kernels, off -> Triton
+    _, off = _model(DSV3, gpu="MI300X")
+    _, on = _model(["VLLM_ROCM_USE_AITER=1", *DSV3], gpu="MI300X")
+    for nd, ctx in ((4, 4 * 3000), (64, 64 * 3000)):
+        a = on.breakdown(nd, ctx, 0, 0.0).terms
+        b = off.breakdown(nd, ctx, 0, 0.0).terms
+        assert b["moe_experts"].time_s == pytest.approx(3.0 * a["moe_experts"].time_s, rel=1e-12)
+        assert b["qkv_o_proj"].time_s == pytest.approx(2.0 * a["qkv_o_proj"].time_s, rel=1e-12)
+        assert b["elementwise"].time_s == a["elementwise"].time_s               # not a kernel path
+        assert "triton_block_fp8_fused_moe x3" in b["moe_experts"].source
+        assert "kernel path" not in a["moe_experts"].source
+
+
+def test_nvidia_ignores_rocm_environment_and_fast_form_agrees_on_amd():
+    _, h = _model(DSV3, gpu="H200")
+    _, h_env = _model(["VLLM_ROCM_USE_AITER=1", *DSV3], gpu="H200")
+    for pt in ((1, 100, 0, 0.0, 0), (64, 64 * 3000, 2048, 2048 * 1500.0, 1)):
+        assert h.step_time(*pt) == h_env.step_time(*pt)
+    _, amd = _model(DSV3, gpu="MI300X")
+    fast = compile_step_time(amd)
+    assert fast is not None           # bit-identical on its probe points, else None
+    assert fast(32, 32 * 4000, 512, 512 * 300.0, 1) == amd.step_time(32, 32 * 4000, 512, 512 * 300.0, 1)
+
+
+# ------------------------------------------------------------------------------------------ Triton MLA decode
+def test_triton_mla_occupancy_is_the_grid_over_the_cus():
+    # vLLM's Triton MLA decode grid: batch x ceil(heads / 16) x 4 KV splits; MI300X has 304 CUs (catalog)
+    from sched_reader.models.cost.rocm_paths import mla_decode_occupancy
+    per_seq, src = mla_decode_occupancy(MI300X, cfg("0.7.3"), 16)      # DeepSeek-R1 at TP 8: 128 / 8 heads
+    assert per_seq == pytest.approx(4 / 304)
+    assert "4 workgroups per sequence" in src and "17x" in src
+    assert mla_decode_occupancy(MI300X, cfg("0.7.3"), 128)[0] == pytest.approx(32 / 304)   # TP 1: 8 groups
+    assert mla_decode_occupancy(MI300X, cfg("0.8.5", VLLM_ROCM_USE_AITER="1"), 16) is None  # AITER MLA
+    assert mla_decode_occupancy(MI300X, cfg("0.8.5"), 16) is not None                       # upstream default
+    assert mla_decode_occupancy(H100, cfg("0.7.3"), 16) is None
+
+
+def test_triton_mla_decode_time_scales_with_the_idle_cus():
+    # at 4 sequences 16 of 304 CUs stream the latent cache: 19x the AITER (roofline) time; from 76 sequences
+    # (76 x 4 = 304 workgroups) the whole GPU is busy and both paths agree
+    _, tri = _model(["vllm", "serve", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size", "8"], gpu="MI300X")
+    _, ait = _model(["VLLM_ROCM_USE_AITER=1", "vllm", "serve", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size",
+                     "8"], gpu="MI300X")
+    t4 = tri.breakdown(4, 4 * 3600, 0, 0.0).terms["attention_decode"].time_s
+    a4 = ait.breakdown(4, 4 * 3600, 0, 0.0).terms["attention_decode"].time_s
+    assert t4 == pytest.approx(a4 * 304 / 16, rel=1e-12)
+    t76 = tri.breakdown(76, 76 * 3600, 0, 0.0).terms["attention_decode"].time_s
+    assert t76 == pytest.approx(ait.breakdown(76, 76 * 3600, 0, 0.0).terms["attention_decode"].time_s, rel=1e-12)
+    fast = compile_step_time(tri)
+    assert fast is not None and fast(4, 4 * 3600, 0, 0.0, 0) == tri.step_time(4, 4 * 3600, 0, 0.0, 0)
+    lin = tri.decode_linear(4)       # closed form: the same slope
+    assert lin.time(4 * 3600) == pytest.approx(tri.step_time(4, 4 * 3600, 0, 0.0, 0), rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ xGMI mesh
+def test_xgmi_mesh_uses_only_the_links_to_the_peers():
+    # MI300X: 7 links x 64 GB/s per direction (catalog 448 GB/s); TP 4 reaches 3 peers -> 192 GB/s, TP 2 -> 64
+    from sched_reader.models.cost.collectives import link_bandwidth_bytes_s
+    from sched_reader.models.cost.efficiency import efficiency_for
+    e = efficiency_for(MI300X)
+    assert link_bandwidth_bytes_s(MI300X, e, 8) == pytest.approx(448e9 * e.link_bandwidth)
+    assert link_bandwidth_bytes_s(MI300X, e, 4) == pytest.approx(192e9 * e.link_bandwidth)
+    assert link_bandwidth_bytes_s(MI300X, e, 2) == pytest.approx(64e9 * e.link_bandwidth)
+    h = efficiency_for(H100)   # NVSwitch: the full per-GPU NVLink bandwidth at any TP size
+    assert link_bandwidth_bytes_s(H100, h, 2) == link_bandwidth_bytes_s(H100, h, 8)

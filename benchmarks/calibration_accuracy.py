@@ -96,8 +96,8 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
                r.get("data_parallel_size"), str(r["engine_version"]), r.get("max_model_len"),
                r.get("gpu_memory_utilization"), json.dumps(r["config_flags"], sort_keys=True), row_endpoint(r),
                "tuned" in r["id"].split("-"))
-        # (vLLM PR 17530 measured the same flags before and with its tuned fused-MoE config: two kernel
-        # configurations, so two deployments; its rows say which only in their ids)
+        # (vLLM PRs 17530 / 17535 measured the same flags before and with their tuned fused-MoE configs: two
+        # kernel configurations, so two deployments; their rows say which only in their ids)
         groups.setdefault(key, []).append(r)
     out = []
     for key, rows in groups.items():

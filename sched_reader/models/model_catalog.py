@@ -108,6 +108,16 @@ _ORG_FP8_METHOD = {
 }
 
 
+# The quantization_config a publisher's own FP8 releases carry, where every one of them uses the same layout:
+# Qwen's FP8 checkpoints are block-wise ("fine-grained fp8 quantization with block size of 128", the Qwen3
+# FP8 model cards, e.g. https://huggingface.co/Qwen/Qwen3-30B-A3B-FP8; config.json quantization_config
+# {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}).
+# The block layout picks vLLM's block-FP8 kernels (and their ROCm paths), not the per-tensor ones.
+_ORG_FP8_CONFIG: dict[str, dict[str, Any]] = {
+    "qwen": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]},
+}
+
+
 def _fp8_method(org: str | None, scheme: str) -> str:
     org_l = (org or "").lower()
     method = _ORG_FP8_METHOD.get(org_l, "fp8" if scheme == "fp8" else "compressed-tensors")
@@ -382,14 +392,21 @@ def _resolution_for(
         guessed = True
         notes.append(f"{parsed.org}/{parsed.repo} is not in the catalog; assumed the architecture of {arch.id} (same repo name)")
     scheme, method = scheme_from_quant_config(arch.quantization_config)
+    qc_from_name = None
     if quant is not None:
         scheme, method = quant
         notes.append(f"quantized derivative of {arch.id}: {scheme} weights (vLLM method {method}), from the name")
+        qc_from_name = _ORG_FP8_CONFIG.get((parsed.org or "").lower()) if (scheme, method) == ("fp8", "fp8") else None
+        if qc_from_name is not None and arch.quantization_config is None:
+            arch = arch.model_copy(update={"config": {**arch.config, "quantization_config": dict(qc_from_name)}})
+            notes.append(f"{parsed.org}'s FP8 releases are block-wise (128 x 128 weight blocks)")
+        else:
+            qc_from_name = None
     return ModelResolution(
         arch=arch,
         checkpoint_quantization=scheme,
         quantization_method=method,
-        quantization_config=arch.quantization_config if quant is None else None,
+        quantization_config=arch.quantization_config if quant is None else qc_from_name,
         guessed=guessed,
         note="; ".join(notes) or None,
     )

@@ -81,3 +81,16 @@ def test_size_decides_over_family_beyond_five_percent():
     # preferred over a 27B model of another family
     r = resolve_model("acme/qwen3.9-27b-sft")
     assert abs(get_model(r.arch.id).official_params / 27e9 - 1) < 0.05
+
+
+def test_qwen_fp8_release_is_block_quantized():
+    """Qwen's own -FP8 repos are block-wise FP8 (their model cards: "fine-grained fp8 quantization with block
+    size of 128"; config.json weight_block_size [128, 128]); other publishers' FP8 names keep their own scheme."""
+    from sched_reader.models.model_catalog import resolve_model
+    from sched_reader.models.quantization import scheme_from_quant_config
+
+    r = resolve_model("Qwen/Qwen3-30B-A3B-FP8")
+    assert r.arch.quantization_config["weight_block_size"] == [128, 128]
+    assert scheme_from_quant_config(r.arch.quantization_config) == ("fp8", "fp8")
+    assert resolve_model("Qwen/Qwen3-30B-A3B").arch.quantization_config is None  # the catalog entry is untouched
+    assert resolve_model("RedHatAI/Qwen3-30B-A3B-FP8-dynamic").arch.quantization_config is None

@@ -84,9 +84,7 @@ def build_specs(
 ) -> list[EngineSpec]:
     """Read files and/or a command line; one checked ``EngineSpec`` per engine found. ``usage_context``
     ("LLM_CLASS" for an offline run) replaces each engine's own."""
-    raws = spec_builder.read_engines(paths, command_line)
-    if usage_context:
-        raws = [r.model_copy(update={"usage_context": usage_context}) for r in raws]
+    raws = spec_builder.read_engines(paths, command_line, usage_context)
     specs = [build_spec(r, gpu=gpu, vllm=vllm, model_config=model_config, strict_model=strict_model, model=model)
              for r in raws]
     spec_builder.note_shared_gpus(specs)

@@ -64,9 +64,7 @@ def build(paths: list[str], command_line: list[str] | None, sets: list[tuple[str
           usage_context: str | None = None, **kw: Any) -> tuple[list[Any], list[Any]]:
     """(raw engines, specs) as ``build_specs`` makes them, with ``sets`` applied to every engine;
     ``usage_context`` ("LLM_CLASS" for an offline run) replaces each engine's own."""
-    raws = read_engines(paths, command_line)
-    if usage_context:
-        raws = [r.model_copy(update={"usage_context": usage_context}) for r in raws]
+    raws = read_engines(paths, command_line, usage_context)
     specs = [build_spec(_with_settings(r, sets, "--set") if sets else r, **kw) for r in raws]
     if sets:
         for s in specs:

@@ -33,7 +33,7 @@ from sched_reader.compat.mla_unchunked import UNCHUNKED_MNBT_FLOOR, mla_forces_u
 from sched_reader.compat.releases import newest, resolve_version, version_key
 from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
 from sched_reader.models.model_catalog import resolve_model
-from sched_reader.models.workload import endpoint_kind
+from sched_reader.models.workload import usage_context_for
 from sched_reader.readers import read_command_line, read_path
 from sched_reader.compat.matrix import entry
 from sched_reader.compat.releases import known_releases
@@ -629,14 +629,8 @@ def usage_context_of(raw: RawEngine) -> str:
     different scheduler defaults (compat/defaults.py: e.g. 16,384 vs 8,192 batched tokens on an H100)."""
     if raw.usage_context:
         return str(raw.usage_context)
-    endpoint = (raw.workload or {}).get("endpoint") or (raw.workload or {}).get("backend")
-    if endpoint is not None:
-        try:
-            if endpoint_kind(endpoint) == "offline":
-                return "LLM_CLASS"
-        except ValueError:
-            pass  # not a text-generation entry point: reported where the workload is resolved
-    return "OPENAI_API_SERVER"
+    section = raw.workload or {}
+    return usage_context_for(section.get("endpoint") or section.get("backend")) or "OPENAI_API_SERVER"
 
 
 def mla_unchunked_source(spec: EngineSpec) -> str | None:
@@ -937,8 +931,10 @@ def _check_world_size(spec: EngineSpec) -> None:
         )
 
 
-def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = None) -> list[RawEngine]:
-    """All raw engines from the given files and/or a command line after ``--``."""
+def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = None,
+                 usage_context: str | None = None) -> list[RawEngine]:
+    """All raw engines from the given files and/or a command line after ``--``; ``usage_context``
+    ("LLM_CLASS" for an offline run) replaces each engine's own."""
     engines: list[RawEngine] = []
     paths = list(paths)
     failed: list[SchedReaderError] = []
@@ -959,6 +955,8 @@ def read_engines(paths: Iterable[str | Path], command_line: list[str] | None = N
         engines.extend(read_command_line(list(command_line)))
     if not engines:
         raise InputError("nothing to read", hint="give a deploy file, or a command line after `--`")
+    if usage_context:
+        engines = [e.model_copy(update={"usage_context": usage_context}) for e in engines]
     return engines
 
 

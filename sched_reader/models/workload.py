@@ -51,16 +51,21 @@ def endpoint_kind(value: object) -> str:
     return "chat" if "chat" in text else "completions"
 
 
-def offline_usage_context(overrides: dict) -> str | None:
-    """"LLM_CLASS" when the bench flags (``overrides["endpoint"]``, from ``--backend`` / ``--endpoint``) ask for
-    an offline run: vLLM's LLM class picks its own scheduler defaults (compat/defaults.py). None keeps each
-    engine's own context (an entry point that does not generate text is reported where the workload is
-    resolved)."""
-    entry = overrides.get("endpoint")
+def usage_context_for(endpoint: object) -> str | None:
+    """"LLM_CLASS" when ``endpoint`` (a ``--backend`` / ``--endpoint`` value, or a workload section's) is an
+    offline run: vLLM's LLM class picks its own scheduler defaults (compat/defaults.py). None otherwise, and
+    for None or an entry point that does not generate text (reported where the workload is resolved)."""
+    if endpoint is None:
+        return None
     try:
-        return "LLM_CLASS" if entry is not None and endpoint_kind(entry) == "offline" else None
+        return "LLM_CLASS" if endpoint_kind(endpoint) == "offline" else None
     except ValueError:
         return None
+
+
+def offline_usage_context(overrides: dict) -> str | None:
+    """``usage_context_for`` the bench flags' entry point (``overrides["endpoint"]``)."""
+    return usage_context_for(overrides.get("endpoint"))
 
 
 class Workload(DataModel):

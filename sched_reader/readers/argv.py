@@ -84,6 +84,17 @@ class Invocation:
     docker_devices: list[str] = field(default_factory=list)  # --device paths (/dev/kfd, /dev/dri: AMD)
 
 
+def _vllm_subcommand(toks: list[Tok], j: int) -> Invocation | None:
+    """The vLLM CLI subcommand starting at word ``j`` (after ``vllm`` or ``python -m vllm.entrypoints.cli.main``):
+    ``serve`` or ``bench throughput``; None for any other."""
+    words = [t.text for t in toks[j:j + 2]]
+    if words[:1] == ["serve"]:
+        return Invocation("serve", j + 1, program="vllm serve")
+    if words == ["bench", "throughput"]:
+        return Invocation("bench_throughput", j + 2, program="vllm bench throughput")
+    return None
+
+
 def find_invocation(toks: list[Tok]) -> Invocation | None:
     """Locate a vLLM server start in ``toks`` (None when there is none)."""
     n = len(toks)
@@ -91,21 +102,20 @@ def find_invocation(toks: list[Tok]) -> Invocation | None:
     while i < n:
         t = toks[i].text
         base = t.rsplit("/", 1)[-1]
-        if base == "vllm" and i + 1 < n and toks[i + 1].text == "serve":
-            return Invocation("serve", i + 2, program="vllm serve")
-        if base == "vllm" and i + 2 < n and toks[i + 1].text == "bench" and toks[i + 2].text == "throughput":
-            return Invocation("bench_throughput", i + 3, program="vllm bench throughput")
+        if base == "vllm":
+            inv = _vllm_subcommand(toks, i + 1)
+            if inv is not None:
+                return inv
         if base == "benchmark_throughput.py":
             return Invocation("bench_throughput", i + 1, program="benchmarks/benchmark_throughput.py")
         if t == "-m" and i + 1 < n:
             mod = toks[i + 1].text
             if mod in API_SERVER_MODULES:
                 return Invocation("api_server", i + 2, program=f"python -m {mod}")
-            if mod == "vllm.entrypoints.cli.main" and i + 2 < n and toks[i + 2].text == "serve":
-                return Invocation("serve", i + 3, program="vllm serve")
-            if (mod == "vllm.entrypoints.cli.main" and i + 3 < n and toks[i + 2].text == "bench"
-                    and toks[i + 3].text == "throughput"):
-                return Invocation("bench_throughput", i + 4, program="vllm bench throughput")
+            if mod == "vllm.entrypoints.cli.main":
+                inv = _vllm_subcommand(toks, i + 2)
+                if inv is not None:
+                    return inv
         if base in ("docker", "podman") and i + 1 < n and toks[i + 1].text == "run":
             inv = _docker(toks, i + 2)
             if inv is not None:

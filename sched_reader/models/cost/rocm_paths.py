@@ -44,6 +44,11 @@ def aiter_enabled(env: dict | None, switch: str | None = None) -> bool:
     return _on(env, "VLLM_ROCM_USE_AITER", False) and (not switch or _on(env, switch, True))
 
 
+def _runs_aiter(path: dict, release: tuple, env: dict) -> bool:
+    """Whether the engine runs ``path``'s AITER kernel: the release has it (``aiter_from``) and the env turns it on."""
+    return release >= parse_version(str(path.get("aiter_from") or "99.0.0")) and aiter_enabled(env, path.get("aiter_switch"))
+
+
 def path_slowdown(gpu, cfg, term: str, fmt_key: str) -> tuple[float, str] | None:
     """(factor, provenance) for cost term ``term`` ("gemm" or "moe") with weights in kernel-table format
     ``fmt_key`` (``fp8_block``...) on ``gpu`` under ``cfg`` (its ``vllm_version`` and ``rocm_env``); None when
@@ -55,8 +60,7 @@ def path_slowdown(gpu, cfg, term: str, fmt_key: str) -> tuple[float, str] | None
     for p in _paths(getattr(gpu, "arch", "")):
         if p.get("term") != term or not ({fmt_key, "any"} & set(p.get("formats") or [])) or "slowdown" not in p:
             continue
-        fast = release >= parse_version(str(p.get("aiter_from") or "99.0.0")) and aiter_enabled(env, p.get("aiter_switch"))
-        if fast:
+        if _runs_aiter(p, release, env):
             return None
         why = ("VLLM_ROCM_USE_AITER off" if release >= parse_version(str(p.get("aiter_from")))
                else f"no AITER kernel before vLLM {p.get('aiter_from')}")
@@ -77,7 +81,7 @@ def mla_decode_occupancy(gpu, cfg, heads_per_gpu: int) -> tuple[float, str] | No
         occ = p.get("occupancy")
         if p.get("term") != "mla_decode" or not occ or cus <= 0:
             continue
-        if release >= parse_version(str(p.get("aiter_from") or "99.0.0")) and aiter_enabled(env, p.get("aiter_switch")):
+        if _runs_aiter(p, release, env):
             return None
         groups = -(-max(1, int(heads_per_gpu)) // int(occ["block_h"]))
         per_seq = groups * int(occ["kv_splits"])

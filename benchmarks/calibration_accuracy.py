@@ -21,9 +21,10 @@ Prints the relative error of output throughput, mean TPOT and median TPOT per pa
 next to the uncalibrated model's on the same predictions. A deployment that cannot be replayed (no KV
 block fits by the memory model) is reported as skipped.
 The decode prior (analyzers/calibrate_posterior.py) is measured on the deployments themselves (each one's
-decode scale and per-step time fitted over all its runs, printed first); each deployment is scored with
-the prior re-measured WITHOUT it (leave one deployment out), ``--shipped`` with the shipped
-``calibrate_posterior.PRIOR`` instead, ``--terms`` prints the measurement and stops.
+decode scale and per-step time fitted over all its runs, printed first: its centre and spread); each
+deployment is scored with the prior re-measured WITHOUT its source (leave the whole source out: the three
+LambdaLabs deployments are one source, each corpus group's ``source`` another), ``--shipped`` with the
+shipped ``calibrate_posterior.PRIOR`` instead, ``--terms`` prints the measurement and stops.
 Run: python benchmarks/calibration_accuracy.py [--loo] [--quiet] [--shipped | --terms] [--only SUBSTRING[,...]]
 """
 
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sched_reader.analyzers.calibrate import (_profile, decode_observations, fit, fit_decode, predict,  # noqa: E402
-                                              requests_for)
+                                              requests_for, unit_step_ms)
 from sched_reader.analyzers.calibrate_posterior import FLAT, PRIOR, DecodePrior  # noqa: E402
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 from sched_reader.errors import SchedReaderError  # noqa: E402
@@ -132,31 +133,36 @@ def deployment_terms(name: str, spec, benches: list[BenchResult], endpoint: str)
         return None
     try:
         d, c, _ = fit_decode(spec, benches, reqs, _profile(1.0, 1.0, 0.0), endpoint, FLAT)
+        unit = unit_step_ms(spec)
     except SchedReaderError:
         return None
     obs = decode_observations(spec, benches, reqs, _profile(d, 1.0, c), endpoint, FLAT)
     res = {"time": [], "rate": []}
     for o in obs:
         res[o.kind].append(math.log(o.at / o.measured))
-    return {"name": name, "d": d, "c": c, "res": res, "n": len(obs)}
+    return {"name": name, "d": d, "c": c, "res": res, "n": len(obs), "unit": unit}
 
 
 def prior_from(terms: list[dict], source: str) -> DecodePrior:
-    """The decode prior measured on ``terms`` (deployment_terms of several deployments): root mean square of
-    ln d and of c over them; one run's spread per metric: the median over deployments of the residual's root
-    mean square, corrected for the two fitted terms (x sqrt(n / (n - 2)), deployments with 3+ observations)."""
+    """The decode prior measured on ``terms`` (deployment_terms of two or more deployments): the mean and the
+    standard deviation of ln d, of c (ms) and of c in units of each deployment's own one-sequence step
+    (``unit``, calibrate.unit_step_ms: what fit() uses); one run's spread per metric: the median over
+    deployments of the residual's root mean square, corrected for the two fitted terms (x sqrt(n / (n - 2)),
+    deployments with 3+ observations)."""
     def rms(xs):
         return math.sqrt(sum(x * x for x in xs) / len(xs))
 
-    def spread(kind):
+    def spread(kind):   # (the shipped prior's where no deployment left has such observations)
         xs = [rms(t["res"][kind]) * math.sqrt(t["n"] / (t["n"] - 2)) for t in terms
               if t["n"] >= 3 and t["res"][kind]]
-        return statistics.median(xs)
+        return statistics.median(xs) if xs else getattr(PRIOR, f"{'tpot' if kind == 'time' else 'throughput'}_log_sd")
 
-    return DecodePrior(decode_log_sd=round(rms([math.log(t["d"]) for t in terms]), 3),
-                       step_ms_sd=round(rms([t["c"] for t in terms]), 2),
+    lds, cs, ks = [math.log(t["d"]) for t in terms], [t["c"] for t in terms], [t["c"] / t["unit"] for t in terms]
+    return DecodePrior(decode_log_sd=round(statistics.stdev(lds), 3), step_ms_sd=round(statistics.stdev(cs), 2),
                        tpot_log_sd=round(spread("time"), 3), throughput_log_sd=round(spread("rate"), 3),
-                       source=source)
+                       source=source, decode_log_mean=round(statistics.fmean(lds), 3),
+                       step_ms_mean=round(statistics.fmean(cs), 2), step_rel_mean=round(statistics.fmean(ks), 3),
+                       step_rel_sd=round(statistics.stdev(ks), 3))
 
 
 def _errs(p: dict, b: BenchResult) -> dict[str, float]:
@@ -235,8 +241,10 @@ def main() -> int:
         spec, benches = load(f)
         deps.append((f.name, spec, benches, "completions"))
     deps += corpus_deployments()
+    source = {d[0]: ("lambdalabs" if d[0].endswith(".yaml") else d[0].split(":")[0]) for d in deps}
     # the decode prior: each deployment's own terms over all its runs; a deployment is scored with the prior
-    # measured on the OTHER deployments (leave one deployment out); --shipped: calibrate_posterior.PRIOR
+    # measured on the deployments of OTHER sources (leave the whole source out: the three LambdaLabs files
+    # are one source); --shipped: calibrate_posterior.PRIOR
     print("== each deployment's decode scale d and per-step time c over all its runs (flat prior), and the "
           "root mean square log residual of TPOT / throughput there")
     terms = {}
@@ -247,8 +255,8 @@ def main() -> int:
             continue
         terms[name] = t
         r = {k: (f"{math.sqrt(sum(x * x for x in v) / len(v)):.3f}" if v else "-") for k, v in t["res"].items()}
-        print(f"  {name[:70]:70} d x{t['d']:.3f}  c {t['c']:5.2f} ms  residual {r['time']} / {r['rate']} "
-              f"({t['n']} observations)")
+        print(f"  {name[:70]:70} d x{t['d']:.3f}  c {t['c']:5.2f} ms = {t['c'] / t['unit']:.2f} x its "
+              f"{t['unit']:.2f} ms step  residual {r['time']} / {r['rate']} ({t['n']} observations)")
     every = prior_from(list(terms.values()), f"measured on {len(terms)} deployments")
     print(f"  prior from all {len(terms)}: {every}")
     if "--terms" in sys.argv:
@@ -258,8 +266,8 @@ def main() -> int:
     for d in deps:
         if not any(o in d[0] for o in only.split(",")):
             continue
-        prior = PRIOR if shipped else prior_from([t for k, t in terms.items() if k != d[0]],
-                                                 f"measured without {d[0][:40]}")
+        prior = PRIOR if shipped else prior_from([t for k, t in terms.items() if source[k] != source[d[0]]],
+                                                 f"measured without source {source[d[0]]}")
         print(f"\n  prior: {prior}")
         res.append(evaluate(*d, loo, quiet, prior))
     print("\n== per deployment, median |error| output throughput / mean TPOT / median TPOT "

@@ -8,15 +8,20 @@ uncalibrated model):
 
 * ``decode_time_scale`` and ``step_overhead_ms`` together, as a posterior (analyzers/calibrate_posterior.py):
   work-proportional time and time every step pays whatever its batch are one number at one batch size and
-  differ across batch sizes, so one result's offset is split by a prior centred on the uncalibrated model
-  with spreads measured over the corpus's deployments, and results at two or more concurrency levels pin
+  differ across batch sizes, so one result's offset is split by a prior measured over the corpus's
+  deployments with several concurrency levels (centred on their mean terms; the per-step time in units of
+  the deployment's own step, :func:`unit_step_ms`), and results at two or more concurrency levels pin
   both. The observations: each result's TPOT (the median when given: see ``_tpot_key``), or its output
   throughput when its TPOT is stall-dominated (:func:`stalled`) or missing; a rate-limited result's
   throughput is its offered load, never an observation. Always identified; fitted first, so the terms below
   are read with the per-step time in place;
 * ``prefill_time_scale`` from TTFT, when a result is not a burst (closed loop or rate-limited: its TTFT is
   the prompt's time plus a short queue) or bursts of two or more sizes are given: one burst's TTFT is its
-  API intake queue plus its prefill time, one number for two unknowns;
+  API intake queue plus its prefill time, one number for two unknowns; results with no TTFT at all (an
+  offline ``vllm bench throughput`` run) make it a third term of the decode posterior instead: a run's
+  throughput is the time of every step, prompts included, so its offset is shared by each run's prefill
+  share of that time (vLLM PR 17530's offline runs: +22% at 1K in / 2K out, +97% at 10K / 500, one prefill
+  scale x2.8 and a decode scale x1.17 reproduce all three);
 * ``seq_overhead_us`` and ``api_token_us`` only from two or more results at different concurrency: chosen
   among a few physically plausible values;
 * ``api_intake_ms`` (the API server's per-request intake) from bursts of two or more sizes (TTFT growing
@@ -50,7 +55,8 @@ from sched_reader.analyzers.simulator.metrics import add_client_latency
 from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
 from sched_reader.analyzers.simulator import params_for, simulate
 from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
-from sched_reader.analyzers.calibrate_posterior import PRIOR, DecodePrior, Observation, posterior_mean
+from sched_reader.analyzers.calibrate_posterior import (PRIOR, DecodePrior, Observation, PrefillPrior,
+                                                        posterior_mean, posterior_mean3)
 
 ITERATIONS = 6
 CONVERGED = 0.005
@@ -78,6 +84,7 @@ BROKEN_SHARE = 0.25
 # that changes with the workload). TTFT mixes queueing and intake into the prompt time: 0.40 (twice the
 # 0.20 spread of median TPOT across the workloads of the three LambdaLabs deployments in tests/data/bench).
 RESULT_SD = {"prefill_time_scale": 0.40}
+PREFILL_PRIOR = PrefillPrior(PRIOR_SD["prefill_time_scale"], BROKEN_SD, BROKEN_SHARE)
 
 
 def silent_requests(b: BenchResult) -> bool:
@@ -215,53 +222,71 @@ def _with(prof: Profile, **values: float) -> Profile:
 
 
 def decode_observations(spec: Any, benches: list[BenchResult], reqs: list[Any], prof: Profile, endpoint: str,
-                        prior: DecodePrior = PRIOR) -> list[Observation]:
+                        prior: DecodePrior = PRIOR, free_p: bool = False) -> list[Observation]:
     """The runs' TPOT and output throughput as observations linear in (decode scale, per-step time) around
     ``prof``'s values: three simulations per run (at the point, with the scale x``D_STEP``, with
     ``C_STEP_MS`` more per step). Which metric a run gives: its TPOT (the median where published: see
     ``_tpot_key``) unless stall-dominated (:func:`stalled`), its output throughput unless rate-limited (the
-    offered load, whatever the GPU's speed)."""
+    offered load, whatever the GPU's speed). ``free_p``: also the slope in the prefill scale (a fourth
+    simulation, the scale x``D_STEP``), in each observation's ``extra`` (``p0``, ``slope_p``)."""
     d0, c0 = prof.value("decode_time_scale"), prof.value("step_overhead_ms")
     at = [predict(spec, b, prof, r, endpoint) for b, r in zip(benches, reqs)]
     up_d = [predict(spec, b, _with(prof, decode_time_scale=d0 * D_STEP), r, endpoint) for b, r in zip(benches, reqs)]
     up_c = [predict(spec, b, _with(prof, step_overhead_ms=c0 + C_STEP_MS), r, endpoint)
             for b, r in zip(benches, reqs)]
+    p0 = prof.value("prefill_time_scale")
+    up_p = ([predict(spec, b, _with(prof, prefill_time_scale=p0 * D_STEP), r, endpoint) for b, r in zip(benches, reqs)]
+            if free_p else [{} for _ in benches])
     obs: list[Observation] = []
-    for b, p, pd, pc in zip(benches, at, up_d, up_c):
+    for b, p, pd, pc, pp in zip(benches, at, up_d, up_c, up_p):
         k = _tpot_key(b, p)
         if k and not stalled(b) and pd.get(k) and pc.get(k):   # the run's time per decode step
             obs.append(Observation(f"{b.label()} {k}", "time", float(getattr(b, k)), p[k], d0, c0,
                                    (pd[k] - p[k]) / (d0 * (D_STEP - 1)), (pc[k] - p[k]) / C_STEP_MS,
-                                   prior.tpot_log_sd))
+                                   prior.tpot_log_sd,
+                                   {"p0": p0, "slope_p": (pp[k] - p[k]) / (p0 * (D_STEP - 1))} if pp.get(k) else {}))
             continue
         t = "output_throughput"    # else the aggregate of every step's time
         if b.output_throughput and math.isinf(b.request_rate) and p.get(t) and pd.get(t) and pc.get(t):
             obs.append(Observation(f"{b.label()} {t}", "rate", float(b.output_throughput), p[t], d0, c0,
                                    (1 / pd[t] - 1 / p[t]) / (d0 * (D_STEP - 1)), (1 / pc[t] - 1 / p[t]) / C_STEP_MS,
-                                   prior.throughput_log_sd))
+                                   prior.throughput_log_sd,
+                                   {"p0": p0, "slope_p": (1 / pp[t] - 1 / p[t]) / (p0 * (D_STEP - 1))}
+                                   if pp.get(t) else {}))
     return obs
 
 
 def fit_decode(spec: Any, benches: list[BenchResult], reqs: list[Any], prof: Profile, endpoint: str,
-               prior: DecodePrior = PRIOR, start: tuple[float, float] = (1.0, 0.0)
+               prior: DecodePrior = PRIOR, start: tuple[float, float] = (1.0, 0.0), free_p: bool = False
                ) -> tuple[float, float, dict[str, Any]]:
     """Posterior mean of (decode_time_scale, step_overhead_ms) with ``prof``'s other terms held
     (analyzers/calibrate_posterior.py): linearised at ``start`` (default: the uncalibrated model), then again
-    at each pass's estimate (``DECODE_PASSES``). Returns (d, c ms, details: observations, mode, at-bound flags)."""
+    at each pass's estimate (``DECODE_PASSES``). Returns (d, c ms, details: observations, mode, at-bound flags).
+    ``free_p``: the prefill scale is a third term of the posterior (results whose TTFT cannot identify it), its
+    estimate in the details' ``p``."""
     lo, hi = TERMS["decode_time_scale"][1], TERMS["decode_time_scale"][2]
     c_hi = TERMS["step_overhead_ms"][2]
+    p_bounds = (TERMS["prefill_time_scale"][1], TERMS["prefill_time_scale"][2])
     d, c = start
+    p = prof.value("prefill_time_scale")
     post: dict[str, Any] = {"d": d, "c": c, "d_mean": d, "c_mean": c, "d_mode": d, "c_mode": c,
                             "d_at_bound": False, "c_at_bound": False}
+    if free_p:
+        post.update({"p": p, "p_mode": p, "p_at_bound": False})
     obs: list[Observation] = []
     for _ in range(DECODE_PASSES):
-        obs = decode_observations(spec, benches, reqs, _with(prof, decode_time_scale=d, step_overhead_ms=c),
-                                  endpoint, prior)
+        at = _with(prof, decode_time_scale=d, step_overhead_ms=c, prefill_time_scale=p)
+        obs = decode_observations(spec, benches, reqs, at, endpoint, prior, free_p)
         if not obs:
             break
-        post = posterior_mean(obs, prior, (lo, hi), c_hi)
-        done = abs(post["d"] / d - 1) < CONVERGED and abs(post["c"] - c) < 0.05
+        if free_p:
+            post = posterior_mean3(obs, prior, PREFILL_PRIOR, (lo, hi), c_hi, p_bounds)
+        else:
+            post = posterior_mean(obs, prior, (lo, hi), c_hi)
+        done = abs(post["d"] / d - 1) < CONVERGED and abs(post["c"] - c) < 0.05 and (
+            not free_p or abs(post["p"] / p - 1) < CONVERGED)
         d, c = float(post["d"]), float(post["c"])
+        p = float(post.get("p", p))
         if done:
             break
     return d, c, {**post, "observations": obs}
@@ -345,6 +370,17 @@ def _loss(benches: list[BenchResult], preds: list[dict[str, float]]) -> float:
     return s
 
 
+def unit_step_ms(spec: Any) -> float:
+    """The uncalibrated model's time (ms) of a decode step of one sequence at empty context: the deployment's
+    own unit for the per-step time's prior (``DecodePrior.for_step``): weights read once, the layer stack's
+    kernel floor and the host's fixed time, all of which the time the model misses per step grows with."""
+    cost, _ = engine_inputs(spec, apply_profile=False)
+    try:
+        return float(cost.decode_linear(1).time(0.0)) * 1e3
+    except AttributeError:
+        return float(cost.step_time(1, 0, 0, 0.0)) * 1e3
+
+
 def check_model(spec: Any, b: BenchResult) -> None:
     """A result of another model than the deployment's is refused (it would fit the wrong thing)."""
     if not b.model_id or not spec.model_name:
@@ -388,6 +424,7 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
             raise InputError("the result has neither TPOT nor output throughput to fit", file=b.file)
     reqs = [requests_for(b) for b in benches]
     base = [predict(spec, b, None, r, endpoint) for b, r in zip(benches, reqs)]
+    prior = prior.for_step(unit_step_ms(spec))
     concs = {min(len(r), b.max_concurrency or len(r)) for b, r in zip(benches, reqs)}
     best = None
     hs_candidates = SEQ_OVERHEAD_CANDIDATES_US if len(concs) >= 2 else (0.0,)
@@ -402,10 +439,15 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     # search: the streaming cost (host terms at 0), then the host terms at that cost
     # first the decode scale and the per-step time at the uncalibrated model's other terms (the per-step time
     # is in every step, prefill steps included: TTFT and the host terms below are read with it in place)
-    d0, c0, _ = fit_decode(spec, benches, reqs, _profile(1.0, 1.0, 0.0), endpoint, prior)
+    # results with no TTFT at all (offline ``vllm bench throughput`` runs): the prefill scale is a third term of
+    # the decode posterior, each run's throughput carrying its prefill share of the time (one burst's TTFT
+    # holds it at 1: the fitted split of its throughput did not transfer to the LambdaLabs bursts' other sizes)
+    free_p = not fit_prefill and not any(b.mean_ttft_ms for b in benches)
+    d0, c0, first = fit_decode(spec, benches, reqs, _profile(1.0, 1.0, 0.0), endpoint, prior, free_p=free_p)
+    p0 = float(first.get("p", 1.0))
     intake: float | None = None
     if len(bursts) >= 2:
-        warm = (d0, 1.0)
+        warm = (d0, p0)
         for c in INTAKE_CANDIDATES_MS:   # each fit starts from the previous one's scales
             ds, ps, info = _fit_scales(spec, benches, reqs, c0, 0.0, tok_candidates[0], warm, c, endpoint,
                                        fit_prefill)
@@ -417,7 +459,7 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     trials = [(t, c0, 0.0) for t in tok_candidates if best is None or t != best[5]]
     for stage in (0, 1):
         for tok, oh, hs in trials:
-            start = (best[1], best[2]) if best is not None else (d0, 1.0)
+            start = (best[1], best[2]) if best is not None else (d0, p0)
             ds, ps, info = _fit_scales(spec, benches, reqs, oh, hs, tok, start, intake, endpoint,
                                        fit_prefill)
             loss = _loss(benches, info["preds"])
@@ -431,8 +473,12 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     w_p = shrink_weight("prefill_time_scale", n_ttft, math.log(ps_raw))
     ps = ps_raw ** w_p
     # the decode scale and the per-step time: a posterior at the prefill scale and host terms chosen above
+    if free_p:
+        ps = p0
     ds, oh, post = fit_decode(spec, benches, reqs, _profile(1.0, ps, 0.0, hs, tok, intake), endpoint, prior,
-                              start=(d0, c0))
+                              start=(d0, c0), free_p=free_p)
+    if free_p:
+        ps = float(post["p"])
     oh = round(oh, 2)
     info["preds"] = [predict(spec, b, _profile(ds, ps, oh, hs, tok, intake), r, endpoint)
                      for b, r in zip(benches, reqs)]
@@ -456,8 +502,9 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     n_tpot = sum(1 for o in obs if o.kind == "time")
     n_thr = len(obs) - n_tpot
     split = (f"posterior over {n_tpot} TPOT and {n_thr} output-throughput observation(s): the mean per-step "
-             f"time and the mean scale at it (mode x{post['d_mode']:.3f} at {post['c_mode']:.2f} ms); prior {prior.source}: ln(scale) sd "
-             f"{prior.decode_log_sd:g}, per-step time sd {prior.step_ms_sd:g} ms, one run's spread "
+             f"time and the mean scale at it (mode x{post['d_mode']:.3f} at {post['c_mode']:.2f} ms); prior {prior.source}: ln(scale) "
+             f"{prior.decode_log_mean:g} sd {prior.decode_log_sd:g}, per-step time {prior.step_ms_mean:.2f} sd "
+             f"{prior.step_ms_sd:.2f} ms, one run's spread "
              f"{prior.tpot_log_sd:g} (TPOT) / {prior.throughput_log_sd:g} (throughput) in log")
     one_level = len(concs) < 2
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={
@@ -467,10 +514,16 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
                             if any(map(stalled, benches)) else ""), split] + labels})
     has_ttft = any(b.mean_ttft_ms for b in benches)
     terms["prefill_time_scale"] = terms["prefill_time_scale"].model_copy(update={
-        "value": round(ps, 4) if fit_prefill else 1.0, "fitted": fit_prefill,
-        "at_bound": info["at_bound"]["prefill_time_scale"] and fit_prefill,
+        "value": round(ps, 4) if (fit_prefill or free_p) else 1.0, "fitted": fit_prefill or bool(free_p and obs),
+        "at_bound": (info["at_bound"]["prefill_time_scale"] and fit_prefill) or bool(post.get("p_at_bound")),
         "supported_by": ([f"mean TTFT of {n_ttft} result(s)", _shrink_note("prefill_time_scale", ps_raw, w_p, n_ttft)]
                          if fit_prefill else
+                         [("no TTFT separates it (" + ("one burst's TTFT is its intake queue plus its prefill"
+                                                       if has_ttft else "the results have no TTFT") + "): a third "
+                           f"term of the decode posterior, from each run's prefill share of its time (mode "
+                           f"x{post.get('p_mode', 1.0):.3f}); prior: ln(scale) spread {PRIOR_SD['prefill_time_scale']:g}"
+                           f", a share {BROKEN_SHARE:g} at {BROKEN_SD:g}"), split]
+                         if free_p and obs else
                          ["one burst's TTFT cannot separate the API intake queue from prefill time (a closed-loop "
                           "or rate-limited result, or bursts of two sizes, can): held at 1"] if has_ttft else
                          ["no TTFT in the results: held at 1"])})

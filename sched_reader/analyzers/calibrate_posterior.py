@@ -11,12 +11,12 @@ At one batch size the two are one number (a run 2x slower than the model is d = 
 across batch sizes they differ: c is the same ms at concurrency 4 and 128, d scales with the step. The
 published runs of the corpus's deployments say which transfers (benchmarks/calibration_accuracy.py
 ``--terms``: the per-deployment fit of both terms over all its runs; dstack's DeepSeek-R1 on 8x MI300X
-is c = 38 ms at d = 1.15, which no scale alone reproduces across concurrency 4-128). So the fit is a
-posterior: a prior centred on the uncalibrated model (d = 1, c = 0) with spreads measured over the corpus's deployments, and
-each run's TPOT / throughput as observations with the spread one workload's error has around its
-deployment's common terms. One run then splits its offset by where it is more plausible: a few ms on a
-5 ms step is mostly per-step time, +40% on a 100 ms step largely scale; several runs at different batch
-sizes pin both.
+is c = 33 ms at d = 0.60, which no scale alone reproduces across concurrency 4-128). So the fit is a
+posterior: a prior measured over the corpus's deployments with several concurrency levels (centred on
+their mean terms: each of them has d < 1 and c > 0; c in units of the deployment's own step, see
+``PRIOR``), and each run's TPOT / throughput as observations with the spread one workload's error has
+around its deployment's common terms. One run then splits its offset by where it is more plausible;
+several runs at different batch sizes pin both.
 
 Each observation is linear in (d, c) around the point it was simulated at (``Observation``: the simulator's
 value there and its slopes, from two more simulations); the posterior is evaluated on a grid over the
@@ -28,7 +28,7 @@ there and evaluates again.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -51,14 +51,33 @@ class DecodePrior:
     tpot_log_sd: float
     throughput_log_sd: float
     source: str = ""
+    decode_log_mean: float = 0.0     # the prior's centre: mean ln d over the deployments (0: the model)
+    step_ms_mean: float = 0.0        # mean c (ms) over the deployments (0: the model)
+    # the per-step time in units of the deployment's own one-sequence step (``unit_step_ms``): when set,
+    # ``for_step`` turns them into the ms fields above for one deployment
+    step_rel_mean: float | None = None
+    step_rel_sd: float | None = None
+
+    def for_step(self, unit_ms: float) -> "DecodePrior":
+        """This prior for a deployment whose model step of one sequence at empty context is ``unit_ms``."""
+        if self.step_rel_sd is None or unit_ms <= 0:
+            return self
+        return replace(self, step_ms_mean=(self.step_rel_mean or 0.0) * unit_ms,
+                       step_ms_sd=self.step_rel_sd * unit_ms)
 
 
 # Measured on 7 deployments (the three LambdaLabs vLLM 0.6.0 ones, InferenceX MiniMax-M2.5 8x H200, Vultr
 # MiniMax-M2.5 4x B200, dstack DeepSeek-R1 8x MI300X and 8x H200; d x0.77 / 0.90 / 0.77 / 0.51 / 0.69 /
-# 0.60 / 0.61, c 45.4 / 9.7 / 20.6 / 8.4 / 4.9 / 32.9 / 22.8 ms; residual of ln TPOT 0.016-0.19 and 0.76),
-# re-measured after the ROCm kernel-path terms (models/data/rocm_kernel_paths.yaml) moved the MI300X model.
-PRIOR = DecodePrior(decode_log_sd=0.426, step_ms_sd=24.71, tpot_log_sd=0.054, throughput_log_sd=0.050,
-                    source="measured on 7 deployments (benchmarks/calibration_accuracy.py --terms)")
+# 0.60 / 0.61, c 45.4 / 9.7 / 20.6 / 8.4 / 4.9 / 32.9 / 22.8 ms = 2.36 / 1.87 / 3.16 / 1.12 / 0.51 / 3.60 /
+# 2.13 x each one's own one-sequence step; residual of ln TPOT 0.016-0.19 and 0.76): every one of them has
+# d < 1 and c > 0 (the model's work-proportional time runs long and its fixed time per step short), so the
+# prior is centred on their mean, not on the uncalibrated model: ln d -0.387 (x0.68) sd 0.193, c 2.11 sd
+# 1.08 of the deployment's step (20.7 sd 14.6 ms where the step is unknown). The per-step time in units of
+# the deployment's own step, because what the model misses per step grows with it (LambdaLabs on one vLLM
+# release: 9.7 ms for an 8B, 45 ms for a 70B on two GPUs): an absolute 20 ms would be ten steps of a 0.6B.
+PRIOR = DecodePrior(decode_log_sd=0.193, step_ms_sd=14.64, tpot_log_sd=0.054, throughput_log_sd=0.050,
+                    source="measured on 7 deployments (benchmarks/calibration_accuracy.py --terms)",
+                    decode_log_mean=-0.387, step_ms_mean=20.66, step_rel_mean=2.107, step_rel_sd=1.08)
 # a prior that lets the data alone decide (for measuring the per-deployment terms themselves)
 FLAT = DecodePrior(decode_log_sd=10.0, step_ms_sd=1e4, tpot_log_sd=0.05, throughput_log_sd=0.05, source="flat")
 
@@ -97,12 +116,14 @@ class Observation:
 
 def log_posterior(obs: list[Observation], prior: DecodePrior, d_bounds: tuple[float, float],
                   c_upper: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ln d grid, c grid, log posterior on the grid, unnormalised): Gaussian prior on ln d and on c (c >= 0:
-    a half-normal), each observation's log ratio predicted / measured normal with its ``sd``."""
+    """(ln d grid, c grid, log posterior on the grid, unnormalised): Gaussian prior on ln d and on c around
+    the prior's means (c >= 0: truncated at 0), each observation's log ratio predicted / measured normal with
+    its ``sd``."""
     u = np.linspace(math.log(d_bounds[0]), math.log(d_bounds[1]), GRID_D)
     c = c_upper * np.linspace(0.0, 1.0, GRID_C) ** 2
     U, C = np.meshgrid(u, c, indexing="ij")
-    lp = -0.5 * (U / prior.decode_log_sd) ** 2 - 0.5 * (C / prior.step_ms_sd) ** 2
+    lp = (-0.5 * ((U - prior.decode_log_mean) / prior.decode_log_sd) ** 2
+          - 0.5 * ((C - prior.step_ms_mean) / prior.step_ms_sd) ** 2)
     D = np.exp(U)
     for o in obs:
         t = o.predict_time(D, C)
@@ -137,3 +158,63 @@ def posterior_mean(obs: list[Observation], prior: DecodePrior, d_bounds: tuple[f
     return {"d": math.exp(uc), "c": mc, "d_mean": math.exp(mu), "c_mean": mc,
             "d_mode": math.exp(float(u[i])), "c_mode": float(c[j]),
             "d_at_bound": i in (0, GRID_D - 1), "c_at_bound": j == GRID_C - 1}
+
+
+# The prefill scale p as a third term, for results whose TTFT cannot identify it (offline runs, one burst):
+# their output throughput is the time of every step, prefill included, so its offset is shared between the
+# decode terms and p by each run's prefill share of the time and the priors. p's prior: the two-part
+# mixture of analyzers/calibrate.py (PRIOR_SD, BROKEN_SD, BROKEN_SHARE: read off the corpus's TTFT errors).
+GRID_P = 41      # points over ln p in [ln lower, ln upper]; the 3-D grid is coarser in d and c (every other
+GRID_D3 = 81     # point of the 2-D one): 81 x 151 x 41 = 0.5 M points per evaluation
+GRID_C3 = 151
+
+
+@dataclass(frozen=True)
+class PrefillPrior:
+    """Two-part prior on ln p (natural-log units): a core normal and a share of badly-off deployments."""
+
+    core_sd: float
+    broken_sd: float
+    broken_share: float
+
+    def log_density(self, v: np.ndarray) -> np.ndarray:
+        core = (1.0 - self.broken_share) * np.exp(-0.5 * (v / self.core_sd) ** 2) / self.core_sd
+        tail = self.broken_share * np.exp(-0.5 * (v / self.broken_sd) ** 2) / self.broken_sd
+        return np.log(core + tail)
+
+
+def posterior_mean3(obs: list[Observation], prior: DecodePrior, pre: PrefillPrior,
+                    d_bounds: tuple[float, float], c_upper: float,
+                    p_bounds: tuple[float, float]) -> dict[str, float | bool]:
+    """As :func:`posterior_mean` with the prefill scale p as a third term: each observation is linear in p
+    around its ``extra["p0"]`` with slope ``extra["slope_p"]`` (time per unit of p). The estimate: c's
+    posterior mean, and the means of ln d and ln p at that c."""
+    u = np.linspace(math.log(d_bounds[0]), math.log(d_bounds[1]), GRID_D3)
+    c = c_upper * np.linspace(0.0, 1.0, GRID_C3) ** 2
+    v = np.linspace(math.log(p_bounds[0]), math.log(p_bounds[1]), GRID_P)
+    U, C, V = np.meshgrid(u, c, v, indexing="ij")
+    lp = (-0.5 * ((U - prior.decode_log_mean) / prior.decode_log_sd) ** 2
+          - 0.5 * ((C - prior.step_ms_mean) / prior.step_ms_sd) ** 2 + pre.log_density(V))
+    D, P = np.exp(U), np.exp(V)
+    for o in obs:
+        t = o.predict_time(D, C) + (P - o.extra.get("p0", 1.0)) * o.extra.get("slope_p", 0.0)
+        bad = t <= 0
+        r = np.log(np.where(bad, 1.0, t) / o.measured_time())
+        lp = np.where(bad, -np.inf, lp - 0.5 * (r / o.sd) ** 2)
+    if not np.isfinite(lp).any():
+        return {"d": 1.0, "c": 0.0, "p": 1.0, "d_mode": 1.0, "c_mode": 0.0, "p_mode": 1.0,
+                "d_at_bound": False, "c_at_bound": False, "p_at_bound": False}
+    width = np.gradient(c)
+    w = np.exp(lp - lp.max()) * width[None, :, None]
+    w /= w.sum()
+    mc = float((w.sum(axis=(0, 2)) * c).sum())
+    k = int(np.clip(np.searchsorted(c, mc), 1, GRID_C3 - 1))
+    f = (mc - c[k - 1]) / (c[k] - c[k - 1])
+    sl = np.exp(lp[:, k - 1, :] - lp.max()) * (1 - f) + np.exp(lp[:, k, :] - lp.max()) * f
+    tot = sl.sum()
+    uc = float((sl.sum(axis=1) * u).sum() / tot) if tot > 0 else float((w.sum(axis=(1, 2)) * u).sum())
+    vc = float((sl.sum(axis=0) * v).sum() / tot) if tot > 0 else float((w.sum(axis=(0, 1)) * v).sum())
+    i, j, m = np.unravel_index(int(np.argmax(lp)), lp.shape)
+    return {"d": math.exp(uc), "c": mc, "p": math.exp(vc), "d_mode": math.exp(float(u[i])),
+            "c_mode": float(c[j]), "p_mode": math.exp(float(v[m])),
+            "d_at_bound": i in (0, GRID_D3 - 1), "c_at_bound": j == GRID_C3 - 1, "p_at_bound": m in (0, GRID_P - 1)}

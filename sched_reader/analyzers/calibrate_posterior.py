@@ -11,7 +11,7 @@ At one batch size the two are one number (a run 2x slower than the model is d = 
 across batch sizes they differ: c is the same ms at concurrency 4 and 128, d scales with the step. The
 published runs of the corpus's deployments say which transfers (benchmarks/calibration_accuracy.py
 ``--terms``: the per-deployment fit of both terms over all its runs; dstack's DeepSeek-R1 on 8x MI300X
-is c = 33 ms at d = 0.60, which no scale alone reproduces across concurrency 4-128). So the fit is a
+is c = 30 ms at d = 0.58, which no scale alone reproduces across concurrency 4-128). So the fit is a
 posterior: a prior measured over the corpus's deployments with several concurrency levels (centred on
 their mean terms: each of them has d < 1 and c > 0; c in units of the deployment's own step, see
 ``PRIOR``), and each run's TPOT / throughput as observations with the spread one workload's error has
@@ -67,17 +67,18 @@ class DecodePrior:
 
 
 # Measured on 7 deployments (the three LambdaLabs vLLM 0.6.0 ones, InferenceX MiniMax-M2.5 8x H200, Vultr
-# MiniMax-M2.5 4x B200, dstack DeepSeek-R1 8x MI300X and 8x H200; d x0.77 / 0.90 / 0.77 / 0.51 / 0.69 /
-# 0.60 / 0.61, c 45.4 / 9.7 / 20.6 / 8.4 / 4.9 / 32.9 / 22.8 ms = 2.36 / 1.87 / 3.16 / 1.12 / 0.51 / 3.60 /
-# 2.13 x each one's own one-sequence step; residual of ln TPOT 0.016-0.19 and 0.76): every one of them has
+# MiniMax-M2.5 4x B200, dstack DeepSeek-R1 8x MI300X and 8x H200; d x0.80 / 0.88 / 0.80 / 0.53 / 0.68 /
+# 0.58 / 0.58, c 38.3 / 9.7 / 17.1 / 7.9 / 4.8 / 30.1 / 22.3 ms = 1.99 / 1.87 / 2.61 / 1.06 / 0.50 / 3.30 /
+# 2.08 x each one's own one-sequence step; residual of ln TPOT 0.010-0.20 and 0.78): every one of them has
 # d < 1 and c > 0 (the model's work-proportional time runs long and its fixed time per step short), so the
-# prior is centred on their mean, not on the uncalibrated model: ln d -0.387 (x0.68) sd 0.193, c 2.11 sd
-# 1.08 of the deployment's step (20.7 sd 14.6 ms where the step is unknown). The per-step time in units of
+# prior is centred on their mean, not on the uncalibrated model: ln d -0.384 (x0.68) sd 0.198, c 1.92 sd
+# 0.93 of the deployment's step (18.6 sd 12.4 ms where the step is unknown). The per-step time in units of
 # the deployment's own step, because what the model misses per step grows with it (LambdaLabs on one vLLM
-# release: 9.7 ms for an 8B, 45 ms for a 70B on two GPUs): an absolute 20 ms would be ten steps of a 0.6B.
-PRIOR = DecodePrior(decode_log_sd=0.193, step_ms_sd=14.64, tpot_log_sd=0.054, throughput_log_sd=0.050,
+# release: 9.7 ms for an 8B, 38 ms for a 70B on two GPUs): an absolute 19 ms would be ten steps of a 0.6B.
+# (d scales the decode work that does not grow with the context: models/calibration_profile.py.)
+PRIOR = DecodePrior(decode_log_sd=0.198, step_ms_sd=12.38, tpot_log_sd=0.048, throughput_log_sd=0.050,
                     source="measured on 7 deployments (benchmarks/calibration_accuracy.py --terms)",
-                    decode_log_mean=-0.387, step_ms_mean=20.66, step_rel_mean=2.107, step_rel_sd=1.08)
+                    decode_log_mean=-0.384, step_ms_mean=18.59, step_rel_mean=1.916, step_rel_sd=0.929)
 # a prior that lets the data alone decide (for measuring the per-deployment terms themselves)
 FLAT = DecodePrior(decode_log_sd=10.0, step_ms_sd=1e4, tpot_log_sd=0.05, throughput_log_sd=0.05, source="flat")
 

@@ -424,7 +424,8 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
             raise InputError("the result has neither TPOT nor output throughput to fit", file=b.file)
     reqs = [requests_for(b) for b in benches]
     base = [predict(spec, b, None, r, endpoint) for b, r in zip(benches, reqs)]
-    prior = prior.for_step(unit_step_ms(spec))
+    unit = unit_step_ms(spec)
+    prior = prior.for_step(unit)
     concs = {min(len(r), b.max_concurrency or len(r)) for b, r in zip(benches, reqs)}
     best = None
     hs_candidates = SEQ_OVERHEAD_CANDIDATES_US if len(concs) >= 2 else (0.0,)
@@ -504,7 +505,7 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     split = (f"posterior over {n_tpot} TPOT and {n_thr} output-throughput observation(s): the mean per-step "
              f"time and the mean scale at it (mode x{post['d_mode']:.3f} at {post['c_mode']:.2f} ms); prior {prior.source}: ln(scale) "
              f"{prior.decode_log_mean:g} sd {prior.decode_log_sd:g}, per-step time {prior.step_ms_mean:.2f} sd "
-             f"{prior.step_ms_sd:.2f} ms, one run's spread "
+             f"{prior.step_ms_sd:.2f} ms (the model's one-sequence step here: {unit:.2f} ms), one run's spread "
              f"{prior.tpot_log_sd:g} (TPOT) / {prior.throughput_log_sd:g} (throughput) in log")
     one_level = len(concs) < 2
     terms["decode_time_scale"] = terms["decode_time_scale"].model_copy(update={

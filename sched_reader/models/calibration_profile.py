@@ -44,7 +44,8 @@ PROFILE_SCHEMA = "sched-reader/profile-v1"
 
 # name -> (default, lower bound, upper bound, unit, what it stands for)
 TERMS: dict[str, tuple[float, float, float, str, str]] = {
-    "decode_time_scale": (1.0, 0.5, 3.0, "x", "decode (memory-bandwidth bound) step time multiplier"),
+    "decode_time_scale": (1.0, 0.5, 3.0, "x", "multiplier of a decode step's work that does not grow with its "
+                          "context (weights, GEMMs, MoE experts); the KV read stays at the model's time"),
     "prefill_time_scale": (1.0, 0.5, 3.0, "x", "prefill (compute bound) step time multiplier"),
     "step_overhead_ms": (0.0, 0.0, 100.0, "ms", "time added to every engine step whatever its batch (host "
                          "scheduling and sampling, kernel launches of an eager forward, collectives' latency)"),

@@ -13,7 +13,7 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   ``num_kv_heads`` (``n_head_kv``) under ``new_decoder_architecture`` (Falcon-40B/180B), 1 under
   ``multi_query`` (Falcon-7B), else one per query head; the MLP is ``ffn_hidden_size`` wide, default
   4 x hidden (transformers ``FalconConfig``; vLLM ``falcon.py`` ``FalconAttention`` / ``FalconMLP``).
-  Falcon, Cohere and Jais tie the LM head to the embedding unless the config says otherwise
+  Falcon, Cohere, Jais and OPT tie the LM head to the embedding unless the config says otherwise
   (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``; Jais keeps the ``PretrainedConfig`` default).
 
 Keys already present are never overwritten. Nothing here reads a file or the network.
@@ -25,7 +25,7 @@ from typing import Any
 
 FALCON_TYPES = ("falcon", "RefinedWeb", "RefinedWebModel")
 # transformers config-class defaults that change the weight count when a config.json omits them
-_TIED_BY_DEFAULT = ("falcon", "RefinedWeb", "RefinedWebModel", "cohere", "jais")   # JAISConfig keeps the
+_TIED_BY_DEFAULT = ("falcon", "RefinedWeb", "RefinedWebModel", "cohere", "jais", "opt")   # JAISConfig keeps the
 # PretrainedConfig default (tie_word_embeddings=True); Jais shares the embedding with the LM head
 
 
@@ -65,6 +65,8 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         hidden = cfg.get("hidden_size")
         inter = cfg.get("ffn_hidden_size") or (4 * int(hidden) if isinstance(hidden, int) else None)
         _set(cfg, filled, "intermediate_size", inter, "ffn_hidden_size" if cfg.get("ffn_hidden_size") else "4 x hidden")
+    elif model_type == "opt":   # OPTConfig: ffn_dim is the MLP width (fc1 / fc2, ReLU)
+        _set(cfg, filled, "intermediate_size", cfg.get("ffn_dim"), "ffn_dim")
     if model_type in _TIED_BY_DEFAULT and "tie_word_embeddings" not in cfg:
         _set(cfg, filled, "tie_word_embeddings", True, f"{model_type} default")
     return cfg, filled

@@ -357,8 +357,9 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
     heads, kv, hd = arch.num_attention_heads, arch.num_kv_heads, arch.head_dim
     q_out, kv_out = heads * hd, kv * hd
-    bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe"))
-    o_bias = bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss",)
+    bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe")
+                or _opt_bias(arch))
+    o_bias = (bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss",)) or _opt_bias(arch)
     kvr = kv_heads_per_rank(kv, tp)
     qkv_total = h * (q_out + 2 * kv_out) + (q_out + 2 * kv_out if bias else 0)
     qkv_rank = h * (q_out // tp + 2 * kvr * hd) + ((q_out // tp + 2 * kvr * hd) if bias else 0)
@@ -366,7 +367,11 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
     o_rank = (q_out // tp) * h + (h if o_bias else 0)
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
-    if arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2") or arch.model_type.startswith(
+    if arch.model_type in ("olmo2", "olmo3"):
+        # OLMo 2 / 3: q_norm / k_norm RMSNorms span all heads (num_heads x head_dim, num_kv_heads x head_dim),
+        # not one head (transformers Olmo2Attention; vLLM olmo2.py normalises the gathered q / k)
+        norms = (heads + kv) * hd
+    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or arch.model_type.startswith(
             "qwen3_vl") or (                                # Qwen3-VL text attention keeps Qwen3's q_norm / k_norm
             c.get("use_qk_norm") and not arch.model_type.startswith("llama4")):  # Llama-4's qk norm has no weight
         norms = 2 * hd
@@ -374,9 +379,23 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
             {"kv_heads_per_rank": kvr})
 
 
-def _mlp_dense_params(h: int, inter: int, tp: int, gated: bool = True) -> tuple[int, int]:
+def _mlp_dense_params(h: int, inter: int, tp: int, gated: bool = True, bias: bool = False) -> tuple[int, int]:
     n = (3 if gated else 2) * h * inter
-    return n, n // tp
+    b = inter + h if bias else 0      # fc1 bias (split with its columns) + fc2 bias (replicated)
+    return n + b, n // tp + (inter // tp + h if bias else 0)
+
+
+def _opt_bias(arch: ModelArch) -> bool:
+    """OPT: every linear layer has a bias (``enable_bias``, OPTConfig default True; vLLM opt.py)."""
+    return arch.model_type == "opt" and bool(arch.config.get("enable_bias", True))
+
+
+def position_embedding_params(arch: ModelArch) -> int:
+    """Learned absolute position table (OPT: ``max_position_embeddings + 2`` rows of the hidden width,
+    OPTLearnedPositionalEmbedding's offset of 2; rotary models have none)."""
+    if arch.model_type == "opt":
+        return (int(arch.config.get("max_position_embeddings") or 2048) + 2) * arch.hidden_size
+    return 0
 
 
 def _norms_per_layer(arch: ModelArch) -> int:
@@ -387,6 +406,8 @@ def _norms_per_layer(arch: ModelArch) -> int:
         return 4 * h
     if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
         return h
+    if arch.model_type == "opt":          # self_attn_layer_norm + final_layer_norm, LayerNorms with bias
+        return 4 * h
     if arch.model_type in FALCON_TYPES:   # LayerNorms with bias (vLLM falcon.py FalconDecoderLayer)
         if c.get("new_decoder_architecture"):
             return 2 * int(c.get("num_ln_in_parallel_attn") or 2) * h   # ln_attn + ln_mlp (40B / 180B)
@@ -396,7 +417,7 @@ def _norms_per_layer(arch: ModelArch) -> int:
 
 def final_norm_params(arch: ModelArch) -> int:
     """Parameters of the norm after the last layer (Falcon's ln_f is a LayerNorm with bias)."""
-    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES else arch.hidden_size
+    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type == "opt" else arch.hidden_size
 
 
 def dense_intermediate(arch: ModelArch) -> int:
@@ -499,7 +520,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             t = 3 * h * si
             lay.moe_shared = (t, t // tp)
     else:
-        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=arch.gated_mlp)
+        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=arch.gated_mlp,
+                                          bias=_opt_bias(arch))
     return lay
 
 
@@ -759,8 +781,9 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                 if q is not None and q.channel_scale_bytes and wbytes(kind) != dt:
                     acc[kind][2] += outs * q.channel_scale_bytes
         if s == 0:
-            acc["embedding"] = [vocab * h, emb_rank, emb_rank * dt]
-            rounding += allocator_rounding(emb_rank * dt)
+            pos = position_embedding_params(arch)      # replicated on every rank
+            acc["embedding"] = [vocab * h + pos, emb_rank + pos, (emb_rank + pos) * dt]
+            rounding += allocator_rounding(emb_rank * dt) + (allocator_rounding(pos * dt) if pos else 0)
         if s == pp - 1:
             fn = final_norm_params(arch)
             acc["norms"][0] += fn

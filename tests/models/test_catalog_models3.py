@@ -1,0 +1,91 @@
+"""Catalog entries for models people serve on vLLM that the catalog lacked (vLLM's quick-start OPT-125m,
+Mistral Large 2, Phi-3-medium, DeepSeek-V2 236B / V2.5 / Coder-V2, OLMo 2).
+
+Independent pins: the vendors' published parameter counts (model cards / papers, rounded: tolerance
+stated per case), element counts written out by hand from the published tensor layout, and KV bytes per
+token by hand from the published head layout.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import effective_config
+
+from sched_reader.models.kv_cache import kv_bytes_per_token
+from sched_reader.models.model_catalog import resolve_model
+from sched_reader.models.weights import weight_breakdown
+
+
+def _total(name: str) -> int:
+    return weight_breakdown(resolve_model(name).arch, effective_config()).params_total
+
+
+@pytest.mark.parametrize("name, published, tol", [
+    ("facebook/opt-125m", 125e6, 0.005),                         # OPT paper Table 1: 125M
+    ("mistralai/Mistral-Large-Instruct-2411", 123e9, 0.005),     # Mistral: 123B
+    ("mistralai/Mistral-Large-Instruct-2407", 123e9, 0.005),
+    ("microsoft/Phi-3-medium-4k-instruct", 14e9, 0.005),         # Microsoft: 14B
+    ("microsoft/Phi-3-medium-128k-instruct", 14e9, 0.005),
+    ("deepseek-ai/DeepSeek-V2-Chat", 236e9, 0.005),              # DeepSeek: 236B total
+    ("deepseek-ai/DeepSeek-V2.5", 236e9, 0.005),
+    ("deepseek-ai/DeepSeek-Coder-V2-Instruct", 236e9, 0.005),
+    ("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct", 15.7e9, 0.005),  # DeepSeek: 16B (15.7B stored)
+    ("allenai/OLMo-2-1124-7B-Instruct", 7.3e9, 0.005),           # Ai2: 7.3B
+    ("allenai/OLMo-2-1124-13B-Instruct", 13.7e9, 0.005),         # Ai2: 13.7B
+])
+def test_totals_match_the_published_parameter_counts(name, published, tol):
+    assert abs(_total(name) / published - 1) <= tol
+
+
+def test_opt_125m_element_count_by_hand():
+    h, ffn, layers, vocab, positions = 768, 3072, 12, 50_272, 2_048 + 2   # OPTLearnedPositionalEmbedding offset 2
+    attn = 4 * (h * h + h)                      # q, k, v, out_proj, each with a bias
+    mlp = h * ffn + ffn + ffn * h + h           # fc1 + bias, fc2 + bias (ReLU, no gate)
+    norms = 2 * 2 * h                           # self_attn_layer_norm, final_layer_norm: weight + bias
+    total = vocab * h + positions * h + layers * (attn + mlp + norms) + 2 * h   # + decoder final LayerNorm; tied head
+    assert total == 125_239_296
+    assert _total("facebook/opt-125m") == total
+
+
+def test_olmo2_qk_norms_span_all_heads():
+    # OLMo 2 7B: q_norm over 32 x 128 and k_norm over 32 x 128 (not one head of 128), plus the post-attention and
+    # post-feedforward RMSNorms; no input norm
+    h, inter, layers, vocab = 4096, 11_008, 32, 100_352
+    per_layer = 4 * h * h + 3 * h * inter + 2 * h + 2 * h
+    assert _total("allenai/OLMo-2-1124-7B") == 2 * vocab * h + layers * per_layer + h == 7_298_617_344
+
+
+def test_deepseek_v2_active_parameters_match_the_published_21b():
+    a = resolve_model("deepseek-ai/DeepSeek-V2-Chat").arch
+    wb = weight_breakdown(a, effective_config())
+    routed = wb.components["moe_routed_experts"].params_total
+    active = wb.params_total - routed + routed * 6 // 160          # 6 of 160 routed experts per token
+    assert abs(active / 21e9 - 1) <= 0.02                           # "21B activated" (vendor rounding)
+
+
+@pytest.mark.parametrize("name, by_hand", [
+    ("facebook/opt-125m", 12 * 2 * 12 * 64 * 2),                          # MHA: 12 heads of 64
+    ("mistralai/Mistral-Large-Instruct-2411", 88 * 2 * 8 * 128 * 2),      # 8 KV heads of 128
+    ("microsoft/Phi-3-medium-4k-instruct", 40 * 2 * 10 * 128 * 2),        # 10 KV heads of 128
+    ("deepseek-ai/DeepSeek-V2.5", 60 * (512 + 64) * 2),                   # MLA latent: kv_lora_rank + rope dims
+    ("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct", 27 * (512 + 64) * 2),
+    ("allenai/OLMo-2-1124-13B", 40 * 2 * 40 * 128 * 2),                   # MHA: 40 heads of 128
+])
+def test_kv_bytes_per_token_by_hand(name, by_hand):
+    assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == by_hand
+
+
+@pytest.mark.parametrize("name, arch_id", [
+    ("mistralai/Mistral-Large-Instruct-2407", "mistralai/Mistral-Large-Instruct-2411"),
+    ("deepseek-ai/DeepSeek-V2.5", "deepseek-ai/DeepSeek-V2-Chat"),
+    ("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct", "deepseek-ai/DeepSeek-V2-Lite"),
+    ("facebook/opt-125m", "facebook/opt-125m"),
+])
+def test_names_resolve_exactly(name, arch_id):
+    r = resolve_model(name)
+    assert not r.guessed and r.arch.id in (arch_id, name)
+
+
+def test_phi3_medium_128k_variant_context():
+    assert resolve_model("microsoft/Phi-3-medium-128k-instruct").arch.config["max_position_embeddings"] == 131072
+    assert resolve_model("microsoft/Phi-3-medium-4k-instruct").arch.config["max_position_embeddings"] == 4096

@@ -15,6 +15,9 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   4 x hidden (transformers ``FalconConfig``; vLLM ``falcon.py`` ``FalconAttention`` / ``FalconMLP``).
   Falcon, Cohere, Jais and OPT tie the LM head to the embedding unless the config says otherwise
   (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``; Jais keeps the ``PretrainedConfig`` default).
+- OPT (``model_type: opt``): the MLP width is ``ffn_dim`` (transformers ``OPTConfig``; vLLM ``opt.py``).
+- Nemotron-NAS (``model_type: nemotron-nas``): ``num_key_value_heads`` and ``intermediate_size`` are null at the
+  top; the per-layer ``block_configs`` give them (models/nas.py).
 
 Keys already present are never overwritten. Nothing here reads a file or the network.
 """
@@ -33,6 +36,22 @@ def _set(cfg: dict[str, Any], filled: list[str], key: str, value: Any, why: str)
     if value is not None and cfg.get(key) is None:
         cfg[key] = value
         filled.append(f"{key}={value!r} ({why})")
+
+
+def _nas_keys(cfg: dict[str, Any], filled: list[str]) -> None:
+    """Nemotron-NAS (``block_configs``, models/nas.py): the uniform keys other code reads, from the blocks.
+    ``num_key_value_heads``: the attention blocks' KV heads (every published checkpoint uses one group size);
+    ``intermediate_size``: the widest block's MLP (what a peak-activation estimate needs)."""
+    from sched_reader.models import nas
+    blocks = nas.blocks(cfg)
+    heads, hidden = cfg.get("num_attention_heads"), cfg.get("hidden_size")
+    if not blocks or not isinstance(heads, int) or not isinstance(hidden, int):
+        return
+    kv = sorted({nas.kv_heads(b, heads) for b in blocks if nas.has_attention(b)})
+    if kv:
+        _set(cfg, filled, "num_key_value_heads", kv[-1], "block_configs n_heads_in_group"
+             + ("" if len(kv) == 1 else f" (largest of {kv})"))
+    _set(cfg, filled, "intermediate_size", max(nas.ffn_width(b, hidden) for b in blocks), "widest block_configs ffn")
 
 
 def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -65,6 +84,8 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         hidden = cfg.get("hidden_size")
         inter = cfg.get("ffn_hidden_size") or (4 * int(hidden) if isinstance(hidden, int) else None)
         _set(cfg, filled, "intermediate_size", inter, "ffn_hidden_size" if cfg.get("ffn_hidden_size") else "4 x hidden")
+    elif model_type == "nemotron-nas":
+        _nas_keys(cfg, filled)
     elif model_type == "opt":   # OPTConfig: ffn_dim is the MLP width (fc1 / fc2, ReLU)
         _set(cfg, filled, "intermediate_size", cfg.get("ffn_dim"), "ffn_dim")
     if model_type in _TIED_BY_DEFAULT and "tie_word_embeddings" not in cfg:

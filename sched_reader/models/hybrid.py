@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sched_reader.models import nas
 from sched_reader.models.architecture import ModelArch
 
 _DTYPE_BYTES = {"float32": 4, "float": 4, "fp32": 4, "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2}
@@ -38,6 +39,9 @@ def layer_mixers(arch: ModelArch) -> list[str] | None:
     """Per layer ``attention`` / ``gdn`` / ``mamba2`` / ``mamba1`` / ``none``; None for a plain transformer."""
     c = arch.config
     n = arch.num_layers
+    blocks = nas.blocks(c)
+    if blocks is not None and len(blocks) == n:   # Nemotron-NAS: attention-free blocks hold no cache
+        return ["attention" if nas.has_attention(b) else "none" for b in blocks]
     lt = c.get("layer_types")
     if isinstance(lt, list) and len(lt) == n and any("linear" in str(t) or "mamba" in str(t) for t in lt):
         return ["gdn" if "linear" in str(t) else "mamba2" if "mamba" in str(t) else "attention" for t in lt]

@@ -30,6 +30,7 @@ from sched_reader.models.config_keys import FALCON_TYPES
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.versions import parse_version
+from sched_reader.models import nas
 from sched_reader.models.hybrid import layer_mixers, mixer_params
 
 GIB = 2**30
@@ -420,9 +421,14 @@ def final_norm_params(arch: ModelArch) -> int:
     return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type == "opt" else arch.hidden_size
 
 
-def dense_intermediate(arch: ModelArch) -> int:
-    """MLP width of the dense (non-MoE) layers (Llama-4 keeps it in ``intermediate_size_mlp``)."""
+def dense_intermediate(arch: ModelArch, i: int | None = None) -> int:
+    """MLP width of the dense (non-MoE) layers (Llama-4 keeps it in ``intermediate_size_mlp``); with a layer
+    index, that layer's width (Nemotron-NAS models size every block on its own: models/nas.py)."""
     c = arch.config
+    if i is not None:
+        w = nas.layer_ffn_width(arch, i)
+        if w is not None:
+            return w
     return int(c.get("intermediate_size_mlp") or c.get("intermediate_size"))
 
 
@@ -472,7 +478,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     else:
         a_tot, a_rank = mixer_params(arch, mixer, tp)
         qk_norms = 0
-    norms = _norms_per_layer(arch) + qk_norms
+    nas_norms = nas.layer_norms(arch, i)
+    norms = (_norms_per_layer(arch) if nas_norms is None else nas_norms) + qk_norms
     norms_rank = norms
     if arch.model_type == "cohere" and c.get("use_qk_norm") and mixer == "attention":
         # Command R+: q_norm / k_norm are LayerNorms over (heads, head_dim), one weight row per head, split over
@@ -520,7 +527,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             t = 3 * h * si
             lay.moe_shared = (t, t // tp)
     else:
-        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=arch.gated_mlp,
+        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp,
                                           bias=_opt_bias(arch))
     return lay
 
@@ -708,9 +715,10 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
         if si:
             out += [("moe_shared", 2 * si * h, 2 * si), ("moe_shared", h * si, h)]
     else:
-        inter = dense_intermediate(arch) // tp
+        inter = dense_intermediate(arch, i) // tp
         up = (2 if arch.gated_mlp else 1) * inter          # fused gate_up, or Falcon's dense_h_to_4h alone
-        out += [("mlp_dense", up * h, up), ("mlp_dense", h * inter, h)]
+        if inter:
+            out += [("mlp_dense", up * h, up), ("mlp_dense", h * inter, h)]
     return out
 
 

@@ -89,3 +89,48 @@ def test_names_resolve_exactly(name, arch_id):
 def test_phi3_medium_128k_variant_context():
     assert resolve_model("microsoft/Phi-3-medium-128k-instruct").arch.config["max_position_embeddings"] == 131072
     assert resolve_model("microsoft/Phi-3-medium-4k-instruct").arch.config["max_position_embeddings"] == 4096
+
+
+# ---------------------------------------------------------------- Nemotron-NAS: heterogeneous per-layer blocks
+def _nas_width(ffn_mult: float, hidden: int = 8192) -> int:
+    # vLLM nemotron_nas.py _ffn_mult_to_intermediate_size: int(2 x mult x hidden / 3) rounded up to 256
+    n = int(2 * ffn_mult * hidden / 3)
+    return -(-n // 256) * 256
+
+
+def test_nemotron_super_49b_block_widths_by_hand():
+    assert [_nas_width(m) for m in (5.25, 3.28125, 2.625, 1.3125, 1.0, 0.5)] == [28672, 17920, 14336, 7168, 5632, 2816]
+
+
+def test_nemotron_super_49b_total_is_the_published_49_9b():
+    # 49 attention blocks (q, o 8192 x 8192; k, v 8192 x 8 x 128; input norm), 80 SwiGLU blocks of the listed
+    # multipliers (+ post-attention norm), untied 128,256-row embedding and head, final norm
+    a = resolve_model("nvidia/Llama-3_3-Nemotron-Super-49B-v1").arch
+    h = 8192
+    mults = [b["ffn"]["ffn_mult"] for b in a.config["block_configs"]]
+    n_attn = sum(1 for b in a.config["block_configs"] if not b["attention"]["no_op"])
+    assert n_attn == 49 and len(mults) == 80
+    total = 2 * 128_256 * h + h + n_attn * (2 * h * h + 2 * h * 8 * 128 + h) + sum(3 * h * _nas_width(m) + h for m in mults)
+    assert total == 49_867_145_216
+    assert _total("nvidia/Llama-3_3-Nemotron-Super-49B-v1") == total
+    assert abs(total / 49.9e9 - 1) < 0.001                  # HF model page: 49.9B
+
+
+def test_nemotron_super_49b_kv_only_in_attention_blocks():
+    a = resolve_model("nvidia/Llama-3_3-Nemotron-Super-49B-v1").arch
+    # 49 attention blocks x (K, V) x 8 KV heads x 128 x 2 bytes; the 31 attention-free blocks hold no cache
+    assert kv_bytes_per_token(a, effective_config()) == 49 * 2 * 8 * 128 * 2
+    # TP2: 4 KV heads per rank
+    assert kv_bytes_per_token(a, effective_config(tensor_parallel_size=2)) == 49 * 2 * 4 * 128 * 2
+
+
+def test_nemotron_super_cost_shapes_follow_the_blocks():
+    from sched_reader.models.cost.shapes import model_shapes
+    a = resolve_model("nvidia/Llama-3_3-Nemotron-Super-49B-v1").arch
+    s = model_shapes(a, tp=2)
+    assert sum(g.count for g in s.groups) == 80
+    assert sum(g.count for g in s.groups if g.attention.heads) == 49
+    p = s.params_per_gpu()
+    wb = weight_breakdown(a, effective_config(tensor_parallel_size=2))
+    assert p["mlp"] == wb.components["mlp_dense"].params_per_gpu
+    assert p["attn"] == wb.components["attention"].params_per_gpu

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sched_reader.models.architecture import ModelArch
+from sched_reader.models import nas
 from sched_reader.models.weights import is_moe_layer, shared_expert_intermediate
 
 
@@ -200,14 +201,19 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
     moe_inter = _int(c, "moe_intermediate_size", "intermediate_size", default=inter) or inter
     ep = tp * dp if (expert_parallel and E) else 1
 
+    # Nemotron-NAS (models/nas.py): each block has its own MLP width, some no attention or no MLP
+    blocks = nas.blocks(c) if len(nas.blocks(c) or ()) == arch.num_layers else None
     groups: dict[tuple, int] = {}
     for i in range(arch.num_layers):
-        key = (windows[i], moe_flags[i])
+        key = (windows[i], moe_flags[i], nas.has_attention(blocks[i]) if blocks else True,
+               nas.ffn_width(blocks[i], h) if blocks else inter)
         groups[key] = groups.get(key, 0) + 1
 
     out: list[LayerGroup] = []
-    for (window, is_moe), count in groups.items():
+    for (window, is_moe, has_attn, width), count in groups.items():
         attn_lins, attn = _attention(arch, tp, window)
+        if not has_attn:
+            attn_lins, attn = (), AttentionSpec("gqa", 0, 0, 0, 0, 0, 0, window)
         if is_moe:
             if ep > 1:
                 local, shard = max(1, E // ep), 1
@@ -222,8 +228,8 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
             act = (top_k * moe_inter) // shard + shared_inter // tp
         else:
             moe = None
-            mlp_lins = _mlp("mlp", "mlp", h, inter // tp, gated)
-            act = inter // tp
+            mlp_lins = _mlp("mlp", "mlp", h, width // tp, gated) if width else ()
+            act = width // tp
         out.append(LayerGroup(count, attn_lins, attn, mlp_lins, moe, act))
 
     lm_head = Linear("lm_head", "lm_head", h, arch.vocab_size // tp)

@@ -15,6 +15,8 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   4 x hidden (transformers ``FalconConfig``; vLLM ``falcon.py`` ``FalconAttention`` / ``FalconMLP``).
   Falcon, Cohere, Jais and OPT tie the LM head to the embedding unless the config says otherwise
   (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``; Jais keeps the ``PretrainedConfig`` default).
+- Hunyuan (``model_type: hunyuan_v1_moe``): per-layer lists ``moe_topk`` / ``moe_intermediate_size`` /
+  ``num_shared_expert`` and ``attention_head_dim``.
 - OPT (``model_type: opt``): the MLP width is ``ffn_dim`` (transformers ``OPTConfig``; vLLM ``opt.py``).
 - Nemotron-NAS (``model_type: nemotron-nas``): ``num_key_value_heads`` and ``intermediate_size`` are null at the
   top; the per-layer ``block_configs`` give them (models/nas.py).
@@ -36,6 +38,26 @@ def _set(cfg: dict[str, Any], filled: list[str], key: str, value: Any, why: str)
     if value is not None and cfg.get(key) is None:
         cfg[key] = value
         filled.append(f"{key}={value!r} ({why})")
+
+
+def _per_layer_first(value: Any) -> Any:
+    """A per-layer list's common value (None when the layers differ), or the value itself."""
+    if isinstance(value, list):
+        return value[0] if value and all(v == value[0] for v in value) else None
+    return value
+
+
+def _hunyuan_keys(cfg: dict[str, Any], filled: list[str]) -> None:
+    """Hunyuan (transformers ``HunYuanMoEV1Config``; vLLM ``hunyuan_v1.py``): per-layer lists ``moe_topk`` /
+    ``moe_intermediate_size`` / ``num_shared_expert`` (one value for every layer in the released checkpoints),
+    ``attention_head_dim`` for the head width."""
+    _set(cfg, filled, "head_dim", cfg.get("attention_head_dim"), "attention_head_dim")
+    for std, key in (("num_experts_per_tok", "moe_topk"), ("n_shared_experts", "num_shared_expert")):
+        _set(cfg, filled, std, _per_layer_first(cfg.get(key)), key)
+    mi = cfg.get("moe_intermediate_size")
+    if isinstance(mi, list):
+        cfg["moe_intermediate_size"] = _per_layer_first(mi)
+        filled.append(f"moe_intermediate_size={cfg['moe_intermediate_size']!r} (per-layer list, one value)")
 
 
 def _nas_keys(cfg: dict[str, Any], filled: list[str]) -> None:
@@ -86,6 +108,8 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         _set(cfg, filled, "intermediate_size", inter, "ffn_hidden_size" if cfg.get("ffn_hidden_size") else "4 x hidden")
     elif model_type == "nemotron-nas":
         _nas_keys(cfg, filled)
+    elif model_type in ("hunyuan_v1_moe", "hunyuan_v1_dense", "hunyuan"):
+        _hunyuan_keys(cfg, filled)
     elif model_type == "opt":   # OPTConfig: ffn_dim is the MLP width (fc1 / fc2, ReLU)
         _set(cfg, filled, "intermediate_size", cfg.get("ffn_dim"), "ffn_dim")
     if model_type in _TIED_BY_DEFAULT and "tie_word_embeddings" not in cfg:

@@ -360,7 +360,7 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
     q_out, kv_out = heads * hd, kv * hd
     bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe")
                 or _opt_bias(arch))
-    o_bias = (bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss",)) or _opt_bias(arch)
+    o_bias = (bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss", "phimoe")) or _opt_bias(arch)
     kvr = kv_heads_per_rank(kv, tp)
     qkv_total = h * (q_out + 2 * kv_out) + (q_out + 2 * kv_out if bias else 0)
     qkv_rank = h * (q_out // tp + 2 * kvr * hd) + ((q_out // tp + 2 * kvr * hd) if bias else 0)
@@ -386,6 +386,10 @@ def _mlp_dense_params(h: int, inter: int, tp: int, gated: bool = True, bias: boo
     return n + b, n // tp + (inter // tp + h if bias else 0)
 
 
+# Decoders whose norms are LayerNorms with a bias (vLLM opt.py; phimoe.py PhiMoEDecoderLayer nn.LayerNorm)
+_LAYERNORM_BIAS = ("opt", "phimoe")
+
+
 def _opt_bias(arch: ModelArch) -> bool:
     """OPT: every linear layer has a bias (``enable_bias``, OPTConfig default True; vLLM opt.py)."""
     return arch.model_type == "opt" and bool(arch.config.get("enable_bias", True))
@@ -407,7 +411,7 @@ def _norms_per_layer(arch: ModelArch) -> int:
         return 4 * h
     if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
         return h
-    if arch.model_type == "opt":          # self_attn_layer_norm + final_layer_norm, LayerNorms with bias
+    if arch.model_type in _LAYERNORM_BIAS:   # two LayerNorms with bias (OPT: self_attn / final_layer_norm)
         return 4 * h
     if arch.model_type in FALCON_TYPES:   # LayerNorms with bias (vLLM falcon.py FalconDecoderLayer)
         if c.get("new_decoder_architecture"):
@@ -418,7 +422,8 @@ def _norms_per_layer(arch: ModelArch) -> int:
 
 def final_norm_params(arch: ModelArch) -> int:
     """Parameters of the norm after the last layer (Falcon's ln_f is a LayerNorm with bias)."""
-    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type == "opt" else arch.hidden_size
+    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in _LAYERNORM_BIAS \
+        else arch.hidden_size
 
 
 def dense_intermediate(arch: ModelArch, i: int | None = None) -> int:
@@ -798,7 +803,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
             acc["norms"][1] += fn
             acc["norms"][2] += fn * dt
             if not tied or pp > 1:
-                acc["lm_head"] = [0 if tied else vocab * h, emb_rank, emb_rank * dt]
+                hb = vocab if c.get("lm_head_bias") else 0     # PhiMoE: lm_head with a bias
+                acc["lm_head"] = [0 if tied else vocab * h + hb, emb_rank + hb, (emb_rank + hb) * dt]
                 rounding += allocator_rounding(emb_rank * dt)
         acc["allocator_rounding"] = [0, 0, float(rounding)]
         stages.append(acc)

@@ -134,3 +134,48 @@ def test_nemotron_super_cost_shapes_follow_the_blocks():
     wb = weight_breakdown(a, effective_config(tensor_parallel_size=2))
     assert p["mlp"] == wb.components["mlp_dense"].params_per_gpu
     assert p["attn"] == wb.components["attention"].params_per_gpu
+
+
+# ---------------------------------------------------------------- MoE entries: Hunyuan-A13B, Phi-3.5-MoE
+@pytest.mark.parametrize("name, published, tol", [
+    ("tencent/Hunyuan-A13B-Instruct", 80e9, 0.01),       # Tencent: "80 billion total parameters"
+    ("microsoft/Phi-3.5-MoE-instruct", 42e9, 0.005),     # Microsoft: 42B (16 x 3.8B, shared attention)
+])
+def test_moe_totals_match_the_published_counts(name, published, tol):
+    assert abs(_total(name) / published - 1) <= tol
+
+
+@pytest.mark.parametrize("name, experts, top_k, published_active, tol", [
+    ("tencent/Hunyuan-A13B-Instruct", 64, 8, 13e9, 0.03),    # "13 billion active"
+    ("microsoft/Phi-3.5-MoE-instruct", 16, 2, 6.6e9, 0.01),  # "6.6B active parameters"
+])
+def test_moe_active_parameters(name, experts, top_k, published_active, tol):
+    wb = weight_breakdown(resolve_model(name).arch, effective_config())
+    routed = wb.components["moe_routed_experts"].params_total
+    active = wb.params_total - routed + routed * top_k // experts
+    assert abs(active / published_active - 1) <= tol
+
+
+def test_hunyuan_a13b_element_count_by_hand():
+    h, layers, vocab, experts, mi = 4096, 32, 128_167, 64, 3072
+    attn = 2 * h * 32 * 128 + 2 * h * 8 * 128 + 2 * 128        # q, o; k, v (8 KV heads); per-head q/k RMSNorm
+    moe = experts * 3 * h * mi + 3 * h * mi + h * experts       # routed SwiGLU experts, 1 shared expert, router
+    total = vocab * h + layers * (attn + moe + 2 * h) + h       # tied head
+    assert _total("tencent/Hunyuan-A13B-Instruct") == total == 80_393_183_232
+
+
+def test_phi35_moe_element_count_by_hand():
+    h, layers, vocab = 4096, 32, 32_064
+    attn = h * (h + 2 * 1024) + (h + 2 * 1024) + h * h + h      # qkv + bias, o_proj + bias
+    moe = 16 * 3 * h * 6400 + h * 16                            # 16 SwiGLU experts + router
+    norms = 2 * 2 * h                                           # two LayerNorms with bias
+    total = 2 * vocab * h + vocab + layers * (attn + moe + norms) + 2 * h   # embed, lm_head + bias, final LayerNorm
+    assert _total("microsoft/Phi-3.5-MoE-instruct") == total == 41_873_153_344
+
+
+@pytest.mark.parametrize("name, by_hand", [
+    ("tencent/Hunyuan-A13B-Instruct", 32 * 2 * 8 * 128 * 2),
+    ("microsoft/Phi-3.5-MoE-instruct", 32 * 2 * 8 * 128 * 2),
+])
+def test_moe_kv_bytes_per_token_by_hand(name, by_hand):
+    assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == by_hand

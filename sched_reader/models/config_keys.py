@@ -17,6 +17,8 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``; Jais keeps the ``PretrainedConfig`` default).
 - Hunyuan (``model_type: hunyuan_v1_moe``): per-layer lists ``moe_topk`` / ``moe_intermediate_size`` /
   ``num_shared_expert`` and ``attention_head_dim``.
+- Kimi-Linear (``model_type: kimi_linear``): ``num_experts`` / ``num_experts_per_token`` / ``num_shared_experts``
+  (DeepSeek spellings filled, so ``first_k_dense_replace`` keeps layer 0 dense).
 - OPT (``model_type: opt``): the MLP width is ``ffn_dim`` (transformers ``OPTConfig``; vLLM ``opt.py``).
 - Nemotron-NAS (``model_type: nemotron-nas``): ``num_key_value_heads`` and ``intermediate_size`` are null at the
   top; the per-layer ``block_configs`` give them (models/nas.py).
@@ -106,6 +108,10 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         hidden = cfg.get("hidden_size")
         inter = cfg.get("ffn_hidden_size") or (4 * int(hidden) if isinstance(hidden, int) else None)
         _set(cfg, filled, "intermediate_size", inter, "ffn_hidden_size" if cfg.get("ffn_hidden_size") else "4 x hidden")
+    elif model_type == "kimi_linear":   # KimiLinearConfig spells the MoE keys its own way
+        for std, key in (("n_routed_experts", "num_experts"), ("num_experts_per_tok", "num_experts_per_token"),
+                         ("n_shared_experts", "num_shared_experts")):
+            _set(cfg, filled, std, cfg.get(key), key)
     elif model_type == "nemotron-nas":
         _nas_keys(cfg, filled)
     elif model_type in ("hunyuan_v1_moe", "hunyuan_v1_dense", "hunyuan"):

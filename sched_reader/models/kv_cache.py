@@ -29,7 +29,7 @@ from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
-from sched_reader.models.hybrid import layer_mixers, resolved_ssm_dtype, state_bytes
+from sched_reader.models.hybrid import RECURRENT, layer_mixers, resolved_ssm_dtype, state_bytes
 from sched_reader.models import drafter
 
 
@@ -60,7 +60,7 @@ def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     mixers = layer_mixers(arch)
     if not mixers:
         return base
-    return [("mamba", None) if m in ("gdn", "mamba2", "mamba1") else ("none", None) if m == "none" else base[i]
+    return [("mamba", None) if m in RECURRENT else ("none", None) if m == "none" else base[i]
             for i, m in enumerate(mixers)]
 
 
@@ -340,14 +340,18 @@ def _hybrid_capacity(cfg: EffectiveConfig, layers: list[LayerKV], available_per_
     """Attention + recurrent-state layers (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig
     and vllm/v1/kv_cache_interface.py MambaSpec): the attention block size grows to
     ``16 x cdiv(state page, 16 x attention bytes per token)`` so one attention page holds at least one state;
-    the state page is padded to the attention page; layers form groups of ``min(layers per type)``."""
+    the state page is padded to the attention page; layers form groups of ``min(layers per type)``. With MLA
+    attention (Kimi-Linear) the alignment is 64 tokens instead of 16."""
     mml = int(cfg.max_model_len)
     attn = [layer for layer in layers if layer.kind != "mamba"]
     mamba = [layer for layer in layers if layer.kind == "mamba"]
     per_tok = max((layer.bytes_per_token for layer in attn), default=0)
     state = max(layer.state_bytes for layer in mamba)
     bs = int(cfg.block_size)
-    attn_bs = 16 * cdiv(state, 16 * per_tok) if per_tok else bs
+    # kernel block alignment: 64 tokens when the attention layers are MLA (FlashMLA; CUTLASS_MLA would be 128),
+    # else 16 (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig, 0.11.1+)
+    align = 64 if any(layer.kind == "mla" for layer in attn) else 16
+    attn_bs = align * cdiv(state, align * per_tok) if per_tok else bs
     if bs < attn_bs:
         bs = attn_bs
     page = bs * per_tok if per_tok else state

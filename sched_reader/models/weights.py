@@ -521,8 +521,9 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             r += n_exp                                   # router bias
             eb = n_exp * (2 * mi + h)
             lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
-        if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts"):
-            r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics)
+        if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts") or \
+                c.get("moe_router_activation_func") == "sigmoid":
+            r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics; Kimi-Linear)
         lay.router = (r, r)
         si = shared_expert_intermediate(arch)
         if si and c.get("shared_expert_intermediate_size"):

@@ -179,3 +179,48 @@ def test_phi35_moe_element_count_by_hand():
 ])
 def test_moe_kv_bytes_per_token_by_hand(name, by_hand):
     assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == by_hand
+
+
+# ---------------------------------------------------------------- Kimi-Linear: KDA (linear attention) + MLA hybrid
+KIMI = "moonshotai/Kimi-Linear-48B-A3B-Instruct"
+
+
+def test_kimi_linear_layer_mix_is_20_kda_7_mla():
+    from sched_reader.models.hybrid import layer_mixers
+    kinds = layer_mixers(resolve_model(KIMI).arch)
+    # config full_attn_layers [4, 8, ..., 24, 27] are 1-based: 0-based 3, 7, ..., 23, 26
+    assert [i for i, k in enumerate(kinds) if k == "attention"] == [3, 7, 11, 15, 19, 23, 26]
+    assert kinds.count("kda") == 20
+
+
+def test_kimi_linear_total_by_hand():
+    h, vocab, experts, mi = 2304, 163_840, 256, 1024
+    p, d, heads = 32 * 128, 128, 32                                # KDA projection width, head dim, heads
+    kda = 3 * h * p + 3 * p * 4 + heads + h * d + d * p + p + h * heads + h * d + d * p + d + p * h
+    mla = h * 32 * 192 + h * (512 + 64) + 512 + 512 * 32 * 256 + 32 * 128 * h   # q, kv_a, kv_a norm, kv_b, o
+    moe = experts * 3 * h * mi + 3 * h * mi + h * experts + experts          # experts, shared, router + bias
+    total = 2 * vocab * h + 20 * kda + 7 * mla + 3 * h * 9216 + 26 * moe + 27 * 2 * h + h
+    assert _total(KIMI) == total == 49_122_681_728
+    assert abs(total / 49.1e9 - 1) < 0.002                       # HF model page: 49.1B (model card: "48B")
+
+
+def test_kimi_linear_kda_state_and_mla_latent_by_hand():
+    from sched_reader.models.hybrid import state_bytes
+    a = resolve_model(KIMI).arch
+    # q/k/v short-conv states: 3 x 4096 channels x (4 - 1) x 2 B; recurrent: 32 heads x 128 x 128 x 4 B (float32)
+    assert state_bytes(a, "kda", 1, 2) == 3 * 4096 * 3 * 2 + 32 * 128 * 128 * 4 == 2_170_880
+    assert state_bytes(a, "kda", 2, 2) == 3 * 2048 * 3 * 2 + 16 * 128 * 128 * 4
+    assert kv_bytes_per_token(a, effective_config()) == 7 * (512 + 64) * 2   # only the 7 MLA layers cache tokens
+
+
+def test_kimi_linear_hybrid_blocks_by_hand():
+    from sched_reader.models.kv_cache import kv_capacity
+    a = resolve_model(KIMI).arch
+    cfg = effective_config(vllm_version="0.11.2", max_model_len=32768, enable_prefix_caching=False)
+    r = kv_capacity(a, cfg, [40 * 2**30])
+    # MLA hybrid: block = 64 x cdiv(2,170,880 B state, 64 x 1,152 B per token) = 64 x 30 = 1,920 tokens
+    assert r.block_size == 1920 and r.page_size_bytes == 1920 * 1152
+    # groups of min(7, 20) = 7 layers: 1 MLA group + cdiv(20, 7) = 3 KDA groups
+    blocks = 40 * 2**30 // (1920 * 1152 * 7)
+    assert (r.num_blocks, r.num_groups) == (blocks, 4)
+    assert r.tokens == blocks // 4 * 1920

@@ -224,3 +224,30 @@ def test_kimi_linear_hybrid_blocks_by_hand():
     blocks = 40 * 2**30 // (1920 * 1152 * 7)
     assert (r.num_blocks, r.num_groups) == (blocks, 4)
     assert r.tokens == blocks // 4 * 1920
+
+
+# ---------------------------------------------------------------- GLM-4.5V: GLM-4.5-Air decoder + GLM-4V vision
+def test_glm45v_total_is_the_checkpoint_tensor_sum_by_hand():
+    # tensor table of the 46 safetensors files (public model report): 107,710,933,120 elements
+    h, vocab, heads, kv, hd = 4096, 151_552, 96, 8, 128
+    attn = h * heads * hd + heads * hd + 2 * (h * kv * hd + kv * hd) + heads * hd * h   # q + bias, k/v + bias, o
+    moe = 128 * 3 * h * 1408 + 3 * h * 1408 + 128 * h                                  # experts, shared, gate
+    text = 2 * vocab * h + 46 * (attn + 2 * h) + 3 * h * 10944 + 45 * moe + h
+    vh = 1536
+    block = vh * 3 * vh + vh * vh + 3 * vh * 4096 + 2 * vh                              # qkv, proj, SwiGLU, 2 norms
+    vision = (24 * block + 4096 * vh * 4 + 4096 + 576 * vh                             # blocks, downsample, positions
+              + 4096 * 4096 + 2 * 4096 + 3 * 4096 * 10944                              # merger proj, LayerNorm, MLP
+              + vh * 3 * 2 * 14 * 14 + vh + 2 * vh)                                    # patch embed + bias, 2 norms
+    router_bias = 45 * 128                                                              # e_score_correction_bias
+    assert text + vision + router_bias == 107_710_933_120
+    a = resolve_model("zai-org/GLM-4.5V").arch
+    wb = weight_breakdown(a, effective_config())
+    assert wb.params_total == 107_710_933_120
+    assert wb.params_total - wb.components["vision"].params_total == text   # the text model exactly (bias aside)
+
+
+def test_glm45v_kv_and_fp8_name():
+    a = resolve_model("zai-org/GLM-4.5V").arch
+    assert kv_bytes_per_token(a, effective_config()) == 46 * 2 * 8 * 128 * 2
+    r = resolve_model("zai-org/GLM-4.5V-FP8")
+    assert r.arch.id == "zai-org/GLM-4.5V" and r.checkpoint_quantization == "fp8" and not r.guessed

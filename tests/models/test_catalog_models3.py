@@ -251,3 +251,16 @@ def test_glm45v_kv_and_fp8_name():
     assert kv_bytes_per_token(a, effective_config()) == 46 * 2 * 8 * 128 * 2
     r = resolve_model("zai-org/GLM-4.5V-FP8")
     assert r.arch.id == "zai-org/GLM-4.5V" and r.checkpoint_quantization == "fp8" and not r.guessed
+
+
+def test_deepseek_ocr_text_model_by_hand_and_vision_remainder():
+    # DeepSeek3B-MoE decoder of DeepSeek-OCR: MHA (no MLA), 64 experts of 896 + 2 shared, layer 0 dense 6848
+    h, vocab = 1280, 129_280
+    moe = 64 * 3 * h * 896 + 3 * h * 2 * 896 + 64 * h
+    text = 2 * vocab * h + 12 * (4 * h * h + 2 * h) + 3 * h * 6848 + 11 * moe + h
+    a = resolve_model("deepseek-ai/DeepSeek-OCR").arch
+    wb = weight_breakdown(a, effective_config())
+    assert wb.params_total - wb.components["vision"].params_total == text == 2_934_734_080
+    # the checkpoint's tensor table sums to 3,336,106,240: SAM-B + CLIP-L + projector = the rest (~0.40B)
+    assert wb.params_total == 3_336_106_240 and wb.components["vision"].params_total == 401_372_160
+    assert kv_bytes_per_token(a, effective_config()) == 12 * 2 * 10 * 128 * 2        # MHA, not an MLA latent

@@ -264,3 +264,23 @@ def test_deepseek_ocr_text_model_by_hand_and_vision_remainder():
     # the checkpoint's tensor table sums to 3,336,106,240: SAM-B + CLIP-L + projector = the rest (~0.40B)
     assert wb.params_total == 3_336_106_240 and wb.components["vision"].params_total == 401_372_160
     assert kv_bytes_per_token(a, effective_config()) == 12 * 2 * 10 * 128 * 2        # MHA, not an MLA latent
+
+
+# ---------------------------------------------------------------- InternVL3.5: InternViT + MLP + Qwen3 decoders
+@pytest.mark.parametrize("name, text_model, published, tol", [
+    # InternVL3.5 model card, model zoo: #Total Param (vision 0.3B / 5.5B + language)
+    ("OpenGVLab/InternVL3_5-8B", "Qwen/Qwen3-8B", 8.5e9, 0.005),
+    ("OpenGVLab/InternVL3_5-14B", "Qwen/Qwen3-14B", 15.1e9, 0.005),
+    ("OpenGVLab/InternVL3_5-38B", "Qwen/Qwen3-32B", 38.4e9, 0.005),
+    ("OpenGVLab/InternVL3_5-30B-A3B", "Qwen/Qwen3-30B-A3B", 30.8e9, 0.005),
+    ("OpenGVLab/InternVL3_5-241B-A28B", "Qwen/Qwen3-235B-A22B", 240.7e9, 0.005),
+])
+def test_internvl35_totals_and_text_models(name, text_model, published, tol):
+    a = resolve_model(name).arch
+    wb = weight_breakdown(a, effective_config())
+    assert abs(wb.params_total / published - 1) <= tol
+    text = weight_breakdown(resolve_model(text_model).arch, effective_config()).params_total
+    assert wb.params_total - wb.components["vision"].params_total == text      # the Qwen3 decoder, unchanged
+    assert kv_bytes_per_token(a, effective_config()) == kv_bytes_per_token(resolve_model(text_model).arch,
+                                                                            effective_config())
+    assert not resolve_model(name + "-HF").guessed

@@ -9,6 +9,7 @@ Which layer is what (HF config keys):
   ``*`` attention, ``-`` MLP only, ``E`` MoE only (the last two hold no cache).
 * Jamba: attention where ``i % attn_layer_period == attn_layer_offset``, Mamba-1 elsewhere.
 * Kimi-Linear: Kimi Delta Attention (``kda``) on the 1-based ``linear_attn_config.kda_layers``, MLA elsewhere.
+* MiniMax-M1 / MiniMax-Text-01: ``attn_type_list`` per layer, 0 = lightning (linear) attention, 1 = softmax.
 
 State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_config``;
 ``MambaSpec.page_size_bytes`` = sum of the state tensors' bytes):
@@ -21,6 +22,8 @@ State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_co
 * KDA: three short-conv states (q, k, v) ``H D / tp x (kernel - 1)`` each + recurrent state ``H / tp x D x D``
   in float32 whatever the model dtype (vLLM ``MambaStateShapeCalculator.kda_state_shape`` /
   ``MambaStateDtypeCalculator.kda_state_dtype``: conv states in the cache dtype, recurrent torch.float32).
+* Lightning attention (MiniMax): one state ``H / tp x D x D`` in the cache dtype, no conv state
+  (``linear_attention_state_shape`` / ``linear_attention_state_dtype``).
 
 Dtypes: the conv state takes the model dtype; the SSM / temporal state takes ``mamba_ssm_dtype`` from
 the config when present (Qwen3.5 ships float32), else the model dtype; Nemotron-H: ``resolved_ssm_dtype``. Both checked against real logs:
@@ -36,7 +39,7 @@ from typing import Any
 from sched_reader.models import nas
 from sched_reader.models.architecture import ModelArch
 
-RECURRENT = ("gdn", "mamba2", "mamba1", "kda")   # mixers that keep a fixed-size state per request
+RECURRENT = ("gdn", "mamba2", "mamba1", "kda", "lightning")   # mixers that keep a fixed-size state per request
 _DTYPE_BYTES = {"float32": 4, "float": 4, "fp32": 4, "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2}
 
 
@@ -48,6 +51,9 @@ def layer_mixers(arch: ModelArch) -> list[str] | None:
     if isinstance(lac, dict) and isinstance(lac.get("kda_layers"), list):   # Kimi-Linear: 1-based layer numbers
         kda = {int(x) for x in lac["kda_layers"]}
         return ["kda" if i + 1 in kda else "attention" for i in range(n)]
+    atl = c.get("attn_type_list")
+    if isinstance(atl, list) and len(atl) == n and 0 in atl:   # MiniMax-M1 / Text-01: 0 = lightning attention
+        return ["lightning" if int(t) == 0 else "attention" for t in atl]
     blocks = nas.blocks(c)
     if blocks is not None and len(blocks) == n:   # Nemotron-NAS: attention-free blocks hold no cache
         return ["attention" if nas.has_attention(b) else "none" for b in blocks]
@@ -87,6 +93,8 @@ def state_shapes(arch: ModelArch, kind: str, tp: int) -> list[tuple[int, int]]:
         kern = int(c.get("linear_conv_kernel_dim") or 4)
         conv_dim = 2 * hk * dk + hv * dv
         return [(conv_dim // tp * (kern - 1), 0), (hv // tp * dk * dv, 1)]
+    if kind == "lightning":                 # in the cache dtype (``which`` 0), like a conv state
+        return [(arch.num_attention_heads // tp * arch.head_dim * arch.head_dim, 0)]
     if kind == "kda":
         lac = c["linear_attn_config"]
         heads, d = int(lac["num_heads"]), int(lac["head_dim"])
@@ -156,6 +164,10 @@ def mixer_params(arch: ModelArch, kind: str, tp: int) -> tuple[int, int]:
         total = in_qkvz + in_ba + conv + small + out
         rank = (in_qkvz + in_ba + conv + out) // tp + 2 * hv // tp + dv
         return total, rank
+    if kind == "lightning":   # vLLM minimax_text_01.py: qkv_proj, output_gate, out_proj, norm over H x D
+        p = arch.num_attention_heads * arch.head_dim
+        total = 5 * h * p + p
+        return total, total // tp
     if kind == "kda":       # vLLM kda.py / the checkpoint's KimiDeltaAttention
         lac = c["linear_attn_config"]
         heads, d = int(lac["num_heads"]), int(lac["head_dim"])

@@ -284,3 +284,41 @@ def test_internvl35_totals_and_text_models(name, text_model, published, tol):
     assert kv_bytes_per_token(a, effective_config()) == kv_bytes_per_token(resolve_model(text_model).arch,
                                                                             effective_config())
     assert not resolve_model(name + "-HF").guessed
+
+
+# ---------------------------------------------------------------- MiniMax-M1: lightning attention + softmax hybrid
+M1 = "MiniMaxAI/MiniMax-M1-80k"
+
+
+def test_minimax_m1_total_by_hand():
+    h, vocab, heads, kv, hd = 6144, 200_064, 64, 8, 128
+    lightning = 3 * h * heads * hd + h * heads * hd + heads * hd * h + heads * hd   # qkv, output gate, out, norm
+    softmax = h * heads * hd + 2 * h * kv * hd + heads * hd * h                     # q, k, v (8 KV heads), o
+    moe = 32 * 3 * h * 9216 + h * 32                                                # 32 experts + router
+    total = 2 * vocab * h + 70 * lightning + 10 * softmax + 80 * (moe + 2 * h) + h
+    assert _total(M1) == total == 456_089_655_296
+    assert abs(total / 456e9 - 1) < 0.001                         # MiniMax: "456 billion total parameters"
+
+
+def test_minimax_m1_layer_mix_state_and_kv_by_hand():
+    from sched_reader.models.hybrid import layer_mixers, state_bytes
+    a = resolve_model(M1).arch
+    kinds = layer_mixers(a)
+    assert [i for i, k in enumerate(kinds) if k == "attention"] == list(range(7, 80, 8))
+    # lightning state: 64 heads x 128 x 128 in bf16 (no conv state); TP8: 8 heads per rank
+    assert state_bytes(a, "lightning", 1, 2) == 64 * 128 * 128 * 2
+    assert state_bytes(a, "lightning", 8, 2) == 8 * 128 * 128 * 2
+    assert kv_bytes_per_token(a, effective_config()) == 10 * 2 * 8 * 128 * 2    # only the 10 softmax layers
+
+
+def test_minimax_m1_hybrid_blocks_by_hand():
+    from sched_reader.models.kv_cache import kv_capacity
+    a = resolve_model(M1).arch
+    cfg = effective_config(tensor_parallel_size=8, vllm_version="0.11.2", max_model_len=131072,
+                           enable_prefix_caching=False)
+    r = kv_capacity(a, cfg, [20 * 2**30])
+    # TP8: 512 B per token per softmax layer (1 KV head x 128 x 2 x 2 B); state 262,144 B -> 16 x cdiv(262144, 16 x 512)
+    assert r.block_size == 512 and r.page_size_bytes == 262_144
+    # groups of min(10, 70) = 10 layers: 1 softmax group + 7 lightning groups
+    assert (r.num_blocks, r.num_groups) == (20 * 2**30 // (262_144 * 10), 8)
+    assert r.tokens == r.num_blocks // 8 * 512

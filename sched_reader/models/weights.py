@@ -501,13 +501,17 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         elif ch == "E":                              # NemotronHMoE: squared-ReLU experts (up + down, no gate)
             n_exp = int(c.get("n_routed_experts") or 0)
             mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-            per_expert = 2 * h * mi
+            # latent MoE (Nemotron 3 Super/Ultra, moe_latent_size): routed experts work in a latent width L,
+            # entered and left through fc1_latent_proj (h -> L) and fc2_latent_proj (L -> h)
+            lat = int(c.get("moe_latent_size") or 0)
+            per_expert = 2 * (lat or h) * mi
             lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
             r = h * n_exp + n_exp                    # router weight + e_score_correction_bias
             lay.router = (r, r)
             si = int(c.get("n_shared_experts") or 0) * int(c.get("moe_shared_expert_intermediate_size") or 0)
-            if si:
-                lay.moe_shared = (2 * h * si, 2 * h * si // tp)
+            dense = 2 * h * si + 2 * h * lat         # shared expert (up + down) + latent projections
+            if dense:
+                lay.moe_shared = (dense, dense // tp)
         return lay
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms_rank))
     if is_moe_layer(c, i):

@@ -322,3 +322,27 @@ def test_minimax_m1_hybrid_blocks_by_hand():
     # groups of min(10, 70) = 10 layers: 1 softmax group + 7 lightning groups
     assert (r.num_blocks, r.num_groups) == (20 * 2**30 // (262_144 * 10), 8)
     assert r.tokens == r.num_blocks // 8 * 512
+
+
+# ---------------------------------------------------------------- Nemotron 3 Super: latent MoE in a Nemotron-H stack
+SUPER = "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16"
+
+
+def test_nemotron3_super_total_matches_the_safetensors_headers():
+    # public header sums of the BF16 repo: 123,611,012,096 BF16 elements, of which the MTP layer 2,942,324,736;
+    # the API total adds the 40 MoE layers' float32 e_score_correction_bias (512 each)
+    h, vocab, L = 4096, 131_072, 1024
+    mamba = h * (2 * 8192 + 2 * 8 * 128 + 128) + (8192 + 2 * 8 * 128) * 5 + 3 * 128 + 8192 + 8192 * h
+    attn = 2 * h * 32 * 128 + 2 * h * 2 * 128
+    moe = 512 * 2 * L * 2688 + 2 * h * L + 2 * h * 5376 + h * 512 + 512   # latent experts, latent projs, shared, router
+    total = 2 * vocab * h + 40 * mamba + 8 * attn + 40 * moe + 88 * h + h      # one norm per layer + final norm
+    assert total == 123_611_012_096 - 2_942_324_736 + 40 * 512
+    assert _total(SUPER) == total
+
+
+def test_nemotron3_super_kv_and_quantized_names():
+    a = resolve_model(SUPER).arch
+    assert kv_bytes_per_token(a, effective_config()) == 8 * 2 * 2 * 128 * 2     # 8 attention layers, 2 KV heads
+    for name in ("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8", "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"):
+        r = resolve_model(name)
+        assert r.arch.id == SUPER and not r.guessed and r.checkpoint_quantization in ("fp8", "nvfp4")

@@ -346,3 +346,20 @@ def test_nemotron3_super_kv_and_quantized_names():
     for name in ("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8", "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"):
         r = resolve_model(name)
         assert r.arch.id == SUPER and not r.guessed and r.checkpoint_quantization in ("fp8", "nvfp4")
+
+
+@pytest.mark.parametrize("name", [SUPER, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "nvidia/NVIDIA-Nemotron-Nano-9B-v2"])
+def test_nemotron_h_cost_shapes_follow_the_pattern(name):
+    # one mixer OR one MLP per layer (M / * / - / E); squared-ReLU experts have no gate; latent experts work in
+    # moe_latent_size: the cost shapes hold the same weights as the weight model (conv / norm / bias aside)
+    from sched_reader.models.cost.shapes import model_shapes
+    a = resolve_model(name).arch
+    s = model_shapes(a, tp=2)
+    p = s.params_per_gpu()
+    wb = weight_breakdown(a, effective_config(tensor_parallel_size=2)).components
+    pat = a.config["hybrid_override_pattern"]
+    assert sum(g.count for g in s.groups if g.attention.heads) == pat.count("*")
+    assert p["experts"] == wb["moe_routed_experts"].params_per_gpu
+    assert p["shared"] == wb["moe_shared"].params_per_gpu
+    assert p["mlp"] == wb["mlp_dense"].params_per_gpu
+    assert abs(p["attn"] / wb["attention"].params_per_gpu - 1) < 0.001

@@ -363,3 +363,13 @@ def test_nemotron_h_cost_shapes_follow_the_pattern(name):
     assert p["shared"] == wb["moe_shared"].params_per_gpu
     assert p["mlp"] == wb["mlp_dense"].params_per_gpu
     assert abs(p["attn"] / wb["attention"].params_per_gpu - 1) < 0.001
+
+
+def test_codellama_34b_by_hand_and_phi4_mini_reasoning():
+    h, layers = 8192, 48
+    per_layer = 2 * h * h + 2 * h * 8 * 128 + 3 * h * 22016 + 2 * h
+    assert _total("meta-llama/CodeLlama-34b-Instruct-hf") == 2 * 32000 * h + layers * per_layer + h == 33_743_970_304
+    assert abs(33_743_970_304 / 34e9 - 1) < 0.01                              # Meta: "34B"
+    assert kv_bytes_per_token(resolve_model("codellama/CodeLlama-34b-hf").arch, effective_config()) == 48 * 2 * 8 * 128 * 2
+    r = resolve_model("microsoft/Phi-4-mini-reasoning")
+    assert r.arch.id == "microsoft/Phi-4-mini-instruct" and not r.guessed

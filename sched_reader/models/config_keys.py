@@ -17,6 +17,8 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   (``FalconConfig`` / ``CohereConfig`` ``tie_word_embeddings=True``; Jais keeps the ``PretrainedConfig`` default).
 - Hunyuan (``model_type: hunyuan_v1_moe``): per-layer lists ``moe_topk`` / ``moe_intermediate_size`` /
   ``num_shared_expert`` and ``attention_head_dim``.
+- Nemotron-H with ``layers_block_type`` (mamba / attention / mlp / moe per layer) instead of a
+  ``hybrid_override_pattern``: the pattern string (M / * / - / E) is filled from it.
 - Kimi-Linear (``model_type: kimi_linear``): ``num_experts`` / ``num_experts_per_token`` / ``num_shared_experts``
   (DeepSeek spellings filled, so ``first_k_dense_replace`` keeps layer 0 dense).
 - OPT (``model_type: opt``): the MLP width is ``ffn_dim`` (transformers ``OPTConfig``; vLLM ``opt.py``).
@@ -112,6 +114,13 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         for std, key in (("n_routed_experts", "num_experts"), ("num_experts_per_tok", "num_experts_per_token"),
                          ("n_shared_experts", "num_shared_experts")):
             _set(cfg, filled, std, cfg.get(key), key)
+    elif model_type == "nemotron_h" and isinstance(cfg.get("layers_block_type"), list):
+        # newer Nemotron-H configs (Nemotron 3 Ultra) list block types instead of a hybrid_override_pattern
+        code = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+        kinds = [code.get(str(t)) for t in cfg["layers_block_type"]]
+        if all(kinds):
+            _set(cfg, filled, "hybrid_override_pattern", "".join(kinds), "layers_block_type")
+            _set(cfg, filled, "num_hidden_layers", len(kinds), "len(layers_block_type)")
     elif model_type == "nemotron-nas":
         _nas_keys(cfg, filled)
     elif model_type in ("hunyuan_v1_moe", "hunyuan_v1_dense", "hunyuan"):

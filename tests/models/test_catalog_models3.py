@@ -373,3 +373,31 @@ def test_codellama_34b_by_hand_and_phi4_mini_reasoning():
     assert kv_bytes_per_token(resolve_model("codellama/CodeLlama-34b-hf").arch, effective_config()) == 48 * 2 * 8 * 128 * 2
     r = resolve_model("microsoft/Phi-4-mini-reasoning")
     assert r.arch.id == "microsoft/Phi-4-mini-instruct" and not r.guessed
+
+
+def _nemotron_mtp(h: int, heads: int, kv: int, lat: int, mi: int, shared: int, experts: int = 512) -> int:
+    """One Nemotron 3 MTP block (attention + latent MoE layer + eh_proj + 5 norms), the layout that reproduces
+    the Super repo's published MTP header count 2,942,324,736."""
+    attn = 2 * h * heads * 128 + 2 * h * kv * 128
+    moe = experts * 2 * lat * mi + 2 * h * lat + 2 * h * shared + h * experts
+    return attn + moe + 2 * h * h + 5 * h
+
+
+def test_nemotron3_mtp_block_layout_reproduces_the_super_header():
+    assert _nemotron_mtp(4096, 32, 2, 1024, 2688, 5376) == 2_942_324_736
+
+
+def test_nemotron3_ultra_from_layers_block_type():
+    a = resolve_model("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16").arch
+    pat = a.config["hybrid_override_pattern"]                     # filled from layers_block_type
+    assert len(pat) == a.num_layers and pat.count("*") * 2 * 2 * 128 * 2 == kv_bytes_per_token(a, effective_config())
+    main = _total("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16")
+    mtp = _nemotron_mtp(8192, 64, 2, 2048, 5120, 10240)
+    routing_bias = pat.count("E") * 512                            # float32 buffers, outside the BF16 count
+    assert abs((main - routing_bias + mtp) / 560.5e9 - 1) < 0.0005  # HF model page: 560.5B (with the MTP block)
+
+
+def test_nemotron_h_56b_is_the_published_56b():
+    a = resolve_model("nvidia/Nemotron-H-56B-Base-8K").arch
+    assert abs(_total("nvidia/Nemotron-H-56B-Base-8K") / 56e9 - 1) < 0.01      # NVIDIA: "56B"
+    assert kv_bytes_per_token(a, effective_config()) == 10 * 2 * 8 * 128 * 2     # 10 attention layers of 118

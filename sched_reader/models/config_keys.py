@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sched_reader.models import nas
+
 FALCON_TYPES = ("falcon", "RefinedWeb", "RefinedWebModel")
 # transformers config-class defaults that change the weight count when a config.json omits them
 _TIED_BY_DEFAULT = ("falcon", "RefinedWeb", "RefinedWebModel", "cohere", "jais", "opt")   # JAISConfig keeps the
@@ -68,7 +70,6 @@ def _nas_keys(cfg: dict[str, Any], filled: list[str]) -> None:
     """Nemotron-NAS (``block_configs``, models/nas.py): the uniform keys other code reads, from the blocks.
     ``num_key_value_heads``: the attention blocks' KV heads (every published checkpoint uses one group size);
     ``intermediate_size``: the widest block's MLP (what a peak-activation estimate needs)."""
-    from sched_reader.models import nas
     blocks = nas.blocks(cfg)
     heads, hidden = cfg.get("num_attention_heads"), cfg.get("hidden_size")
     if not blocks or not isinstance(heads, int) or not isinstance(hidden, int):
@@ -121,6 +122,8 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         if all(kinds):
             _set(cfg, filled, "hybrid_override_pattern", "".join(kinds), "layers_block_type")
             _set(cfg, filled, "num_hidden_layers", len(kinds), "len(layers_block_type)")
+    elif model_type == "gemma4_text":   # Gemma4TextConfig: top_k_experts
+        _set(cfg, filled, "num_experts_per_tok", cfg.get("top_k_experts"), "top_k_experts")
     elif model_type == "nemotron-nas":
         _nas_keys(cfg, filled)
     elif model_type in ("hunyuan_v1_moe", "hunyuan_v1_dense", "hunyuan"):

@@ -30,7 +30,7 @@ from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
 from sched_reader.models.hybrid import RECURRENT, layer_mixers, resolved_ssm_dtype, state_bytes
-from sched_reader.models import drafter
+from sched_reader.models import drafter, layer_geometry
 
 
 def cdiv(a: int, b: int) -> int:
@@ -122,7 +122,8 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
             # both in one UniformTypeKVCacheSpecs group whose page is the sum (kv_cache_utils.py, 0.11.0+)
             per += arch.indexer_bytes_per_token if arch.has_indexer(i) else 0
         else:
-            per = round(2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb)
+            kvh, hd = layer_geometry.kv_geometry(arch, i)       # Gemma 4 full layers: their own KV geometry
+            per = round(2 * kv_heads_per_rank(kvh, tp) * hd * eb)
         out.append(LayerKV(index=i, kind=kind, window=win, bytes_per_token=per))
     return out + _drafter_layers(arch, cfg, out)
 
@@ -191,6 +192,19 @@ def _groups(layers: list[LayerKV], hybrid: bool) -> tuple[int, int, list[tuple[s
         for _ in range(cdiv(n, gs)):
             groups.append((k, w, gs))
     return gs, len(groups), groups
+
+
+def _unified_block_sizes(layers: list[LayerKV], bs: int) -> dict[tuple[str, int | None], int]:
+    """Block size of each attention type once vLLM unifies page sizes (kv_cache_utils.py
+    ``unify_kv_cache_spec_page_size``): a type whose page is smaller than the largest by an integer ratio gets
+    ``block_size x ratio`` tokens per block (Gemma 4: full layers of 2 x 512-wide KV heads next to sliding layers
+    of 8 x 256)."""
+    per_type: dict[tuple[str, int | None], int] = {}
+    for layer in layers:
+        key = ("sliding", layer.window) if layer.kind == "sliding" else (layer.kind, None)
+        per_type[key] = max(per_type.get(key, 0), layer.bytes_per_token)
+    top = max(per_type.values(), default=0)
+    return {k: bs * (top // v) if v and top % v == 0 else bs for k, v in per_type.items()}
 
 
 def _blocks_per_request(kind: str, window: int | None, max_len: int, bs: int, mbt: int) -> int:
@@ -280,7 +294,8 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
         tokens = nb * bs
         ng_eff = 1
     else:
-        per_req = sum(_blocks_per_request(k, w, mml, bs, mbt) for k, w, _ in groups)
+        type_bs = _unified_block_sizes(sl, bs)
+        per_req = sum(_blocks_per_request(k, w, mml, type_bs.get((k, w), bs), mbt) for k, w, _ in groups)
         conc = nb / per_req if per_req else 0.0
         ng_eff = ng
         tokens = int(conc * mml) if ver >= (0, 20, 1) else (nb // ng) * bs

@@ -30,7 +30,7 @@ from sched_reader.models.config_keys import FALCON_TYPES
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.versions import parse_version
-from sched_reader.models import nas
+from sched_reader.models import layer_geometry, nas
 from sched_reader.models.hybrid import layer_mixers, mixer_params
 
 GIB = 2**30
@@ -333,7 +333,8 @@ def is_moe_layer(c: dict[str, Any], i: int) -> bool:
     return (i + 1) % step == 0
 
 
-def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int, int, int, dict[str, int]]:
+def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
+                      layer: int = 0) -> tuple[int, int, int, dict[str, int]]:
     """(params total, params per rank, norm params per rank, detail) of one attention block."""
     h = arch.hidden_size
     if arch.is_mla:
@@ -356,19 +357,23 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
         per_rank_sharded = sharded // tp
         total = sharded + replicated
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
-    heads, kv, hd = arch.num_attention_heads, arch.num_kv_heads, arch.head_dim
-    q_out, kv_out = heads * hd, kv * hd
+    heads = arch.num_attention_heads
+    kv, hd = layer_geometry.kv_geometry(arch, layer)       # Gemma 4 full layers: fewer, wider KV heads
+    q_out, kv_out = heads * layer_geometry.q_head_dim(arch, layer), kv * hd
+    n_kv = 2 if layer_geometry.has_v_proj(arch, layer) else 1   # K = V (attention_k_eq_v): no v_proj
     bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe")
                 or _opt_bias(arch))
     o_bias = (bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss", "phimoe")) or _opt_bias(arch)
     kvr = kv_heads_per_rank(kv, tp)
-    qkv_total = h * (q_out + 2 * kv_out) + (q_out + 2 * kv_out if bias else 0)
-    qkv_rank = h * (q_out // tp + 2 * kvr * hd) + ((q_out // tp + 2 * kvr * hd) if bias else 0)
+    qkv_total = h * (q_out + n_kv * kv_out) + (q_out + n_kv * kv_out if bias else 0)
+    qkv_rank = h * (q_out // tp + n_kv * kvr * hd) + ((q_out // tp + n_kv * kvr * hd) if bias else 0)
     o_total = q_out * h + (h if o_bias else 0)
     o_rank = (q_out // tp) * h + (h if o_bias else 0)
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
-    if arch.model_type in ("olmo2", "olmo3"):
+    if arch.model_type == "gemma4_text":     # q_norm + k_norm over the layer's head width
+        norms = 2 * hd
+    elif arch.model_type in ("olmo2", "olmo3"):
         # OLMo 2 / 3: q_norm / k_norm RMSNorms span all heads (num_heads x head_dim, num_kv_heads x head_dim),
         # not one head (transformers Olmo2Attention; vLLM olmo2.py normalises the gathered q / k)
         norms = (heads + kv) * hd
@@ -407,7 +412,7 @@ def _norms_per_layer(arch: ModelArch) -> int:
     """Norm parameters of one decoder layer (weights, plus biases where the norm is a LayerNorm with bias)."""
     h = arch.hidden_size
     c = arch.config
-    if arch.model_type in ("gemma2", "gemma3", "gemma3_text"):
+    if arch.model_type in ("gemma2", "gemma3", "gemma3_text", "gemma4_text"):
         return 4 * h
     if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
         return h
@@ -468,7 +473,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     mixers = layer_mixers(arch)
     mixer = mixers[i] if mixers else "attention"
     if mixer == "attention":
-        a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+        a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp, i)
         if arch.has_indexer(i):   # DSA lightning indexer, replicated on every rank (vLLM deepseek_v2.py Indexer)
             ih, idim = int(c.get("index_n_heads") or 64), int(c.get("index_head_dim") or 128)
             ind = int(c.get("q_lora_rank") or h) * ih * idim + h * idim + h * ih   # wq_b, wk, weights_proj
@@ -536,6 +541,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         elif si:
             t = 3 * h * si
             lay.moe_shared = (t, t // tp)
+        if c.get("enable_moe_block"):     # Gemma 4 MoE: a dense MLP runs beside the routed experts in every layer
+            lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp)
     else:
         lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp,
                                           bias=_opt_bias(arch))
@@ -704,10 +711,11 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
     mixer = mixers[i] if mixers else "attention"
     out: list[tuple[str, int, int]] = []
     if mixer == "attention" and not arch.is_mla:
-        hd = arch.head_dim
-        q_rank = arch.num_attention_heads * hd // tp
+        kvh, hd = layer_geometry.kv_geometry(arch, i)
+        q_rank = arch.num_attention_heads * layer_geometry.q_head_dim(arch, i) // tp
         gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
-        n_qkv = gate * q_rank + 2 * kv_heads_per_rank(arch.num_kv_heads, tp) * hd
+        n_v = 2 if layer_geometry.has_v_proj(arch, i) else 1
+        n_qkv = gate * q_rank + n_v * kv_heads_per_rank(kvh, tp) * hd
         out += [("attention", h * n_qkv, n_qkv), ("attention", q_rank * h, h)]
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str):

@@ -401,3 +401,37 @@ def test_nemotron_h_56b_is_the_published_56b():
     a = resolve_model("nvidia/Nemotron-H-56B-Base-8K").arch
     assert abs(_total("nvidia/Nemotron-H-56B-Base-8K") / 56e9 - 1) < 0.01      # NVIDIA: "56B"
     assert kv_bytes_per_token(a, effective_config()) == 10 * 2 * 8 * 128 * 2     # 10 attention layers of 118
+
+
+# ---------------------------------------------------------------- Gemma 4: per-layer-type KV geometry
+@pytest.mark.parametrize("name, sliding, full, kv_sliding, kv_full", [
+    ("google/gemma-4-26B-A4B-it", 25, 5, 8, 2),
+    ("google/gemma-4-31B-it", 50, 10, 16, 4),
+])
+def test_gemma4_kv_bytes_by_layer_type(name, sliding, full, kv_sliding, kv_full):
+    # sliding layers: KV heads of 256; full layers: KV heads of 512 (K = V at the projection, both cached)
+    a = resolve_model(name).arch
+    assert kv_bytes_per_token(a, effective_config()) == sliding * 2 * kv_sliding * 256 * 2 + full * 2 * kv_full * 512 * 2
+
+
+def test_gemma4_full_layer_has_no_v_proj():
+    from sched_reader.models.weights import _attention_params
+    a = resolve_model("google/gemma-4-31B-it").arch
+    h = 5376
+    full = _attention_params(a.config, a, 1, 5)[0]          # layer 6 is full attention
+    sliding = _attention_params(a.config, a, 1, 0)[0]
+    assert full == h * 32 * 512 + h * 4 * 512 + 32 * 512 * h      # q, k (= v), o
+    assert sliding == h * 32 * 256 + 2 * h * 16 * 256 + 32 * 256 * h
+
+
+def test_gemma4_unified_pages_by_hand():
+    from sched_reader.models.kv_cache import kv_capacity
+    a = resolve_model("google/gemma-4-26B-A4B-it").arch
+    r = kv_capacity(a, effective_config(max_model_len=32768), [20 * 2**30])
+    # page = 16 tokens x 8,192 B (sliding); full layers (4,096 B/token) get blocks of 32 tokens for the same page
+    assert r.page_size_bytes == 16 * 8192
+    # groups of min(25, 5) = 5 layers: 5 sliding groups + 1 full group
+    blocks = 20 * 2**30 // (16 * 8192 * 5)
+    assert (r.num_blocks, r.num_groups) == (blocks, 6)
+    per_request = 5 * (-(-(1024 - 1 + 8192) // 16) + 1) + -(-32768 // 32)     # sliding window + full at 32/block
+    assert r.max_concurrency == round(blocks / per_request, 2)

@@ -175,9 +175,13 @@ def _attention(arch: ModelArch, tp: int, window: int | None) -> tuple[tuple[Line
         spec = AttentionSpec("mla", heads, nope + rope, v, kv_lora + rope, kv_lora,
                              kv_lora + rope, window)  # latent cache is replicated on every TP rank
         return tuple(lins), spec
-    hd = arch.head_dim
-    kvh = max(1, arch.num_kv_heads // tp)  # vLLM replicates KV heads when tp > num_kv_heads
-    lins = [Linear("qkv_proj", "attn", h, (heads + 2 * kvh) * hd), Linear("o_proj", "attn", heads * hd, h)]
+    hd, n_kv = arch.head_dim, arch.num_kv_heads
+    n_v = 1
+    if window is None and c.get("global_head_dim"):   # Gemma 4 full layers: fewer, wider KV heads; K = V
+        hd, n_kv = int(c["global_head_dim"]), int(c.get("num_global_key_value_heads") or n_kv)
+        n_v = 0 if c.get("attention_k_eq_v") else 1
+    kvh = max(1, n_kv // tp)  # vLLM replicates KV heads when tp > num_kv_heads
+    lins = [Linear("qkv_proj", "attn", h, (heads + (1 + n_v) * kvh) * hd), Linear("o_proj", "attn", heads * hd, h)]
     return tuple(lins), AttentionSpec("gqa", heads, hd, hd, hd, hd, 2 * kvh * hd, window)
 
 
@@ -258,6 +262,9 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
             if shared_inter:
                 mlp_lins = mlp_lins + _mlp("shared_expert", "shared", h, shared_inter // tp, e_gated)
             act = (top_k * moe_inter) // shard + shared_inter // tp
+            if c.get("enable_moe_block"):        # Gemma 4: a dense MLP beside the experts in every layer
+                mlp_lins = mlp_lins + _mlp("mlp", "mlp", h, inter // tp, gated)
+                act += inter // tp
         else:
             moe = None
             mlp_lins = _mlp("mlp", "mlp", h, width // tp, gated and ch != "-") if width else ()

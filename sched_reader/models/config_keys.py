@@ -122,6 +122,8 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         if all(kinds):
             _set(cfg, filled, "hybrid_override_pattern", "".join(kinds), "layers_block_type")
             _set(cfg, filled, "num_hidden_layers", len(kinds), "len(layers_block_type)")
+    elif model_type == "step3p7":        # Step-3.7-Flash: num_experts routed after first_k_dense_replace dense layers
+        _set(cfg, filled, "n_routed_experts", cfg.get("num_experts"), "num_experts")
     elif model_type == "gemma4_text":   # Gemma4TextConfig: top_k_experts
         _set(cfg, filled, "num_experts_per_tok", cfg.get("top_k_experts"), "top_k_experts")
     elif model_type == "nemotron-nas":

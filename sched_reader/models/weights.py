@@ -531,7 +531,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             eb = n_exp * (2 * mi + h)
             lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
         if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts") or \
-                c.get("moe_router_activation_func") == "sigmoid":
+                c.get("moe_router_activation_func") == "sigmoid" or c.get("use_moe_router_bias"):
             r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics; Kimi-Linear)
         lay.router = (r, r)
         si = shared_expert_intermediate(arch)

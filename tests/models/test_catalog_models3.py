@@ -435,3 +435,15 @@ def test_gemma4_unified_pages_by_hand():
     assert (r.num_blocks, r.num_groups) == (blocks, 6)
     per_request = 5 * (-(-(1024 - 1 + 8192) // 16) + 1) + -(-32768 // 32)     # sliding window + full at 32/block
     assert r.max_concurrency == round(blocks / per_request, 2)
+
+
+def test_step37_flash_by_hand():
+    a = resolve_model("stepfun-ai/Step-3.7-Flash").arch
+    h, vocab = 4096, 128_896
+    attn = 2 * h * 64 * 128 + 2 * h * 8 * 128
+    moe = 288 * 3 * h * 1280 + 3 * h * 1280 + h * 288 + 288        # experts, shared, router + bias
+    total = 2 * vocab * h + 45 * (attn + 2 * h) + 3 * 3 * h * 11264 + 42 * moe + h
+    assert _total("stepfun-ai/Step-3.7-Flash") == total
+    # one KV geometry on the 12 full and 33 sliding (512-token) layers
+    assert kv_bytes_per_token(a, effective_config()) == 45 * 2 * 8 * 128 * 2
+    assert a.config["layer_types"].count("sliding_attention") == 33 and a.config["sliding_window"] == 512

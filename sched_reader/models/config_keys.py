@@ -122,6 +122,8 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         if all(kinds):
             _set(cfg, filled, "hybrid_override_pattern", "".join(kinds), "layers_block_type")
             _set(cfg, filled, "num_hidden_layers", len(kinds), "len(layers_block_type)")
+    elif model_type == "minimax_m3":     # dense layers (first_k_dense_replace) are dense_intermediate_size wide
+        _set(cfg, filled, "intermediate_size_mlp", cfg.get("dense_intermediate_size"), "dense_intermediate_size")
     elif model_type == "step3p7":        # Step-3.7-Flash: num_experts routed after first_k_dense_replace dense layers
         _set(cfg, filled, "n_routed_experts", cfg.get("num_experts"), "num_experts")
     elif model_type == "gemma4_text":   # Gemma4TextConfig: top_k_experts

@@ -312,6 +312,9 @@ def is_moe_layer(c: dict[str, Any], i: int) -> bool:
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str) and i < len(pat):  # Nemotron-H / Nemotron 3: 'E' marks a MoE block
         return pat[i] == "E"
+    freq_list = c.get("moe_layer_freq")
+    if isinstance(freq_list, list) and i < len(freq_list) and (c.get("n_routed_experts") or c.get("num_local_experts")):
+        return bool(freq_list[i])     # per-layer 0/1 list (MiniMax-M3, MiMo-V2-Flash)
     if c.get("n_routed_experts"):  # DeepSeek family
         k = int(c.get("first_k_dense_replace", 0) or 0)
         freq = int(c.get("moe_layer_freq", 1) or 1)
@@ -531,7 +534,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             eb = n_exp * (2 * mi + h)
             lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
         if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts") or \
-                c.get("moe_router_activation_func") == "sigmoid" or c.get("use_moe_router_bias"):
+                c.get("moe_router_activation_func") == "sigmoid" or c.get("use_moe_router_bias") or \
+                (arch.model_type == "minimax_m3" and c.get("use_routing_bias")):
             r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics; Kimi-Linear)
         lay.router = (r, r)
         si = shared_expert_intermediate(arch)

@@ -1,9 +1,13 @@
-"""Catalog entries for models people serve on vLLM that the catalog lacked (vLLM's quick-start OPT-125m,
-Mistral Large 2, Phi-3-medium, DeepSeek-V2 236B / V2.5 / Coder-V2, OLMo 2).
+"""Catalog entries for models people serve on vLLM that the catalog lacked: vLLM's quick-start OPT-125m,
+Mistral Large 2, Phi-3-medium, Phi-3.5-MoE, DeepSeek-V2 236B / V2.5 / Coder-V2, OLMo 2, Hunyuan-A13B,
+Llama-3.3-Nemotron-Super-49B (NAS blocks), Kimi-Linear (KDA hybrid), MiniMax-M1 (lightning hybrid), GLM-4.5V,
+DeepSeek-OCR, InternVL3.5, Nemotron 3 Super / Ultra (latent MoE), Nemotron-H-56B, Gemma 4, Step-3.7-Flash,
+MiniMax-M3, CodeLlama-34B.
 
 Independent pins: the vendors' published parameter counts (model cards / papers, rounded: tolerance
-stated per case), element counts written out by hand from the published tensor layout, and KV bytes per
-token by hand from the published head layout.
+stated per case) or a checkpoint's published tensor table / safetensors headers, element counts written out
+by hand from the published tensor layout, KV bytes per token and recurrent-state bytes by hand from the
+published head layout and vLLM's state-shape rules, and vLLM's hybrid block sizing by hand.
 """
 
 from __future__ import annotations

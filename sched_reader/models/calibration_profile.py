@@ -9,7 +9,9 @@ model's own efficiency tables (it corrects the residual of that deployment, not 
   all their runs, the corpus's deployments with several concurrency levels leave smaller residuals so
   (LambdaLabs' three: root mean square of ln TPOT 0.016 / 0.042 / 0.031 -> 0.012 / 0.027 / 0.010), and a
   scale fitted on a short-context run then does not stretch a long-context run's KV time;
-* ``prefill_time_scale`` (x): multiplies the extra time a step spends on prompt tokens (GEMM/compute bound);
+* ``prefill_time_scale`` (x): multiplies the extra time a step spends on prompt tokens (GEMMs, experts),
+  except their attention, which grows with the pairs of tokens attended and stays at the model's time (a
+  scale fitted on a 1K prompt's TTFT then does not stretch a 32K prompt's quadratic attention);
 * ``step_overhead_ms`` (ms): time added to every engine step whatever its batch (scheduler, sampler,
   Python, kernel launches of an eager or partly captured forward: tens of ms for a 61-layer MoE run eager,
   dstack's DeepSeek-R1 on 8x MI300X under vLLM 0.7.3 pays ~38 ms a step at every concurrency 4-128);
@@ -140,9 +142,11 @@ class CalibratedCost:
     """A step-cost model with a profile's terms applied (same interface as the model it wraps).
 
     step = step_overhead + seq_overhead x sequences + decode_scale x (t(decode part) - t(KV read))
-           + t(KV read) + prefill_scale x (t(whole step) - t(decode part)),
-    where t(decode part) is the wrapped model's time for the step without its prompt tokens and t(KV read)
-    the part of it that grows with the decode context (the same step at empty context subtracted).
+           + t(KV read) + prefill_scale x (t(prompt part) - t(prompt attention)) + t(prompt attention),
+    where t(decode part) is the wrapped model's time for the step without its prompt tokens, t(KV read) the
+    part of it that grows with the decode context (the same step at empty context subtracted), t(prompt
+    part) = t(whole step) - t(decode part), and t(prompt attention) the part of the whole step that grows
+    with the prompts' attended pairs (the same step with no pairs subtracted).
     """
 
     def __init__(self, base: Any, decode_scale: float = 1.0, prefill_scale: float = 1.0,
@@ -175,7 +179,12 @@ class CalibratedCost:
         dec = self.base.step_time(num_decode, decode_context_sum, 0, 0.0, 0) if num_decode > 0 else 0.0
         kv = self._kv(num_decode, decode_context_sum, dec)
         host = self.oh + self.hs * (num_decode + max(1, num_prefill_seqs))
-        return host + self.ds * (dec - kv) + kv + self.ps * max(0.0, whole - dec)
+        extra = max(0.0, whole - dec)
+        # the prompts' attention (grows with the pairs of tokens attended) stays at the model's time too
+        att = (max(0.0, whole - self.base.step_time(num_decode, decode_context_sum, prefill_tokens, 0.0,
+                                                     num_prefill_seqs)) if prefill_attn_pairs > 0 else 0.0)
+        att = min(att, extra)
+        return host + self.ds * (dec - kv) + kv + self.ps * (extra - att) + att
 
     def decode_step_time_vec(self, num_decode: Any, context_sum: Any) -> Any:
         import numpy as np

@@ -329,8 +329,9 @@ def test_profile_scales_decode_time():
     assert c.step_time(4, 100, 5, 0.0, 1) == pytest.approx(0.001 + 0.0005 + 2 * 0.010 + 3 * 0.005)
 
 
-def test_profile_keeps_the_kv_read_at_the_models_time():
-    """A decode step of 10 ms plus 1 us per context token (its attention's KV read): at 4,000 context tokens
+def test_profile_keeps_the_kv_read_and_prompt_attention_at_the_models_time():
+    """A decode step of 10 ms plus 1 us per context token (its attention's KV read), 1 ms per prompt token and
+    1 ns per attended prompt pair: at 4,000 context tokens
     the KV part is the step minus the same step at empty context, 4 ms; decode_time_scale 2 doubles the other
     10 ms only: 1 ms per step + 4 x 0.1 ms per sequence + 2 x 10 ms + 4 ms = 25.4 ms (not 2 x 14 + 1.4).
     The closed form per batch size agrees (intercept scaled, slope not), and so does the vector form."""
@@ -338,7 +339,7 @@ def test_profile_keeps_the_kv_read_at_the_models_time():
 
     class Toy:
         def step_time(self, nd, ctx, tp, pairs, nps=0):
-            return (0.010 * (nd > 0) + 1e-6 * ctx) + 0.001 * tp
+            return (0.010 * (nd > 0) + 1e-6 * ctx) + 0.001 * tp + 1e-9 * pairs
 
         def decode_step_time_vec(self, nd, ctx):
             return np.where(np.asarray(nd) > 0, 0.010 + 1e-6 * np.asarray(ctx, dtype=float), 0.0)
@@ -353,6 +354,8 @@ def test_profile_keeps_the_kv_read_at_the_models_time():
     assert float(c.decode_step_time_vec(np.array([4]), np.array([4000]))[0]) == pytest.approx(0.0254)
     # a mixed step: its decode part as above, the 5 prompt tokens' 5 ms x3, host time for 4 + 1 sequences
     assert c.step_time(4, 4000, 5, 0.0, 1) == pytest.approx(0.001 + 0.0005 + 0.020 + 0.004 + 0.015)
+    # with 10^6 attended prompt pairs (1 ns each): their 1 ms of attention stays at the model's time
+    assert c.step_time(4, 4000, 5, 1e6, 1) == pytest.approx(0.001 + 0.0005 + 0.020 + 0.004 + 0.015 + 0.001)
 
 
 def test_cli_calibrate_writes_a_profile_that_diagnose_and_simulate_take(run_cli, tmp_path):

@@ -81,7 +81,13 @@ def _calibrated(c: Any, base: StepFn) -> StepFn:
         kv = kv_of(nd, S, dec)
         host = oh + hs * (nd + (nps if nps > 1 else 1))         # max(1, nps): the builtin's rule
         extra = whole - dec
-        return host + ds * (dec - kv) + kv + ps * (extra if extra > 0.0 else 0.0)   # max(0.0, extra)
+        extra = extra if extra > 0.0 else 0.0                   # max(0.0, extra)
+        att = 0.0
+        if P > 0:
+            att = whole - base(nd, S, Tp, 0.0, nps)
+            att = att if att > 0.0 else 0.0                     # max(0.0, ...)
+            att = att if att < extra else extra                 # min(att, extra)
+        return host + ds * (dec - kv) + kv + ps * (extra - att) + att
 
     return f
 

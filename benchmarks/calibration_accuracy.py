@@ -20,11 +20,15 @@ Prints the relative error of output throughput, mean TPOT and median TPOT per pa
 |error| per deployment, their median over deployments (each weighs the same) and over all pairs pooled,
 next to the uncalibrated model's on the same predictions. A deployment that cannot be replayed (no KV
 block fits by the memory model) is reported as skipped.
-The decode prior (analyzers/calibrate_posterior.py) is measured on the deployments themselves (each one's
-decode scale and per-step time fitted over all its runs, printed first: its centre and spread); each
-deployment is scored with the prior re-measured WITHOUT its source (leave the whole source out: the three
-LambdaLabs deployments are one source, each corpus group's ``source`` another), ``--shipped`` with the
-shipped ``calibrate_posterior.PRIOR`` instead, ``--terms`` prints the measurement and stops.
+The decode prior (analyzers/calibrate_posterior.py) is measured on deployments with three or more
+concurrency levels (each one's decode scale and per-step time fitted over all its runs, printed first: its
+centre and spread): those above and the groups of NVIDIA's measured vLLM closed loops in tests/data/silicon
+(``silicon_deployments``: measured, never scored here), per engine generation (V0 / V1). Each deployment is
+scored with the prior re-measured WITHOUT its source (leave the whole source out: the three LambdaLabs
+deployments are one source, each corpus group's ``source`` another, NVIDIA's table one more), from the
+deployments of its own engine generation (all of them when fewer than ``MIN_PRIOR_DEPLOYMENTS``);
+``--shipped`` with the shipped ``calibrate_posterior.PRIOR_BY_ENGINE`` instead, ``--terms`` prints the
+measurement and stops.
 Run: python benchmarks/calibration_accuracy.py [--loo] [--quiet] [--shipped | --terms] [--only SUBSTRING[,...]]
 """
 
@@ -43,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from sched_reader.analyzers.calibrate import (_profile, decode_observations, fit, fit_decode, predict,  # noqa: E402
                                               requests_for, unit_step_ms)
-from sched_reader.analyzers.calibrate_posterior import FLAT, PRIOR, DecodePrior  # noqa: E402
+from sched_reader.analyzers.calibrate_posterior import FLAT, PRIOR, DecodePrior  # noqa: E402,F401
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.readers.bench_result import BenchResult  # noqa: E402
@@ -52,6 +56,7 @@ DATA_DIR = ROOT / "tests" / "data" / "bench"
 DATA = DATA_DIR / "lambda-h100-llama31-8b-fp8-sharegpt.yaml"
 METRICS = ("output_throughput", "mean_tpot_ms", "median_tpot_ms")
 LOO_MAX_RUNS = 5
+MIN_PRIOR_DEPLOYMENTS = 3   # an engine generation's own prior needs this many deployments, else all are pooled
 
 
 def load(path: Path = DATA):
@@ -123,6 +128,53 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
     return out
 
 
+SILICON_WAVES = 2   # requests per silicon run = waves x concurrency (the table states no prompt count)
+
+
+def silicon_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
+    """Groups of NVIDIA's measured vLLM closed loops (tests/data/silicon, benchmarks/silicon_accuracy.py: one
+    source) with three or more concurrency levels of one serve config and lengths up to 8K in / 1K out,
+    each as (name, spec, runs, endpoint) with its lowest, middle and highest level: for the decode prior's
+    measurement only (their TPOT and TTFT are means; no throughput is published), never scored here."""
+    import silicon_accuracy as SA  # noqa: E402
+
+    groups: dict[tuple, list[dict]] = {}
+    for r in SA.load_rows():
+        if int(r["osl"]) > 1024 or int(r["isl"]) > 8192 or not r["backend_version"][:1].isdigit():
+            continue
+        moe_world = int(r.get("moe_tp_size") or 1) * max(1, int(r.get("moe_ep_size") or 1))
+        if moe_world not in (1, int(r.get("tp_size") or 1)) or SA.row_argv(r) is None:
+            continue
+        key = (r["model_path"], r["system"], r["tp_size"], r["moe_ep_size"], r["backend_version"], r["isl"],
+               r["osl"], r["precision"])
+        groups.setdefault(key, []).append(r)
+    out = []
+    for key, rs in sorted(groups.items()):
+        levels = sorted({int(r["batch_size"]) for r in rs})
+        if len(levels) < 3:
+            continue
+        try:
+            [spec] = build_specs([], SA.row_argv(rs[0]), gpu=SA.SYSTEMS[key[1]], vllm=key[4])
+        except (SchedReaderError, KeyError):
+            continue
+        runs = []
+        for c in (levels[0], levels[len(levels) // 2], levels[-1]):
+            r = next(x for x in rs if int(x["batch_size"]) == c)
+            n = SILICON_WAVES * c
+            runs.append(BenchResult(file=r["id"], num_prompts=n, completed=n, max_concurrency=c,
+                                    total_input_tokens=n * int(r["isl"]), total_output_tokens=n * int(r["osl"]),
+                                    output_throughput=0.0, mean_tpot_ms=float(r["silicon_tpot_ms"]),
+                                    mean_ttft_ms=float(r["silicon_ttft_ms"])))
+        name = f"nvidia-silicon: {key[0]} {key[2]}x {key[1]} ep{key[3]}, vLLM {key[4]}, {key[5]} in / {key[6]} out"
+        out.append((name, spec, runs, "completions"))
+    return out
+
+
+def engine_of(spec) -> str:
+    """The engine generation a deployment runs ("v0" or "v1": the release's default or VLLM_USE_V1)."""
+    return str(getattr(spec.effective, "engine", None) or "v1").lower()
+
+
 def deployment_terms(name: str, spec, benches: list[BenchResult], endpoint: str) -> dict | None:
     """The deployment's own decode scale d and per-step time c (ms) fitted over ALL its runs with a flat
     prior (the uncalibrated model's other terms held), and the log residual of each run's TPOT / throughput
@@ -140,7 +192,7 @@ def deployment_terms(name: str, spec, benches: list[BenchResult], endpoint: str)
     res = {"time": [], "rate": []}
     for o in obs:
         res[o.kind].append(math.log(o.at / o.measured))
-    return {"name": name, "d": d, "c": c, "res": res, "n": len(obs), "unit": unit}
+    return {"name": name, "d": d, "c": c, "res": res, "n": len(obs), "unit": unit, "engine": engine_of(spec)}
 
 
 def prior_from(terms: list[dict], source: str) -> DecodePrior:
@@ -185,7 +237,7 @@ def _summary(label: str, rows: list[dict[str, float]]) -> str:
 
 
 def evaluate(name: str, spec, benches: list[BenchResult], endpoint: str, loo: bool, quiet: bool,
-             prior: DecodePrior = PRIOR) -> dict[str, list]:
+             prior: DecodePrior | None = None) -> dict[str, list]:
     print(f"\n== {name}: {spec.model_name} on {spec.hardware.gpu.name}, vLLM {spec.vllm_version}, "
           f"{len(benches)} workloads")
     reqs = [requests_for(b) for b in benches]
@@ -248,17 +300,24 @@ def main() -> int:
     print("== each deployment's decode scale d and per-step time c over all its runs (flat prior), and the "
           "root mean square log residual of TPOT / throughput there")
     terms = {}
-    for name, spec, benches, ep in deps:
+    silicon = silicon_deployments()
+    for name, *_ in silicon:
+        source[name] = "nvidia-silicon"
+    for name, spec, benches, ep in deps + silicon:
         t = deployment_terms(name, spec, benches, ep)
         if t is None:
             print(f"  {name[:70]:70} one concurrency level or no replay: not used")
             continue
         terms[name] = t
         r = {k: (f"{math.sqrt(sum(x * x for x in v) / len(v)):.3f}" if v else "-") for k, v in t["res"].items()}
-        print(f"  {name[:70]:70} d x{t['d']:.3f}  c {t['c']:5.2f} ms = {t['c'] / t['unit']:.2f} x its "
-              f"{t['unit']:.2f} ms step  residual {r['time']} / {r['rate']} ({t['n']} observations)")
+        print(f"  {name[:70]:70} {t['engine']} d x{t['d']:.3f}  c {t['c']:5.2f} ms = {t['c'] / t['unit']:.2f} x "
+              f"its {t['unit']:.2f} ms step  residual {r['time']} / {r['rate']} ({t['n']} observations)")
     every = prior_from(list(terms.values()), f"measured on {len(terms)} deployments")
     print(f"  prior from all {len(terms)}: {every}")
+    for eng in ("v0", "v1"):
+        some = [t for t in terms.values() if t["engine"] == eng]
+        if len(some) >= MIN_PRIOR_DEPLOYMENTS:
+            print(f"  prior from the {len(some)} {eng} ones: {prior_from(some, f'{eng}: {len(some)} deployments')}")
     if "--terms" in sys.argv:
         return 0
     shipped = "--shipped" in sys.argv
@@ -266,8 +325,14 @@ def main() -> int:
     for d in deps:
         if not any(o in d[0] for o in only.split(",")):
             continue
-        prior = PRIOR if shipped else prior_from([t for k, t in terms.items() if source[k] != source[d[0]]],
-                                                 f"measured without source {source[d[0]]}")
+        if shipped:
+            prior = None    # fit() picks the shipped prior of the deployment's engine
+        else:   # the deployments of the same engine generation from other sources (all of them if too few)
+            others = [t for k, t in terms.items() if source[k] != source[d[0]]]
+            same = [t for t in others if t["engine"] == engine_of(d[1])]
+            use = same if len(same) >= MIN_PRIOR_DEPLOYMENTS else others
+            prior = prior_from(use, f"{len(use)} {engine_of(d[1]) + ' ' if use is same else ''}deployments "
+                                    f"without source {source[d[0]]}")
         print(f"\n  prior: {prior}")
         res.append(evaluate(*d, loo, quiet, prior))
     print("\n== per deployment, median |error| output throughput / mean TPOT / median TPOT "

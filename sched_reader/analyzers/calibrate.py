@@ -8,10 +8,10 @@ uncalibrated model):
 
 * ``decode_time_scale`` and ``step_overhead_ms`` together, as a posterior (analyzers/calibrate_posterior.py):
   work-proportional time and time every step pays whatever its batch are one number at one batch size and
-  differ across batch sizes, so one result's offset is split by a prior measured over the corpus's
-  deployments with several concurrency levels (centred on their mean terms; the per-step time in units of
-  the deployment's own step, :func:`unit_step_ms`), and results at two or more concurrency levels pin
-  both. The observations: each result's TPOT (the median when given: see ``_tpot_key``), or its output
+  differ across batch sizes, so one result's offset is split by a prior measured over deployments with
+  several concurrency levels, of the deployment's engine generation (V0 / V1: centred on their mean terms;
+  the per-step time in units of the deployment's own step, :func:`unit_step_ms`), and results at two or
+  more concurrency levels pin both. The observations: each result's TPOT (the median when given: see ``_tpot_key``), or its output
   throughput when its TPOT is stall-dominated (:func:`stalled`) or missing; a rate-limited result's
   throughput is its offered load, never an observation. Always identified; fitted first, so the terms below
   are read with the per-step time in place;
@@ -55,8 +55,8 @@ from sched_reader.analyzers.simulator.metrics import add_client_latency
 from sched_reader.analyzers.simulator.api import engine_inputs, with_frontend_latency
 from sched_reader.analyzers.simulator import params_for, simulate
 from sched_reader.analyzers.simulator.workloads import Requests, from_bench_flags
-from sched_reader.analyzers.calibrate_posterior import (PRIOR, DecodePrior, Observation, PrefillPrior,
-                                                        posterior_mean, posterior_mean3)
+from sched_reader.analyzers.calibrate_posterior import (PRIOR, PRIOR_BY_ENGINE, DecodePrior, Observation,
+                                                        PrefillPrior, posterior_mean, posterior_mean3)
 
 ITERATIONS = 6
 CONVERGED = 0.005
@@ -412,7 +412,7 @@ def bench_endpoint(benches: list[BenchResult], spec: Any) -> str:
 
 
 def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endpoint: str = "completions",
-        prior: DecodePrior = PRIOR) -> Profile:
+        prior: DecodePrior | None = None) -> Profile:
     """The profile of one deployment from its benchmark results (see module docstring); ``prior``: the
     decode-side prior and per-run spreads (analyzers/calibrate_posterior.py; the benchmark passes spreads
     measured without the deployment it scores)."""
@@ -425,6 +425,8 @@ def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endp
     reqs = [requests_for(b) for b in benches]
     base = [predict(spec, b, None, r, endpoint) for b, r in zip(benches, reqs)]
     unit = unit_step_ms(spec)
+    if prior is None:   # the shipped prior of the deployment's engine generation
+        prior = PRIOR_BY_ENGINE.get(str(getattr(spec.effective, "engine", None) or "v1").lower(), PRIOR)
     prior = prior.for_step(unit)
     concs = {min(len(r), b.max_concurrency or len(r)) for b, r in zip(benches, reqs)}
     best = None

@@ -136,6 +136,7 @@ def silicon_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
     source) with three or more concurrency levels of one serve config and lengths up to 8K in / 1K out,
     each as (name, spec, runs, endpoint) with its lowest, middle and highest level: for the decode prior's
     measurement only (their TPOT and TTFT are means; no throughput is published), never scored here."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     import silicon_accuracy as SA  # noqa: E402
 
     groups: dict[tuple, list[dict]] = {}

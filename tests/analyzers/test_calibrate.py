@@ -649,3 +649,25 @@ def test_benchmark_prior_is_measured_without_the_scored_deployment():
     out = bench.prior_from([terms[0], terms[2]], "without the second")
     assert out.decode_log_mean == pytest.approx(0.15, abs=0.001) and out.decode_log_sd == pytest.approx(0.212, abs=0.001)
     assert out.step_ms_mean == pytest.approx(1.5) and out.step_ms_sd == pytest.approx(2.12, abs=0.01)
+
+
+def test_benchmark_silicon_groups_for_the_prior():
+    """benchmarks/calibration_accuracy.py's NVIDIA silicon groups (tests/data/silicon, measured for the prior,
+    never scored): each is one serve config at three concurrency levels (lowest, middle, highest of the
+    table's), each run's mean TPOT verbatim from the table, and its spec's engine is V1 (vLLM 0.11-0.19 have
+    no V0). gpt-oss-120b on one B200 under 0.15.1 at 1,024 in / 1,024 out was measured at concurrency 4-128."""
+    import csv
+
+    from conftest import load_script
+
+    bench = load_script("benchmarks/calibration_accuracy.py")
+    groups = bench.silicon_deployments()
+    assert len(groups) >= 50
+    rows = {r["id"]: r for r in csv.DictReader(open(bench.ROOT / "tests/data/silicon/aiconfigurator_vllm_agg.csv"))}
+    for name, spec, runs, ep in groups:
+        assert [b.max_concurrency for b in runs] == sorted({b.max_concurrency for b in runs})
+        assert len(runs) == 3 and bench.engine_of(spec) == "v1"
+        for b in runs:
+            assert b.mean_tpot_ms == float(rows[b.file]["silicon_tpot_ms"])
+    [g] = [g for g in groups if "gpt-oss-120b 1x b200_sxm" in g[0] and "0.15.1, 1024 in / 1024 out" in g[0]]
+    assert [b.max_concurrency for b in g[2]][::2] == [4, 128]

@@ -8,6 +8,8 @@ Which layer is what (HF config keys):
 * Nemotron-H / Nemotron-Nano-v2: ``hybrid_override_pattern``, one character per layer: ``M`` Mamba-2,
   ``*`` attention, ``-`` MLP only, ``E`` MoE only (the last two hold no cache).
 * Jamba: attention where ``i % attn_layer_period == attn_layer_offset``, Mamba-1 elsewhere.
+* Kimi-Linear: Kimi Delta Attention (``kda``) on the 1-based ``linear_attn_config.kda_layers``, MLA elsewhere.
+* MiniMax-M1 / MiniMax-Text-01: ``attn_type_list`` per layer, 0 = lightning (linear) attention, 1 = softmax.
 
 State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_config``;
 ``MambaSpec.page_size_bytes`` = sum of the state tensors' bytes):
@@ -17,6 +19,11 @@ State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_co
 * Mamba-2: conv state ``(H P + 2 G N) / tp x (kernel - 1)`` + SSM state ``H / tp x P x N``
   (vllm/model_executor/layers/mamba/mamba_utils.py, groups replicated when G does not divide tp).
 * Mamba-1: conv ``I / tp x (kernel - 1)`` + SSM ``I / tp x N``.
+* KDA: three short-conv states (q, k, v) ``H D / tp x (kernel - 1)`` each + recurrent state ``H / tp x D x D``
+  in float32 whatever the model dtype (vLLM ``MambaStateShapeCalculator.kda_state_shape`` /
+  ``MambaStateDtypeCalculator.kda_state_dtype``: conv states in the cache dtype, recurrent torch.float32).
+* Lightning attention (MiniMax): one state ``H / tp x D x D`` in the cache dtype, no conv state
+  (``linear_attention_state_shape`` / ``linear_attention_state_dtype``).
 
 Dtypes: the conv state takes the model dtype; the SSM / temporal state takes ``mamba_ssm_dtype`` from
 the config when present (Qwen3.5 ships float32), else the model dtype; Nemotron-H: ``resolved_ssm_dtype``. Both checked against real logs:
@@ -29,8 +36,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sched_reader.models import nas
 from sched_reader.models.architecture import ModelArch
 
+RECURRENT = ("gdn", "mamba2", "mamba1", "kda", "lightning")   # mixers that keep a fixed-size state per request
 _DTYPE_BYTES = {"float32": 4, "float": 4, "fp32": 4, "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2}
 
 
@@ -38,6 +47,16 @@ def layer_mixers(arch: ModelArch) -> list[str] | None:
     """Per layer ``attention`` / ``gdn`` / ``mamba2`` / ``mamba1`` / ``none``; None for a plain transformer."""
     c = arch.config
     n = arch.num_layers
+    lac = c.get("linear_attn_config")
+    if isinstance(lac, dict) and isinstance(lac.get("kda_layers"), list):   # Kimi-Linear: 1-based layer numbers
+        kda = {int(x) for x in lac["kda_layers"]}
+        return ["kda" if i + 1 in kda else "attention" for i in range(n)]
+    atl = c.get("attn_type_list")
+    if isinstance(atl, list) and len(atl) == n and 0 in atl:   # MiniMax-M1 / Text-01: 0 = lightning attention
+        return ["lightning" if int(t) == 0 else "attention" for t in atl]
+    blocks = nas.blocks(c)
+    if blocks is not None and len(blocks) == n:   # Nemotron-NAS: attention-free blocks hold no cache
+        return ["attention" if nas.has_attention(b) else "none" for b in blocks]
     lt = c.get("layer_types")
     if isinstance(lt, list) and len(lt) == n and any("linear" in str(t) or "mamba" in str(t) for t in lt):
         return ["gdn" if "linear" in str(t) else "mamba2" if "mamba" in str(t) else "attention" for t in lt]
@@ -57,7 +76,7 @@ def layer_mixers(arch: ModelArch) -> list[str] | None:
 def is_hybrid(arch: ModelArch) -> bool:
     """True when some layer keeps a recurrent state."""
     kinds = layer_mixers(arch)
-    return bool(kinds) and any(k in ("gdn", "mamba2", "mamba1") for k in kinds)
+    return bool(kinds) and any(k in RECURRENT for k in kinds)
 
 
 def _dt(name: Any, default: int) -> int:
@@ -65,7 +84,7 @@ def _dt(name: Any, default: int) -> int:
 
 
 def state_shapes(arch: ModelArch, kind: str, tp: int) -> list[tuple[int, int]]:
-    """[(elements, which)] of one layer's state tensors on one rank; which = 0 conv, 1 ssm."""
+    """[(elements, which)] of one layer's state tensors on one rank; which = 0 conv, 1 ssm, 2 float32 state."""
     c = arch.config
     tp = max(1, tp)
     if kind == "gdn":
@@ -74,6 +93,13 @@ def state_shapes(arch: ModelArch, kind: str, tp: int) -> list[tuple[int, int]]:
         kern = int(c.get("linear_conv_kernel_dim") or 4)
         conv_dim = 2 * hk * dk + hv * dv
         return [(conv_dim // tp * (kern - 1), 0), (hv // tp * dk * dv, 1)]
+    if kind == "lightning":                 # in the cache dtype (``which`` 0), like a conv state
+        return [(arch.num_attention_heads // tp * arch.head_dim * arch.head_dim, 0)]
+    if kind == "kda":
+        lac = c["linear_attn_config"]
+        heads, d = int(lac["num_heads"]), int(lac["head_dim"])
+        kern = int(lac.get("short_conv_kernel_size") or 4)
+        return [(3 * (heads * d // tp) * (kern - 1), 0), (heads // tp * d * d, 2)]
     if kind == "mamba2":
         h = int(c.get("mamba_num_heads") or c.get("mamba_n_heads"))
         p = int(c.get("mamba_head_dim") or c.get("mamba_d_head"))
@@ -117,7 +143,7 @@ def state_bytes(arch: ModelArch, kind: str, tp: int, model_dtype_bytes: int, ssm
     c = arch.config
     ssm = _dt(ssm_dtype if ssm_dtype not in (None, "auto") else c.get("mamba_ssm_dtype"), model_dtype_bytes)
     conv = _dt(c.get("mamba_conv_dtype"), model_dtype_bytes)
-    return sum(e * (conv if which == 0 else ssm) for e, which in state_shapes(arch, kind, tp))
+    return sum(e * (conv if which == 0 else ssm if which == 1 else 4) for e, which in state_shapes(arch, kind, tp))
 
 
 def mixer_params(arch: ModelArch, kind: str, tp: int) -> tuple[int, int]:
@@ -138,6 +164,20 @@ def mixer_params(arch: ModelArch, kind: str, tp: int) -> tuple[int, int]:
         total = in_qkvz + in_ba + conv + small + out
         rank = (in_qkvz + in_ba + conv + out) // tp + 2 * hv // tp + dv
         return total, rank
+    if kind == "lightning":   # vLLM minimax_text_01.py: qkv_proj, output_gate, out_proj, norm over H x D
+        p = arch.num_attention_heads * arch.head_dim
+        total = 5 * h * p + p
+        return total, total // tp
+    if kind == "kda":       # vLLM kda.py / the checkpoint's KimiDeltaAttention
+        lac = c["linear_attn_config"]
+        heads, d = int(lac["num_heads"]), int(lac["head_dim"])
+        kern = int(lac.get("short_conv_kernel_size") or 4)
+        p = heads * d
+        split = 3 * h * p + 3 * p * kern + heads + d * p + p + h * heads + d * p + p * h
+        # q/k/v, short convs (no bias), A_log, f_b, dt_bias, b_proj, g_b, o_proj: split over ranks;
+        # f_a / g_a (hidden -> head_dim) and the o_norm weight: one copy per rank
+        whole = 2 * h * d + d
+        return split + whole, split // tp + whole
     if kind == "mamba2":
         nh = int(c.get("mamba_num_heads") or c.get("mamba_n_heads"))
         p = int(c.get("mamba_head_dim") or c.get("mamba_d_head"))

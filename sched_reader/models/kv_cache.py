@@ -29,8 +29,8 @@ from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
-from sched_reader.models.hybrid import layer_mixers, resolved_ssm_dtype, state_bytes
-from sched_reader.models import drafter
+from sched_reader.models.hybrid import RECURRENT, layer_mixers, resolved_ssm_dtype, state_bytes
+from sched_reader.models import drafter, layer_geometry
 
 
 def cdiv(a: int, b: int) -> int:
@@ -60,7 +60,7 @@ def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     mixers = layer_mixers(arch)
     if not mixers:
         return base
-    return [("mamba", None) if m in ("gdn", "mamba2", "mamba1") else ("none", None) if m == "none" else base[i]
+    return [("mamba", None) if m in RECURRENT else ("none", None) if m == "none" else base[i]
             for i, m in enumerate(mixers)]
 
 
@@ -122,7 +122,8 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
             # both in one UniformTypeKVCacheSpecs group whose page is the sum (kv_cache_utils.py, 0.11.0+)
             per += arch.indexer_bytes_per_token if arch.has_indexer(i) else 0
         else:
-            per = round(2 * kv_heads_per_rank(arch.num_kv_heads, tp) * arch.head_dim * eb)
+            kvh, hd = layer_geometry.kv_geometry(arch, i)       # Gemma 4 full layers: their own KV geometry
+            per = round(2 * kv_heads_per_rank(kvh, tp) * hd * eb)
         out.append(LayerKV(index=i, kind=kind, window=win, bytes_per_token=per))
     return out + _drafter_layers(arch, cfg, out)
 
@@ -191,6 +192,19 @@ def _groups(layers: list[LayerKV], hybrid: bool) -> tuple[int, int, list[tuple[s
         for _ in range(cdiv(n, gs)):
             groups.append((k, w, gs))
     return gs, len(groups), groups
+
+
+def _unified_block_sizes(layers: list[LayerKV], bs: int) -> dict[tuple[str, int | None], int]:
+    """Block size of each attention type once vLLM unifies page sizes (kv_cache_utils.py
+    ``unify_kv_cache_spec_page_size``): a type whose page is smaller than the largest by an integer ratio gets
+    ``block_size x ratio`` tokens per block (Gemma 4: full layers of 2 x 512-wide KV heads next to sliding layers
+    of 8 x 256)."""
+    per_type: dict[tuple[str, int | None], int] = {}
+    for layer in layers:
+        key = ("sliding", layer.window) if layer.kind == "sliding" else (layer.kind, None)
+        per_type[key] = max(per_type.get(key, 0), layer.bytes_per_token)
+    top = max(per_type.values(), default=0)
+    return {k: bs * (top // v) if v and top % v == 0 else bs for k, v in per_type.items()}
 
 
 def _blocks_per_request(kind: str, window: int | None, max_len: int, bs: int, mbt: int) -> int:
@@ -280,7 +294,8 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
         tokens = nb * bs
         ng_eff = 1
     else:
-        per_req = sum(_blocks_per_request(k, w, mml, bs, mbt) for k, w, _ in groups)
+        type_bs = _unified_block_sizes(sl, bs)
+        per_req = sum(_blocks_per_request(k, w, mml, type_bs.get((k, w), bs), mbt) for k, w, _ in groups)
         conc = nb / per_req if per_req else 0.0
         ng_eff = ng
         tokens = int(conc * mml) if ver >= (0, 20, 1) else (nb // ng) * bs
@@ -340,14 +355,18 @@ def _hybrid_capacity(cfg: EffectiveConfig, layers: list[LayerKV], available_per_
     """Attention + recurrent-state layers (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig
     and vllm/v1/kv_cache_interface.py MambaSpec): the attention block size grows to
     ``16 x cdiv(state page, 16 x attention bytes per token)`` so one attention page holds at least one state;
-    the state page is padded to the attention page; layers form groups of ``min(layers per type)``."""
+    the state page is padded to the attention page; layers form groups of ``min(layers per type)``. With MLA
+    attention (Kimi-Linear) the alignment is 64 tokens instead of 16."""
     mml = int(cfg.max_model_len)
     attn = [layer for layer in layers if layer.kind != "mamba"]
     mamba = [layer for layer in layers if layer.kind == "mamba"]
     per_tok = max((layer.bytes_per_token for layer in attn), default=0)
     state = max(layer.state_bytes for layer in mamba)
     bs = int(cfg.block_size)
-    attn_bs = 16 * cdiv(state, 16 * per_tok) if per_tok else bs
+    # kernel block alignment: 64 tokens when the attention layers are MLA (FlashMLA; CUTLASS_MLA would be 128),
+    # else 16 (vllm/model_executor/models/config.py HybridAttentionMambaModelConfig, 0.11.1+)
+    align = 64 if any(layer.kind == "mla" for layer in attn) else 16
+    attn_bs = align * cdiv(state, align * per_tok) if per_tok else bs
     if bs < attn_bs:
         bs = attn_bs
     page = bs * per_tok if per_tok else state

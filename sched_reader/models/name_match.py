@@ -31,10 +31,11 @@ _FAMILIES = (
     "yi", "ernie", "seed-oss", "dbrx", "aya",
 )
 # Fine-tune lines whose checkpoints keep a base family's shapes (LlamaForCausalLM / MistralForCausalLM
-# configs): Vicuna v1.5, CodeLlama, DeepSeek-Coder v1 and OLMo-2 keep Llama-2's multi-head layout at 7B/13B;
-# Zephyr and OpenChat-3.5 are Mistral-7B fine-tunes; Tulu-3 is Llama-3.1.
+# configs): Vicuna v1.5, CodeLlama and DeepSeek-Coder v1 keep Llama-2's multi-head layout at 7B/13B;
+# Zephyr and OpenChat-3.5 are Mistral-7B fine-tunes; Tulu-3 is Llama-3.1. (OLMo is its own family: the
+# catalog has OLMo 2, whose multi-head 7B/13B shapes OLMo 1 and OLMo 3 share.)
 _LINEAGE = {"vicuna": ("llama", "2"), "codellama": ("llama", "2"), "deepseek-coder": ("llama", "2"),
-            "olmo": ("llama", "2"), "zephyr": ("mistral", None), "openchat": ("mistral", None),
+            "zephyr": ("mistral", None), "openchat": ("mistral", None),
             "tulu": ("llama", "3.1"), "devstral": ("mistral", None), "magistral": ("mistral", None),
             "pixtral": ("mistral", None)}   # Pixtral-12B: the Mistral-NeMo-12B decoder behind a Pixtral ViT
 # Mistral names its open-weight lines by tier and release date (YYMM) instead of a size: "Small" checkpoints
@@ -184,7 +185,8 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         if mid not in hybrid_ids and (mid in moe_ids) == query.moe and _close(query.size_b, size, SIZE_FALLBACK_TOL):
             sizes[mid] = size
             size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else OTHER_FAMILY_PENALTY)
-                              + (UNGROUPED_PENALTY if mid in ungrouped_ids and not query.moe else 0), mid))
+                              + (UNGROUPED_PENALTY if mid in ungrouped_ids and not query.moe
+                                 and key.family != query.family else 0), mid))   # a family keeps its KV layout
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"

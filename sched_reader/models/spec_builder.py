@@ -245,7 +245,8 @@ def _normalize_settings(
             typed = _coerce(table, rec, value, match.negated)
         except ValueError as err:
             if strict:  # every bad value of the command line, reported together
-                errors.append(InputError(str(err), file=s.origin.file, line=s.origin.line, key=s.flag))
+                errors.append(InputError(str(err), file=s.origin.file, line=s.origin.line, key=s.flag,
+                                         hint=_prefix_hint(s.flag, flag, match.via)))
                 continue
             # A value vLLM's parser rejects stops vLLM at start-up: an error finding on this engine (check_raw
             # reports the same one as SR102/SR103), never an input error that would hide the other engines.
@@ -270,6 +271,16 @@ def _normalize_settings(
     if errors:
         raise combine(errors)
     return args, findings
+
+
+def _prefix_hint(written: str, flag: str, via: str) -> str | None:
+    """Why a value went to ``flag`` when the command line wrote a shorter ``written``: vLLM's argparse takes
+    any unambiguous prefix of an option (``--gpu`` is ``--gpu-memory-utilization``), so an option meant for
+    sched-reader but typed after ``--`` lands on a vLLM flag."""
+    if via != "prefix" or written == flag:
+        return None
+    return (f"vLLM reads {written} as {flag} (it accepts any unambiguous prefix of a flag); "
+            f"options for sched-reader itself go before `--`")
 
 
 def _is_bool_flag(rec: Any) -> bool:

@@ -30,6 +30,7 @@ from sched_reader.models.config_keys import FALCON_TYPES
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.versions import parse_version
+from sched_reader.models import layer_geometry, nas
 from sched_reader.models.hybrid import layer_mixers, mixer_params
 
 GIB = 2**30
@@ -311,6 +312,9 @@ def is_moe_layer(c: dict[str, Any], i: int) -> bool:
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str) and i < len(pat):  # Nemotron-H / Nemotron 3: 'E' marks a MoE block
         return pat[i] == "E"
+    freq_list = c.get("moe_layer_freq")
+    if isinstance(freq_list, list) and i < len(freq_list) and (c.get("n_routed_experts") or c.get("num_local_experts")):
+        return bool(freq_list[i])     # per-layer 0/1 list (MiniMax-M3, MiMo-V2-Flash)
     if c.get("n_routed_experts"):  # DeepSeek family
         k = int(c.get("first_k_dense_replace", 0) or 0)
         freq = int(c.get("moe_layer_freq", 1) or 1)
@@ -332,7 +336,8 @@ def is_moe_layer(c: dict[str, Any], i: int) -> bool:
     return (i + 1) % step == 0
 
 
-def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int, int, int, dict[str, int]]:
+def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
+                      layer: int = 0) -> tuple[int, int, int, dict[str, int]]:
     """(params total, params per rank, norm params per rank, detail) of one attention block."""
     h = arch.hidden_size
     if arch.is_mla:
@@ -355,18 +360,27 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
         per_rank_sharded = sharded // tp
         total = sharded + replicated
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
-    heads, kv, hd = arch.num_attention_heads, arch.num_kv_heads, arch.head_dim
-    q_out, kv_out = heads * hd, kv * hd
-    bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe"))
-    o_bias = bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss",)
+    heads = arch.num_attention_heads
+    kv, hd = layer_geometry.kv_geometry(arch, layer)       # Gemma 4 full layers: fewer, wider KV heads
+    q_out, kv_out = heads * layer_geometry.q_head_dim(arch, layer), kv * hd
+    n_kv = 2 if layer_geometry.has_v_proj(arch, layer) else 1   # K = V (attention_k_eq_v): no v_proj
+    bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe")
+                or _opt_bias(arch))
+    o_bias = (bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss", "phimoe")) or _opt_bias(arch)
     kvr = kv_heads_per_rank(kv, tp)
-    qkv_total = h * (q_out + 2 * kv_out) + (q_out + 2 * kv_out if bias else 0)
-    qkv_rank = h * (q_out // tp + 2 * kvr * hd) + ((q_out // tp + 2 * kvr * hd) if bias else 0)
+    qkv_total = h * (q_out + n_kv * kv_out) + (q_out + n_kv * kv_out if bias else 0)
+    qkv_rank = h * (q_out // tp + n_kv * kvr * hd) + ((q_out // tp + n_kv * kvr * hd) if bias else 0)
     o_total = q_out * h + (h if o_bias else 0)
     o_rank = (q_out // tp) * h + (h if o_bias else 0)
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
-    if arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2") or arch.model_type.startswith(
+    if arch.model_type == "gemma4_text":     # q_norm + k_norm over the layer's head width
+        norms = 2 * hd
+    elif arch.model_type in ("olmo2", "olmo3"):
+        # OLMo 2 / 3: q_norm / k_norm RMSNorms span all heads (num_heads x head_dim, num_kv_heads x head_dim),
+        # not one head (transformers Olmo2Attention; vLLM olmo2.py normalises the gathered q / k)
+        norms = (heads + kv) * hd
+    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or arch.model_type.startswith(
             "qwen3_vl") or (                                # Qwen3-VL text attention keeps Qwen3's q_norm / k_norm
             c.get("use_qk_norm") and not arch.model_type.startswith("llama4")):  # Llama-4's qk norm has no weight
         norms = 2 * hd
@@ -374,19 +388,39 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int) -> tuple[int,
             {"kv_heads_per_rank": kvr})
 
 
-def _mlp_dense_params(h: int, inter: int, tp: int, gated: bool = True) -> tuple[int, int]:
+def _mlp_dense_params(h: int, inter: int, tp: int, gated: bool = True, bias: bool = False) -> tuple[int, int]:
     n = (3 if gated else 2) * h * inter
-    return n, n // tp
+    b = inter + h if bias else 0      # fc1 bias (split with its columns) + fc2 bias (replicated)
+    return n + b, n // tp + (inter // tp + h if bias else 0)
+
+
+# Decoders whose norms are LayerNorms with a bias (vLLM opt.py; phimoe.py PhiMoEDecoderLayer nn.LayerNorm)
+_LAYERNORM_BIAS = ("opt", "phimoe")
+
+
+def _opt_bias(arch: ModelArch) -> bool:
+    """OPT: every linear layer has a bias (``enable_bias``, OPTConfig default True; vLLM opt.py)."""
+    return arch.model_type == "opt" and bool(arch.config.get("enable_bias", True))
+
+
+def position_embedding_params(arch: ModelArch) -> int:
+    """Learned absolute position table (OPT: ``max_position_embeddings + 2`` rows of the hidden width,
+    OPTLearnedPositionalEmbedding's offset of 2; rotary models have none)."""
+    if arch.model_type == "opt":
+        return (int(arch.config.get("max_position_embeddings") or 2048) + 2) * arch.hidden_size
+    return 0
 
 
 def _norms_per_layer(arch: ModelArch) -> int:
     """Norm parameters of one decoder layer (weights, plus biases where the norm is a LayerNorm with bias)."""
     h = arch.hidden_size
     c = arch.config
-    if arch.model_type in ("gemma2", "gemma3", "gemma3_text"):
+    if arch.model_type in ("gemma2", "gemma3", "gemma3_text", "gemma4_text"):
         return 4 * h
     if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
         return h
+    if arch.model_type in _LAYERNORM_BIAS:   # two LayerNorms with bias (OPT: self_attn / final_layer_norm)
+        return 4 * h
     if arch.model_type in FALCON_TYPES:   # LayerNorms with bias (vLLM falcon.py FalconDecoderLayer)
         if c.get("new_decoder_architecture"):
             return 2 * int(c.get("num_ln_in_parallel_attn") or 2) * h   # ln_attn + ln_mlp (40B / 180B)
@@ -396,12 +430,18 @@ def _norms_per_layer(arch: ModelArch) -> int:
 
 def final_norm_params(arch: ModelArch) -> int:
     """Parameters of the norm after the last layer (Falcon's ln_f is a LayerNorm with bias)."""
-    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES else arch.hidden_size
+    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in _LAYERNORM_BIAS \
+        else arch.hidden_size
 
 
-def dense_intermediate(arch: ModelArch) -> int:
-    """MLP width of the dense (non-MoE) layers (Llama-4 keeps it in ``intermediate_size_mlp``)."""
+def dense_intermediate(arch: ModelArch, i: int | None = None) -> int:
+    """MLP width of the dense (non-MoE) layers (Llama-4 keeps it in ``intermediate_size_mlp``); with a layer
+    index, that layer's width (Nemotron-NAS models size every block on its own: models/nas.py)."""
     c = arch.config
+    if i is not None:
+        w = nas.layer_ffn_width(arch, i)
+        if w is not None:
+            return w
     return int(c.get("intermediate_size_mlp") or c.get("intermediate_size"))
 
 
@@ -436,7 +476,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     mixers = layer_mixers(arch)
     mixer = mixers[i] if mixers else "attention"
     if mixer == "attention":
-        a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp)
+        a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp, i)
         if arch.has_indexer(i):   # DSA lightning indexer, replicated on every rank (vLLM deepseek_v2.py Indexer)
             ih, idim = int(c.get("index_n_heads") or 64), int(c.get("index_head_dim") or 128)
             ind = int(c.get("q_lora_rank") or h) * ih * idim + h * idim + h * ih   # wq_b, wk, weights_proj
@@ -451,7 +491,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     else:
         a_tot, a_rank = mixer_params(arch, mixer, tp)
         qk_norms = 0
-    norms = _norms_per_layer(arch) + qk_norms
+    nas_norms = nas.layer_norms(arch, i)
+    norms = (_norms_per_layer(arch) if nas_norms is None else nas_norms) + qk_norms
     norms_rank = norms
     if arch.model_type == "cohere" and c.get("use_qk_norm") and mixer == "attention":
         # Command R+: q_norm / k_norm are LayerNorms over (heads, head_dim), one weight row per head, split over
@@ -468,13 +509,17 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         elif ch == "E":                              # NemotronHMoE: squared-ReLU experts (up + down, no gate)
             n_exp = int(c.get("n_routed_experts") or 0)
             mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-            per_expert = 2 * h * mi
+            # latent MoE (Nemotron 3 Super/Ultra, moe_latent_size): routed experts work in a latent width L,
+            # entered and left through fc1_latent_proj (h -> L) and fc2_latent_proj (L -> h)
+            lat = int(c.get("moe_latent_size") or 0)
+            per_expert = 2 * (lat or h) * mi
             lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
             r = h * n_exp + n_exp                    # router weight + e_score_correction_bias
             lay.router = (r, r)
             si = int(c.get("n_shared_experts") or 0) * int(c.get("moe_shared_expert_intermediate_size") or 0)
-            if si:
-                lay.moe_shared = (2 * h * si, 2 * h * si // tp)
+            dense = 2 * h * si + 2 * h * lat         # shared expert (up + down) + latent projections
+            if dense:
+                lay.moe_shared = (dense, dense // tp)
         return lay
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms_rank))
     if is_moe_layer(c, i):
@@ -488,8 +533,10 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             r += n_exp                                   # router bias
             eb = n_exp * (2 * mi + h)
             lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
-        if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts"):
-            r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics)
+        if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts") or \
+                c.get("moe_router_activation_func") == "sigmoid" or c.get("use_moe_router_bias") or \
+                (arch.model_type == "minimax_m3" and c.get("use_routing_bias")):
+            r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics; Kimi-Linear)
         lay.router = (r, r)
         si = shared_expert_intermediate(arch)
         if si and c.get("shared_expert_intermediate_size"):
@@ -498,8 +545,11 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         elif si:
             t = 3 * h * si
             lay.moe_shared = (t, t // tp)
+        if c.get("enable_moe_block"):     # Gemma 4 MoE: a dense MLP runs beside the routed experts in every layer
+            lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp)
     else:
-        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch), tp, gated=arch.gated_mlp)
+        lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp,
+                                          bias=_opt_bias(arch))
     return lay
 
 
@@ -665,10 +715,11 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
     mixer = mixers[i] if mixers else "attention"
     out: list[tuple[str, int, int]] = []
     if mixer == "attention" and not arch.is_mla:
-        hd = arch.head_dim
-        q_rank = arch.num_attention_heads * hd // tp
+        kvh, hd = layer_geometry.kv_geometry(arch, i)
+        q_rank = arch.num_attention_heads * layer_geometry.q_head_dim(arch, i) // tp
         gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
-        n_qkv = gate * q_rank + 2 * kv_heads_per_rank(arch.num_kv_heads, tp) * hd
+        n_v = 2 if layer_geometry.has_v_proj(arch, i) else 1
+        n_qkv = gate * q_rank + n_v * kv_heads_per_rank(kvh, tp) * hd
         out += [("attention", h * n_qkv, n_qkv), ("attention", q_rank * h, h)]
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str):
@@ -686,9 +737,10 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
         if si:
             out += [("moe_shared", 2 * si * h, 2 * si), ("moe_shared", h * si, h)]
     else:
-        inter = dense_intermediate(arch) // tp
+        inter = dense_intermediate(arch, i) // tp
         up = (2 if arch.gated_mlp else 1) * inter          # fused gate_up, or Falcon's dense_h_to_4h alone
-        out += [("mlp_dense", up * h, up), ("mlp_dense", h * inter, h)]
+        if inter:
+            out += [("mlp_dense", up * h, up), ("mlp_dense", h * inter, h)]
     return out
 
 
@@ -759,15 +811,17 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                 if q is not None and q.channel_scale_bytes and wbytes(kind) != dt:
                     acc[kind][2] += outs * q.channel_scale_bytes
         if s == 0:
-            acc["embedding"] = [vocab * h, emb_rank, emb_rank * dt]
-            rounding += allocator_rounding(emb_rank * dt)
+            pos = position_embedding_params(arch)      # replicated on every rank
+            acc["embedding"] = [vocab * h + pos, emb_rank + pos, (emb_rank + pos) * dt]
+            rounding += allocator_rounding(emb_rank * dt) + (allocator_rounding(pos * dt) if pos else 0)
         if s == pp - 1:
             fn = final_norm_params(arch)
             acc["norms"][0] += fn
             acc["norms"][1] += fn
             acc["norms"][2] += fn * dt
             if not tied or pp > 1:
-                acc["lm_head"] = [0 if tied else vocab * h, emb_rank, emb_rank * dt]
+                hb = vocab if c.get("lm_head_bias") else 0     # PhiMoE: lm_head with a bias
+                acc["lm_head"] = [0 if tied else vocab * h + hb, emb_rank + hb, (emb_rank + hb) * dt]
                 rounding += allocator_rounding(emb_rank * dt)
         acc["allocator_rounding"] = [0, 0, float(rounding)]
         stages.append(acc)

@@ -47,3 +47,15 @@ def test_qwen2_7b_a100_decode_tpot_at_full_batch():
     r = BENCH.evaluate_row(ROWS["dennislee22-qwen2-7b-1xa100-80gb-gmu0.5-n200-1024in-1024out"], use_simulator=True)
     assert r["tpot"]["published"] == pytest.approx(40.34)
     assert abs(r["tpot"]["error_pct"]) < 25
+
+
+def test_band_quantiles_sit_at_hazen_positions():
+    ta = BENCH
+    # 20 sorted values 0, 1, ..., 19: value i stands at (i + 0.5) / 20, so the 5% quantile (0.05) lies
+    # half-way between the 1st and 2nd values (0.025 and 0.075) and the 95% one half-way between the
+    # 19th and 20th (0.925 and 0.975); interpolating at i / (n - 1) would have given 0.95 and 18.05
+    lo, hi = ta._quantiles([float(v) for v in reversed(range(20))])
+    assert lo == pytest.approx(0.5) and hi == pytest.approx(18.5)
+    # 10 values: the 5% position (0.05) IS the first value's (0.5 / 10), the 95% one the last's
+    assert ta._quantiles([3.0, 1.0, 2.0, 9.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.0]) == (0.0, 9.0)
+    assert ta._quantiles([1.0]) is None

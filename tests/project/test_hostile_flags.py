@@ -131,3 +131,14 @@ def test_helm_gpu_request_of_minus_infinity(run_cli, tmp_path):
     # a GPU count that is not a whole number is a note (TP x PP x DP is used), as for an unresolved ${GPUS}
     assert code == 0 and "GPU count -inf" in out and "not a whole number" in out, out + err
     assert "internal error" not in out + err and "OverflowError" not in out + err
+
+
+def test_sched_reader_option_typed_after_double_dash(run_cli):
+    # vLLM's argparse takes any unambiguous prefix: `--gpu H100` after `--` is --gpu-memory-utilization H100,
+    # which vLLM rejects; the error says so and where sched-reader's own --gpu belongs
+    code, _, err = run_cli("diagnose", *SERVE, "--gpu", "H100")
+    one_line_error(code, err, "--gpu-memory-utilization", "'H100'")
+    assert "vLLM reads --gpu as --gpu-memory-utilization" in err and "before `--`" in err
+    # the full flag written out gets no such hint
+    code, _, err = run_cli("diagnose", *SERVE, "--gpu-memory-utilization", "H100")
+    assert code == 2 and "prefix" not in err

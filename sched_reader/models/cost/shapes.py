@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sched_reader.models.architecture import ModelArch
+from sched_reader.models import nas
 from sched_reader.models.weights import is_moe_layer, shared_expert_intermediate
 
 
@@ -174,9 +175,13 @@ def _attention(arch: ModelArch, tp: int, window: int | None) -> tuple[tuple[Line
         spec = AttentionSpec("mla", heads, nope + rope, v, kv_lora + rope, kv_lora,
                              kv_lora + rope, window)  # latent cache is replicated on every TP rank
         return tuple(lins), spec
-    hd = arch.head_dim
-    kvh = max(1, arch.num_kv_heads // tp)  # vLLM replicates KV heads when tp > num_kv_heads
-    lins = [Linear("qkv_proj", "attn", h, (heads + 2 * kvh) * hd), Linear("o_proj", "attn", heads * hd, h)]
+    hd, n_kv = arch.head_dim, arch.num_kv_heads
+    n_v = 1
+    if window is None and c.get("global_head_dim"):   # Gemma 4 full layers: fewer, wider KV heads; K = V
+        hd, n_kv = int(c["global_head_dim"]), int(c.get("num_global_key_value_heads") or n_kv)
+        n_v = 0 if c.get("attention_k_eq_v") else 1
+    kvh = max(1, n_kv // tp)  # vLLM replicates KV heads when tp > num_kv_heads
+    lins = [Linear("qkv_proj", "attn", h, (heads + (1 + n_v) * kvh) * hd), Linear("o_proj", "attn", heads * hd, h)]
     return tuple(lins), AttentionSpec("gqa", heads, hd, hd, hd, hd, 2 * kvh * hd, window)
 
 
@@ -184,6 +189,16 @@ def _mlp(name: str, component: str, h: int, inter: int, gated: bool) -> tuple[Li
     if gated:
         return (Linear(f"{name}.gate_up", component, h, 2 * inter), Linear(f"{name}.down", component, inter, h))
     return (Linear(f"{name}.fc1", component, h, inter), Linear(f"{name}.fc2", component, inter, h))
+
+
+def _mamba2_linears(arch: ModelArch, tp: int) -> tuple[Linear, ...]:
+    """A Mamba-2 mixer's GEMMs on one TP rank: in_proj (z, x, B, C, dt) and out_proj (vLLM mamba_mixer2.py)."""
+    c = arch.config
+    nh = int(c.get("mamba_num_heads") or 0)
+    inter = nh * int(c.get("mamba_head_dim") or 0)
+    gn = int(c.get("n_groups") or 1) * int(c.get("ssm_state_size") or 0)
+    return (Linear("mamba_in_proj", "attn", arch.hidden_size, (2 * inter + 2 * gn + nh) // tp),
+            Linear("mamba_out_proj", "attn", inter // tp, arch.hidden_size))
 
 
 def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: bool = False) -> ModelShapes:
@@ -200,30 +215,60 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
     moe_inter = _int(c, "moe_intermediate_size", "intermediate_size", default=inter) or inter
     ep = tp * dp if (expert_parallel and E) else 1
 
+    # Nemotron-NAS (models/nas.py): each block has its own MLP width, some no attention or no MLP
+    blocks = nas.blocks(c) if len(nas.blocks(c) or ()) == arch.num_layers else None
+    # Nemotron-H (hybrid_override_pattern): one mixer OR one MLP per layer: M Mamba-2, * attention, - MLP, E MoE
+    pattern = c.get("hybrid_override_pattern")
+    pattern = pattern if isinstance(pattern, str) and len(pattern) == arch.num_layers else None
     groups: dict[tuple, int] = {}
     for i in range(arch.num_layers):
-        key = (windows[i], moe_flags[i])
+        if pattern:
+            ch = pattern[i]
+            key = (windows[i], ch == "E", ch == "*", inter if ch == "-" else 0, ch)
+        else:
+            key = (windows[i], moe_flags[i], nas.has_attention(blocks[i]) if blocks else True,
+                   nas.ffn_width(blocks[i], h) if blocks else inter, "")
         groups[key] = groups.get(key, 0) + 1
 
     out: list[LayerGroup] = []
-    for (window, is_moe), count in groups.items():
+    for (window, is_moe, has_attn, width, ch), count in groups.items():
         attn_lins, attn = _attention(arch, tp, window)
+        if not has_attn:
+            attn_lins, attn = (), AttentionSpec("gqa", 0, 0, 0, 0, 0, 0, window)
+        if ch == "M":        # Mamba-2 mixer: in_proj and out_proj GEMMs (the recurrent state traffic is not costed)
+            attn_lins = _mamba2_linears(arch, tp)
+        if ch in ("M", "*"):
+            out.append(LayerGroup(count, attn_lins, attn, (), None, attn_lins[-1].k if ch == "M" else 0))
+            continue
         if is_moe:
             if ep > 1:
                 local, shard = max(1, E // ep), 1
             else:
                 local, shard = E, tp
-            expert = _mlp("expert", "experts", h, moe_inter // shard, gated)
+            # Nemotron-H experts are squared-ReLU up/down (no gate: vLLM FusedMoE "relu2_no_mul"); latent MoE
+            # (moe_latent_size, Nemotron 3 Super) runs them in the latent width behind two dense projections
+            e_gated = gated and str(c.get("mlp_hidden_act") or "") != "relu2"
+            lat = _int(c, "moe_latent_size", default=0) or 0
+            expert = _mlp("expert", "experts", lat or h, moe_inter // shard, e_gated)
             moe = MoESpec(E, top_k, local, expert, ep)
             shared_inter = shared_expert_intermediate(arch)
+            if arch.model_type == "nemotron_h":
+                shared_inter = int(c.get("n_shared_experts") or 0) * int(c.get("moe_shared_expert_intermediate_size")
+                                                                        or 0)
             mlp_lins: tuple[Linear, ...] = (Linear("router", "router", h, E),)
+            if lat:
+                mlp_lins = mlp_lins + (Linear("latent_in", "shared", h, lat // tp), Linear("latent_out", "shared",
+                                                                                         lat // tp, h))
             if shared_inter:
-                mlp_lins = mlp_lins + _mlp("shared_expert", "shared", h, shared_inter // tp, gated)
+                mlp_lins = mlp_lins + _mlp("shared_expert", "shared", h, shared_inter // tp, e_gated)
             act = (top_k * moe_inter) // shard + shared_inter // tp
+            if c.get("enable_moe_block"):        # Gemma 4: a dense MLP beside the experts in every layer
+                mlp_lins = mlp_lins + _mlp("mlp", "mlp", h, inter // tp, gated)
+                act += inter // tp
         else:
             moe = None
-            mlp_lins = _mlp("mlp", "mlp", h, inter // tp, gated)
-            act = inter // tp
+            mlp_lins = _mlp("mlp", "mlp", h, width // tp, gated and ch != "-") if width else ()
+            act = width // tp
         out.append(LayerGroup(count, attn_lins, attn, mlp_lins, moe, act))
 
     lm_head = Linear("lm_head", "lm_head", h, arch.vocab_size // tp)

@@ -11,8 +11,9 @@ GPU, the model catalog) and the steady-state closed form. No constant is fitted 
 
 One publisher (NVIDIA's collection), so it is a single source in any leave-one-source-out sense; it is
 kept out of benchmarks/throughput_accuracy.py's corpus, whose medians it would swamp (982 rows), and
-reported here by model, GPU and concurrency instead. Rows whose checkpoint the table does not name
-(NVFP4 re-quantizations of MiniMax-M2.5 and Kimi-K2.5) and nightly builds are skipped and counted.
+reported here by model, GPU and concurrency instead. NVFP4 runs of MiniMax-M2.5 and Kimi-K2.5 name no
+repository: NVIDIA's ModelOpt name (``nvidia/<model>-NVFP4``) stands in (the weight format is what the cost
+model reads). Nightly builds and data-parallel-attention layouts are skipped and counted.
 
 Run:  python benchmarks/silicon_accuracy.py [--json] [--rows]
 """
@@ -64,7 +65,11 @@ def row_argv(row: dict) -> list[str] | None:
         argv += ["--enable-expert-parallel"]
     precision = row.get("precision") or ""
     if precision == "fp4" and "gpt-oss" not in model:
-        return None  # an NVFP4 re-quantization whose repository the table does not name
+        # an NVFP4 re-quantization (gemm/moe_quant_mode nvfp4) whose repository the table does not name:
+        # NVIDIA's ModelOpt checkpoint name is assumed; any NVFP4 checkpoint of the model has this weight format
+        if row.get("moe_quant_mode") != "nvfp4" and row.get("gemm_quant_mode") != "nvfp4":
+            return None
+        argv[2] = f"nvidia/{model.split('/')[-1]}-NVFP4"
     if precision == "fp8" and model == "Qwen/Qwen3-32B":
         argv += ["--quantization", "fp8"]  # the BF16 repository quantized online (no FP8 repo named)
     return argv
@@ -72,16 +77,13 @@ def row_argv(row: dict) -> list[str] | None:
 
 def evaluate_row(row: dict, closed_form: bool = False) -> dict[str, Any]:
     from sched_reader.analyzers.pipeline import build_specs
+    from sched_reader.models.cost.error_bands import model_kind
     from sched_reader.models.cost.performance import estimate_performance
     from sched_reader.models.workload import Workload
 
     out: dict[str, Any] = {"id": row["id"], "model": row["model_path"], "system": row["system"],
                            "vllm": row["backend_version"], "concurrency": int(row["batch_size"]),
                            "tp": int(row.get("tp_size") or 1), "isl": int(row["isl"]), "osl": int(row["osl"])}
-    moe_world = int(row.get("moe_tp_size") or 1) * max(1, int(row.get("moe_ep_size") or 1))
-    if moe_world not in (1, out["tp"]):  # MoE layers over more GPUs than attention: data-parallel attention
-        out["status"] = "skipped: attention data parallel (MoE TP x EP != TP)"
-        return out
     argv = row_argv(row)
     if argv is None:
         out["status"] = "skipped: checkpoint not named"
@@ -93,6 +95,11 @@ def evaluate_row(row: dict, closed_form: bool = False) -> dict[str, Any]:
         [spec] = build_specs([], argv, gpu=SYSTEMS[row["system"]], vllm=row["backend_version"])
     except (SchedReaderError, KeyError) as exc:
         out["status"] = f"skipped: {exc}"
+        return out
+    moe_world = int(row.get("moe_tp_size") or 1) * max(1, int(row.get("moe_ep_size") or 1))
+    if model_kind(spec.arch) == "moe" and moe_world not in (1, out["tp"]):
+        # the MoE layers over more GPUs than attention: data-parallel attention, not the layout replayed here
+        out["status"] = "skipped: attention data parallel (MoE TP x EP != TP)"
         return out
     c = int(row["batch_size"])
     wl = Workload(dataset_name="random", random_input_len=int(row["isl"]), random_output_len=int(row["osl"]),

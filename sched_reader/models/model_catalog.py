@@ -394,6 +394,13 @@ def _resolution_for(
     scheme, method = scheme_from_quant_config(arch.quantization_config)
     qc_from_name = None
     if quant is not None:
+        if arch.quantization_config is not None and scheme != quant[0]:
+            # a re-quantization of a natively quantized model (nvidia/DeepSeek-R1-FP4 of the block-FP8 DeepSeek-R1,
+            # nvidia/Kimi-K2.5-NVFP4 of the INT4 Kimi-K2.5): the base's quantization_config describes the base's
+            # files, not this checkpoint's, so the name's format replaces it
+            cfg = {k: v for k, v in arch.config.items() if k != "quantization_config"}
+            arch = arch.model_copy(update={"config": cfg})
+            notes.append(f"{arch.id}'s own {scheme} quantization_config does not describe this {quant[0]} checkpoint")
         scheme, method = quant
         notes.append(f"quantized derivative of {arch.id}: {scheme} weights (vLLM method {method}), from the name")
         qc_from_name = _ORG_FP8_CONFIG.get((parsed.org or "").lower()) if (scheme, method) == ("fp8", "fp8") else None

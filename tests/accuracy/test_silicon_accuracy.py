@@ -29,10 +29,12 @@ def test_closed_loop_tpot_matches_nvidia_measurement(row_id, published_tpot_ms, 
     assert res["tpot"]["predicted"] == pytest.approx(published_tpot_ms, rel=tolerance)
 
 
-def test_rows_without_a_named_checkpoint_are_skipped_not_guessed():
-    nvfp4 = next(r for r in ROWS.values() if r["precision"] == "fp4" and "gpt-oss" not in r["model_path"])
-    assert SIL.row_argv(nvfp4) is None
-    assert SIL.evaluate_row(nvfp4)["status"].startswith("skipped")
+def test_nvfp4_runs_name_nvidias_checkpoint_and_other_fp4_rows_are_skipped():
+    nvfp4 = next(r for r in ROWS.values() if r["precision"] == "fp4" and r["model_path"] == "MiniMaxAI/MiniMax-M2.5")
+    assert nvfp4["moe_quant_mode"] == "nvfp4"
+    assert SIL.row_argv(nvfp4)[2] == "nvidia/MiniMax-M2.5-NVFP4"
+    # an fp4 row whose quant modes are not NVFP4 names no format this package can read: skipped, not guessed
+    assert SIL.row_argv(dict(nvfp4, moe_quant_mode="", gemm_quant_mode="")) is None
 
 
 def test_derive_keeps_vllm_aggregated_runs_once(tmp_path, monkeypatch):

@@ -391,3 +391,21 @@ def test_nemotron3_nano_total_and_kv():
     # 6 attention layers x 2 x 2 KV heads x 128 x 2 bytes; Mamba layers keep state, not per-token KV
     assert kv_bytes_per_token(get_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), cfg()) == 6 * 2 * 2 * 128 * 2
     assert resolve_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8").checkpoint_quantization == "fp8"
+
+
+@pytest.mark.parametrize("derivative, base", [
+    ("nvidia/DeepSeek-R1-FP4", "deepseek-ai/DeepSeek-R1"),          # native block FP8 -> NVFP4
+    ("nvidia/MiniMax-M2.5-NVFP4", "MiniMaxAI/MiniMax-M2.5"),        # native block FP8 -> NVFP4
+])
+def test_nvfp4_requantization_of_a_natively_fp8_model_weighs_nvfp4(derivative, base):
+    # the base repository's quantization_config (FP8, 1 byte + a fp32 scale per 128 x 128 block) describes the
+    # base's files, not NVIDIA's NVFP4 checkpoint: NVFP4 holds 0.5 byte + one FP8 scale per 16 weights =
+    # 0.5625 byte, so the quantized layers weigh 0.5625 / (1 + 4 / 16384) = 0.5624x, and the 16-bit
+    # embeddings / lm_head and norms, unchanged, pull the whole-model ratio slightly above that
+    d, b = resolve_model(derivative), resolve_model(base)
+    assert d.checkpoint_quantization == "nvfp4" and d.arch.quantization_config is None
+    assert b.arch.quantization_config is not None      # the base keeps its own
+    wd = weight_breakdown(d.arch, cfg(tensor_parallel_size=8), d.checkpoint_quantization)
+    wb = weight_breakdown(b.arch, cfg(tensor_parallel_size=8), b.checkpoint_quantization)
+    assert wd.weight_format == "nvfp4" and wb.weight_format == "fp8"
+    assert 0.5624 < wd.bytes_per_gpu / wb.bytes_per_gpu < 0.60

@@ -4,7 +4,8 @@ Decoding requests that were scheduled in every iteration since their last prefil
 are not tracked one by one. They share a global decode counter ``S``: a steady decoder has
 ``computed = S + off`` and ``out = S + out_off``. What an iteration needs from them is aggregate:
 their count ``n``, the sum of their context ``n*(S+1) + sum(off)``, and how many cross a KV block
-boundary this step (a histogram of ``off mod block_size``); their finishing steps sit in a heap.
+boundary this step (a histogram of ``off mod block_size``); their finishing steps sit in a heap, each entry
+one integer ``(finish_step << shift) | request`` (ordered as the pair would be, compared as one int).
 
 * A step with only steady decoders plus a few other requests (prefill chunks, new admissions) touches
   the others only (:meth:`Engine.fast_step`).
@@ -20,7 +21,7 @@ Results are identical to :func:`~.reference.run_reference` (asserted by the test
 from __future__ import annotations
 
 import gc
-import heapq
+from heapq import heappop, heappush
 from bisect import bisect_right
 from typing import Callable
 
@@ -28,7 +29,7 @@ import numpy as np
 
 from sched_reader.analyzers.simulator.allocator import CountingAllocator, cdiv
 from sched_reader.analyzers.simulator.core import SimCore, remove_running
-from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer, round_float
+from sched_reader.analyzers.simulator.cost import NS_PER_S, StepCost, StepTimer, make_timer, round_float, to_ns
 from sched_reader.analyzers.simulator.metrics import Recorder
 from sched_reader.analyzers.simulator.policies import SchedParams
 from sched_reader.analyzers.simulator.workloads import Requests
@@ -45,7 +46,7 @@ class Engine(SimCore):
 
     __slots__ = ("isdec", "off", "out_off", "S", "n_dec", "sum_off", "hist", "heap", "t_last", "fast_steps",
                  "slow_steps", "stretches", "bs", "mnbt", "v0_whole", "multi_step", "max_seqs", "no_fast", "mixed",
-                 "round_s", "thr", "chunked", "wm")
+                 "round_s", "thr", "chunked", "wm", "sh", "mask")
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, rec: Recorder) -> None:
         super().__init__(req, p, timer, CountingAllocator(p.num_blocks), rec)
@@ -58,7 +59,9 @@ class Engine(SimCore):
         self.n_dec = 0
         self.sum_off = 0
         self.hist = [0] * p.block_size
-        self.heap: list[tuple[int, int]] = []
+        self.heap: list[int] = []   # (finish step << sh) | request: the pair's order, one int compare
+        self.sh = max(1, n.bit_length())
+        self.mask = (1 << self.sh) - 1
         self.t_last = 0
         self.fast_steps = self.slow_steps = self.stretches = 0
         # scheduler knobs read on every step
@@ -88,7 +91,7 @@ class Engine(SimCore):
         self.n_dec += 1
         self.sum_off += off
         self.hist[off % self.bs] += 1
-        heapq.heappush(self.heap, (S + self.target[r] - o, r))
+        heappush(self.heap, ((S + self.target[r] - o) << self.sh) | r)
         self.kv_tokens -= self.computed[r]
 
     def materialize_all(self) -> None:
@@ -233,8 +236,10 @@ class Engine(SimCore):
             rec.itl_v.append(dur)
             rec.itl_w.append(nd0)
         heap = self.heap
-        while heap and heap[0][0] == S:
-            self._finish_dec(heapq.heappop(heap)[1], end)
+        if heap:
+            sh = self.sh
+            while heap and heap[0] >> sh == S:
+                self._finish_dec(heappop(heap) & self.mask, end)
         if not sched:
             return end
         done: list[int] = []
@@ -263,6 +268,7 @@ class Engine(SimCore):
             self.finish(r, end)
         if emitted:   # decode-ready (emitted at ``end``, computed + 1 == prompt + out): lazify, inlined
             off_of, out_off, isdec, hist, heap, bs = self.off, self.out_off, self.isdec, self.hist, self.heap, self.bs
+            sh = self.sh
             sum_off = kv = 0
             for r in emitted:
                 c = computed[r]
@@ -274,7 +280,7 @@ class Engine(SimCore):
                 sum_off += off
                 kv += c
                 hist[off % bs] += 1
-                heapq.heappush(heap, (S + target[r] - o, r))
+                heappush(heap, ((S + target[r] - o) << sh) | r)
             self.n_dec += len(emitted)
             self.sum_off += sum_off
             self.kv_tokens -= kv
@@ -407,7 +413,7 @@ class Engine(SimCore):
         if self.multi_step:
             return None
         arr, N, maxc, mnbt = self.arr_ns, self.n, self.maxc, self.mnbt
-        running, waiting, heap, alloc, bs = self.running, self.waiting, self.heap, self.alloc, self.bs
+        running, waiting, heap, alloc, bs, sh = self.running, self.waiting, self.heap, self.alloc, self.bs, self.sh
         end = None
         t = now
         while True:
@@ -424,7 +430,7 @@ class Engine(SimCore):
                     t_arr = arr[i]
             # iterations S..S+k-1; the last one is where the earliest steady decoder emits its last token
             S = self.S
-            k = heap[0][0] - S
+            k = (heap[0] >> sh) - S
             if k > STRETCH_CAP:
                 k = STRETCH_CAP
             avail = alloc.free + alloc.evictable_blocks
@@ -449,14 +455,14 @@ class Engine(SimCore):
             self.t_last = t
             self.stretches += 1
             S = self.S
-            if heap and heap[0][0] == S:
+            if heap and heap[0] >> sh == S:
                 # the reference admits arrivals at the start of every iteration; before the finish step
                 # that only matters now, under a concurrency cap, because a finish changes the gate (uncapped,
                 # each is sent at its arrival time whenever it is admitted, and a finish does not read WAITING)
                 if maxc is not None:
                     self.admit_arrivals(t - self.rec.ts_step[-1])
-                while heap and heap[0][0] == S:
-                    self._finish_dec(heapq.heappop(heap)[1], t)
+                while heap and heap[0] >> sh == S:
+                    self._finish_dec(heappop(heap) & self.mask, t)
             end = t
             if waiting or (self.nxt < N and arr[self.nxt] <= t):
                 return end
@@ -511,12 +517,14 @@ class Engine(SimCore):
         kvb = kvt = 0
         if form is not None:
             gi, sf, sw, cap, cpu, asy = form
+        else:
+            scalar = timer._scalar
         for dem in grow:
             if t >= t_arr:
                 break
             used += dem
-            if form is None:
-                d = timer.decode(n, ctx)
+            if form is None:             # StepTimer.decode without a closed form: the same call
+                d = to_ns(scalar(n, ctx, 0, 0.0, 0))
             else:                        # StepTimer.decode, inlined: the same expression
                 g = gi + sf * ctx
                 if sw:

@@ -12,7 +12,7 @@ across batch sizes they differ: c is the same ms at concurrency 4 and 128, d sca
 published runs of the corpus's deployments say which transfers (benchmarks/calibration_accuracy.py
 ``--terms``: the per-deployment fit of both terms over all its runs; dstack's DeepSeek-R1 on 8x MI300X
 is c = 30 ms at d = 0.58, which no scale alone reproduces across concurrency 4-128). So the fit is a
-posterior: a prior measured over 67 deployments with several concurrency levels, per engine generation
+posterior: a prior measured over 77 deployments with several concurrency levels, per engine generation
 (centred on their mean terms: nearly all have d < 1 and c > 0; c in units of the deployment's own step,
 see ``PRIOR_BY_ENGINE``), and each run's TPOT / throughput as observations with the spread one workload's
 error has around its deployment's common terms. One run then splits its offset by where it is more plausible;
@@ -66,16 +66,16 @@ class DecodePrior:
                        step_ms_sd=self.step_rel_sd * unit_ms)
 
 
-# Measured (benchmarks/calibration_accuracy.py --terms) on 67 deployments with three or more concurrency
+# Measured (benchmarks/calibration_accuracy.py --terms) on 77 deployments with three or more concurrency
 # levels fitted over all their runs: the 7 of the public corpus (the three LambdaLabs vLLM 0.6.0 ones,
 # dstack's DeepSeek-R1 on 8x MI300X and 8x H200 under 0.7.3 -- the V0 engine -- and InferenceX's and Vultr's
-# MiniMax-M2.5) and 60 groups of NVIDIA's measured vLLM 0.11-0.19 closed loops (tests/data/silicon: Qwen3-32B,
+# MiniMax-M2.5) and 70 groups of NVIDIA's measured vLLM 0.11-0.19 closed loops (tests/data/silicon: Qwen3-32B,
 # Llama-3.1-8B-FP8, gpt-oss-120b, MiniMax-M2.5, Qwen3-235B-FP8, Kimi-K2.5 on H100-B300). Nearly all have d < 1
 # (the model's work time runs long) and c > 0, so the prior is centred on their mean, not on the uncalibrated
 # model; and the per-step time the model misses is an engine-generation matter: the V0 engine's host work
 # (scheduling, input preparation, sampling, detokenizing in one process, between GPU steps) costs 2.37 sd
 # 0.59 of the deployment's own one-sequence step (LambdaLabs: 9.7 ms on an 8B, 38 ms on a 70B TP2; dstack
-# 22-30 ms on DeepSeek-R1), V1's overlapped engine core 0.35 sd 0.30 of it. The per-step time in units of
+# 22-30 ms on DeepSeek-R1), V1's overlapped engine core 0.39 sd 0.36 of it. The per-step time in units of
 # the deployment's own step because what the model misses per step grows with it: an absolute 20 ms would
 # be ten steps of a 0.6B. (d scales the decode work that does not grow with the context:
 # models/calibration_profile.py.)
@@ -83,14 +83,14 @@ PRIOR_BY_ENGINE: dict[str, DecodePrior] = {
     "v0": DecodePrior(decode_log_sd=0.199, step_ms_sd=11.13, tpot_log_sd=0.035, throughput_log_sd=0.050,
                       source="measured on the 5 V0-engine deployments (benchmarks/calibration_accuracy.py --terms)",
                       decode_log_mean=-0.333, step_ms_mean=23.48, step_rel_mean=2.371, step_rel_sd=0.593),
-    "v1": DecodePrior(decode_log_sd=0.252, step_ms_sd=1.89, tpot_log_sd=0.064, throughput_log_sd=0.050,
-                      source="measured on 62 V1-engine deployments (benchmarks/calibration_accuracy.py --terms)",
-                      decode_log_mean=-0.242, step_ms_mean=2.47, step_rel_mean=0.350, step_rel_sd=0.299),
+    "v1": DecodePrior(decode_log_sd=0.248, step_ms_sd=1.89, tpot_log_sd=0.063, throughput_log_sd=0.050,
+                      source="measured on 72 V1-engine deployments (benchmarks/calibration_accuracy.py --terms)",
+                      decode_log_mean=-0.263, step_ms_mean=2.50, step_rel_mean=0.390, step_rel_sd=0.361),
 }
-# all 67 pooled: for an engine the table does not name
-PRIOR = DecodePrior(decode_log_sd=0.248, step_ms_sd=6.46, tpot_log_sd=0.064, throughput_log_sd=0.050,
-                    source="measured on 67 deployments (benchmarks/calibration_accuracy.py --terms)",
-                    decode_log_mean=-0.249, step_ms_mean=4.04, step_rel_mean=0.501, step_rel_sd=0.625)
+# all 77 pooled: for an engine the table does not name
+PRIOR = DecodePrior(decode_log_sd=0.245, step_ms_sd=6.08, tpot_log_sd=0.063, throughput_log_sd=0.050,
+                    source="measured on 77 deployments (benchmarks/calibration_accuracy.py --terms)",
+                    decode_log_mean=-0.268, step_ms_mean=3.86, step_rel_mean=0.518, step_rel_sd=0.618)
 # a prior that lets the data alone decide (for measuring the per-deployment terms themselves)
 FLAT = DecodePrior(decode_log_sd=10.0, step_ms_sd=1e4, tpot_log_sd=0.05, throughput_log_sd=0.05, source="flat")
 

@@ -270,11 +270,12 @@ def test_prefill_scale_as_a_third_term_hand_calculation():
 def test_offline_runs_share_their_offset_with_the_prefill_scale():
     """vLLM PR 17530's offline runs of Qwen3-30B-A3B-FP8 on one MI300X, before the tuned fused-MoE config
     (tests/data/throughput_public.yaml, vllm bench throughput, 200 prompts): 642.43 output tok/s at 10,000 in /
-    500 out, 1,769.8 at 5,000 / 1,000, 3,762.75 at 1,000 / 2,000. The uncalibrated model is +97% / +53% / +22%:
-    its error grows with the prompt share of the time (a prefill that is ~2.8x slower than modelled, with
-    decode close). Calibrated on the 10K run alone (throughput only, no TTFT), the prefill scale is a third
-    term of the posterior and takes most of the offset (above x2): the 5K run lands within 5% and the
-    decode-heavy 1K / 2K run within 12% (where uncalibrated they miss by 53% and 22%). The
+    500 out, 1,769.8 at 5,000 / 1,000, 3,762.75 at 1,000 / 2,000. vLLM 0.8.5 runs V0 on AMD GPUs unless
+    VLLM_USE_V1=1 (compat/platform_engine.py), and the uncalibrated model is then +91% / +44% / +9%: its error
+    grows with the prompt share of the time (a prefill that is ~2.9x slower than modelled, with decode
+    close). Calibrated on the 10K run alone (throughput only, no TTFT), the prefill scale is a third term of the
+    posterior and takes most of the offset (above x2): the 5K run lands within 5% (uncalibrated +44%) and the
+    decode-heavy 1K / 2K run, which the uncalibrated model already gets within 10%, stays within 15%. The
     decode-heavy 1K / 2K run holds ~3% prefill time: calibrated on it, the prefill scale stays near its prior
     (below x1.3): one run identifies only what it spends time on."""
     from conftest import load_script
@@ -288,12 +289,14 @@ def test_offline_runs_share_their_offset_with_the_prefill_scale():
         642.43, 1769.8, 3762.75]
     prof = fit(s, [by["10000-500-n200"]], endpoint=ep)
     assert prof.terms["prefill_time_scale"].fitted and prof.terms["prefill_time_scale"].value > 2.0
-    for k, published, within in (("5000-1000-n200", 1769.8, 0.05), ("1000-2000-n200", 3762.75, 0.12)):
+    assert s.effective.engine == "v0"
+    for k, published, within, before_off in (("5000-1000-n200", 1769.8, 0.05, 0.20),
+                                             ("1000-2000-n200", 3762.75, 0.15, 0.05)):
         b = by[k]
         after = predict(s, b, prof, requests_for(b), ep)["output_throughput"]
         before = predict(s, b, None, requests_for(b), ep)["output_throughput"]
         assert abs(after / published - 1) < within, (k, after)
-        assert abs(before / published - 1) > 0.20
+        assert abs(before / published - 1) > before_off
     decode_heavy = fit(s, [by["1000-2000-n200"]], endpoint=ep)
     assert decode_heavy.terms["prefill_time_scale"].value < 1.3
 

@@ -36,7 +36,8 @@ def test_rule_fires_on_its_positive_case_only(run_cli, name):
     rule = _rule(name, case)
 
     def rules(argv: list[str]) -> set[str]:
-        _, out, _ = run_cli("lint", "--format", "json", "--vllm", case["vllm"], "--", *argv)
+        gpu = ["--gpu", case["gpu"]] if case.get("gpu") else []
+        _, out, _ = run_cli("lint", "--format", "json", "--vllm", case["vllm"], *gpu, "--", *argv)
         return {f["rule"] for f in json.loads(out)["findings"]}
 
     assert rule in rules(case["positive"])

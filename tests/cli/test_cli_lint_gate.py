@@ -4,6 +4,8 @@ configuration discovery stops there) and runs the real command in it."""
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -71,7 +73,9 @@ def test_selector_matching_no_rule_is_exit_2_with_a_suggestion(repo, opt):
     write(repo / "a.sh", SERVE_SR101)
     code, out, err = lint("a.sh", opt, "SR999")
     assert code == 2 and out == ""
-    assert "'SR999' matches no rule" in err and "did you mean SR109?" in err
+    assert "'SR999' matches no rule" in err
+    # the nearest rule ids by spelling (difflib): one of the SR1x9 rules
+    assert re.search(r"did you mean SR1[01]9\?", err), err
 
 
 def test_selector_prefix_and_name_still_work(repo):
@@ -210,7 +214,7 @@ def test_config_file_option_and_cli_precedence(repo):
 
 @pytest.mark.parametrize("text,needle", [
     ("slect: [SR1]\n", "unknown configuration key 'slect' (did you mean 'select'?)"),
-    ("select: [SR999]\n", "select: 'SR999' matches no rule (did you mean SR109?)"),
+    ("select: [SR999]\n", "select: 'SR999' matches no rule (did you mean SR1"),
     ("severity: {SR101: fatal}\n", "severity 'fatal' for SR101"),
     ("per-file-ignores: {'x/**': [SR77]}\n", "matches no rule"),
     ("fail-on: sometimes\n", "'sometimes' is not one of"),

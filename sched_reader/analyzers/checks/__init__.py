@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from sched_reader.analyzers.checks import sr117_max_num_seqs_clamped, sr118_heads_not_divisible_by_tp
+from sched_reader.analyzers.checks import (sr117_max_num_seqs_clamped, sr118_heads_not_divisible_by_tp,
+                                           sr119_v0_on_non_nvidia)
 from sched_reader.findings import Finding
 from sched_reader.models.engine_spec import EngineSpec
 
-CHECKS: tuple[ModuleType, ...] = (sr117_max_num_seqs_clamped, sr118_heads_not_divisible_by_tp)
+CHECKS: tuple[ModuleType, ...] = (sr117_max_num_seqs_clamped, sr118_heads_not_divisible_by_tp, sr119_v0_on_non_nvidia)
 
 
 def run_checks(spec: EngineSpec) -> list[Finding]:

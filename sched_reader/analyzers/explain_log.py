@@ -17,6 +17,7 @@ import re
 
 from pydantic import Field
 
+from sched_reader.versions import parse_version
 from sched_reader.data_model import DataModel, new_list
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
@@ -163,6 +164,15 @@ def _flag_words(key: str, value: Any) -> list[str]:
     return [flag, str(value)]
 
 
+def _engine_env(facts: LogFacts) -> list[str]:
+    """``["VLLM_USE_V1=1"]`` when the log shows the V1 engine in a release that also has V0 (0.6.4-0.10.x), so
+    the rebuilt spec runs the engine the log ran whatever the release's default on this platform (V1 was
+    opt-in before 0.8.0 and off by default on AMD and Intel GPUs until 0.9.2); else no words."""
+    if facts.engine_core != "v1" or not facts.release:
+        return []
+    return ["VLLM_USE_V1=1"] if (0, 6, 4) <= parse_version(facts.release)[:3] < (0, 11, 0) else []
+
+
 def rebuild_argv(facts: LogFacts) -> list[str]:
     """The ``vllm serve`` command line the log states (its non-default args, then the engine dump)."""
     if not facts.model:
@@ -241,7 +251,7 @@ def explain(facts: LogFacts, spec: Any | None = None, *, gpu: str | None = None,
         first_err: SchedReaderError | None = None
         for name in _model_candidates(facts.model or ""):
             try:
-                [spec] = build_specs([], argv[:2] + [name] + argv[3:], gpu=gpu_arg,
+                [spec] = build_specs([], _engine_env(facts) + argv[:2] + [name] + argv[3:], gpu=gpu_arg,
                                      vllm=_base_release(release) if release else None, model_config=model_config)
             except SchedReaderError as err:
                 if "model" not in (err.key or "") and "model" not in err.message:

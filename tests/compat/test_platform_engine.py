@@ -37,3 +37,17 @@ def test_reason_names_the_rule_and_its_source():
     assert why.startswith("V0:") and "VLLM_USE_V1=1" in why and "_is_v1_supported_oracle" in why
     assert v0_by_platform("0.8.5", "NVIDIA") is None and v0_by_platform("0.9.2", "AMD") is None
     assert v0_by_platform("0.9.1", "Intel") is not None
+
+
+def test_explain_log_rebuilds_the_engine_the_log_ran():
+    # a log that shows "Initializing a V1 LLM engine" in a release with both engines is rebuilt with
+    # VLLM_USE_V1=1, so an AMD GPU on 0.8.x (V0 by default there) is predicted with the V1 engine it ran
+    from sched_reader.analyzers.explain_log import _engine_env
+    from sched_reader.readers.vllm_log import LogFacts
+
+    assert _engine_env(LogFacts(file="x.log", lines=1, engine_core="v1", release="0.8.5")) == ["VLLM_USE_V1=1"]
+    assert _engine_env(LogFacts(file="x.log", lines=1, engine_core="v0", release="0.8.5")) == []
+    assert _engine_env(LogFacts(file="x.log", lines=1, engine_core="v1", release="0.11.0")) == []   # V1 only
+    assert _engine_env(LogFacts(file="x.log", lines=1, engine_core="v1", release="0.6.3")) == []    # before V1
+    assert engine("MI300X", "0.8.5", tuple(_engine_env(LogFacts(file="x.log", lines=1, engine_core="v1",
+                                                                release="0.8.5")))) == "v1"

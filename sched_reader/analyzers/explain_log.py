@@ -17,13 +17,13 @@ import re
 
 from pydantic import Field
 
-from sched_reader.versions import parse_version
 from sched_reader.data_model import DataModel, new_list
 from sched_reader.errors import InputError, SchedReaderError
 from sched_reader.readers.vllm_log import LogFacts
 from sched_reader.models.capacity import estimate_capacity
 from sched_reader.models.gpu_catalog import list_gpus, resolve_gpu
 from sched_reader.analyzers.pipeline import build_specs, startup_refusal
+from sched_reader.models.spec_builder import has_both_engines
 
 # Flags from ``non-default args`` that change memory or scheduling (passed to the rebuilt spec).
 _SPEC_KEYS = (
@@ -168,9 +168,9 @@ def _engine_env(facts: LogFacts) -> list[str]:
     """``["VLLM_USE_V1=1"]`` when the log shows the V1 engine in a release that also has V0 (0.6.4-0.10.x), so
     the rebuilt spec runs the engine the log ran whatever the release's default on this platform (V1 was
     opt-in before 0.8.0 and off by default on AMD and Intel GPUs until 0.9.2); else no words."""
-    if facts.engine_core != "v1" or not facts.release:
+    if facts.engine_core != "v1" or not facts.release or not has_both_engines(facts.release):
         return []
-    return ["VLLM_USE_V1=1"] if (0, 6, 4) <= parse_version(facts.release)[:3] < (0, 11, 0) else []
+    return ["VLLM_USE_V1=1"]
 
 
 def rebuild_argv(facts: LogFacts) -> list[str]:

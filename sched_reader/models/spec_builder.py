@@ -491,16 +491,20 @@ def _resolve_dtype(explicit: str | None, arch_dtype: str, quantization: str | No
     return d, f"auto: checkpoint torch_dtype {arch_dtype}"
 
 
-def _engine_from_env(raw: Any, release: str) -> str | None:
-    """``VLLM_USE_V1`` where the release has both engines (0.6.4..0.10.x): "v1"/"v0", else None.
+def has_both_engines(release: str) -> bool:
+    """Whether ``release`` ships both V0 and V1, so that ``VLLM_USE_V1`` picks one (0.6.4..0.10.x).
 
     V1 is opt-in from 0.6.4 and the default from 0.8.0; V0 is gone in 0.11.0 (facts.yaml engine_timeline).
     """
+    return (0, 6, 4) <= parse_version(release) < (0, 11, 0)
+
+
+def _engine_from_env(raw: Any, release: str) -> str | None:
+    """``VLLM_USE_V1`` where the release has both engines: "v1"/"v0", else None."""
     hint = raw.env.get("VLLM_USE_V1") if getattr(raw, "env", None) else None
     if hint is None or hint.value is None:
         return None
-    ver = parse_version(release)
-    if not ((0, 6, 4) <= ver < (0, 11, 0)):
+    if not has_both_engines(release):
         return None
     return "v0" if str(hint.value).strip().lower() in ("0", "false", "no", "off", "") else "v1"
 

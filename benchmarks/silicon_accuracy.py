@@ -31,13 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
 from sched_reader.errors import SchedReaderError  # noqa: E402
-
-import importlib.util  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location("throughput_accuracy", ROOT / "benchmarks" / "throughput_accuracy.py")
-TA = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(TA)  # its simulator hook (requests, scheduler params, API server, cost model)
+import throughput_accuracy as TA  # noqa: E402  (its simulator hook: requests, scheduler params, API server, cost)
 
 DATA = ROOT / "tests" / "data" / "silicon" / "aiconfigurator_vllm_agg.csv"
 # aiconfigurator system folder -> a GPU name this package's catalog resolves
@@ -56,20 +53,20 @@ def load_rows(path: Path = DATA) -> list[dict]:
 
 def row_argv(row: dict) -> list[str] | None:
     """The `vllm serve` command line of a row, or None when the checkpoint is not named by the table."""
-    model = row["model_path"]
-    argv = ["vllm", "serve", model]
-    tp = int(row.get("tp_size") or 1)
-    if tp > 1:
-        argv += ["--tensor-parallel-size", str(tp)]
-    if int(row.get("moe_ep_size") or 1) > 1:
-        argv += ["--enable-expert-parallel"]
+    model = served = row["model_path"]
     precision = row.get("precision") or ""
     if precision == "fp4" and "gpt-oss" not in model:
         # an NVFP4 re-quantization (gemm/moe_quant_mode nvfp4) whose repository the table does not name:
         # NVIDIA's ModelOpt checkpoint name is assumed; any NVFP4 checkpoint of the model has this weight format
         if row.get("moe_quant_mode") != "nvfp4" and row.get("gemm_quant_mode") != "nvfp4":
             return None
-        argv[2] = f"nvidia/{model.split('/')[-1]}-NVFP4"
+        served = f"nvidia/{model.split('/')[-1]}-NVFP4"
+    argv = ["vllm", "serve", served]
+    tp = int(row.get("tp_size") or 1)
+    if tp > 1:
+        argv += ["--tensor-parallel-size", str(tp)]
+    if int(row.get("moe_ep_size") or 1) > 1:
+        argv += ["--enable-expert-parallel"]
     if precision == "fp8" and model == "Qwen/Qwen3-32B":
         argv += ["--quantization", "fp8"]  # the BF16 repository quantized online (no FP8 repo named)
     return argv

@@ -29,6 +29,8 @@ OUT = ROOT / "tests" / "data" / "silicon" / "aiconfigurator_vllm_agg.csv"
 COLUMNS = ("id", "backend_version", "model_path", "system", "precision", "gemm_quant_mode", "moe_quant_mode",
            "isl", "osl", "batch_size", "tp_size", "pp_size", "moe_tp_size", "moe_ep_size",
            "silicon_ttft_ms", "silicon_tpot_ms", "silicon_data_source")
+# what identifies one run: its configuration and measured values, not the collection id or its source text
+MEASURED = tuple(c for c in COLUMNS if c not in ("id", "silicon_data_source"))
 
 
 def keep(row: dict) -> bool:
@@ -49,7 +51,7 @@ def main(argv: list[str]) -> int:
     seen: set[tuple] = set()
     unique = []
     for r in rows:
-        key = tuple(r.get(c, "") for c in COLUMNS[1:16])
+        key = tuple(r.get(c, "") for c in MEASURED)
         if key not in seen:
             seen.add(key)
             unique.append(r)

@@ -49,7 +49,7 @@ from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_a
                                               moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
-from sched_reader.models.cost.rocm_paths import mla_decode_occupancy, path_slowdown
+from sched_reader.models.cost.rocm_paths import mla_decode_occupancy, path_slowdown, prefill_attention_path
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -414,6 +414,15 @@ class IterationCostModel:
             self._attn_occ.append(hit[0] if hit else 0.0)
             if hit:
                 self._attn_occ_src = "; kernel path: " + hit[1]
+        # AMD Instinct: prompt-token attention at the measured fraction of the kernel vLLM runs (Triton, CK or
+        # AITER flash attention, per engine, release and environment: rocm_paths.prefill_attention_path), in place
+        # of the fallback attention_compute; MLA groups and every other GPU keep attn_rate
+        pre_hit = prefill_attention_path(self.gpu, self.cfg) if self._pre_curve is None else None
+        self._pre_rates: list[float] = [
+            (self._attn_peak * pre_hit[0] if pre_hit and g.attention.kind != "mla" else self.attn_rate)
+            for g in s.groups]
+        self._pre_path_src = ("; kernel path: prefill attention " + pre_hit[1]
+                              if pre_hit and any(g.attention.kind != "mla" for g in s.groups) else "")
         if moe_groups and self._moe_curve is None:
             hit = path_slowdown(self.gpu, self.cfg, "moe", moe_format(p.fmt, p.weight_bytes["experts"]))
             if hit:
@@ -422,6 +431,8 @@ class IterationCostModel:
                          else "") + f"constant: kv_read_bandwidth {e.kv_read_bandwidth:.2f} of peak HBM B/s{e.tag('kv_read_bandwidth')}"
         self._src_pre = ("measured: " + self._pre_curve[2] if self._pre_curve is not None else
                          f"constant: attention_compute {e.attention_compute:.2f} of peak FLOP/s{e.tag('attention_compute')}")
+        if self._pre_path_src:
+            self._src_pre = self._pre_path_src[len("; kernel path: "):] + " (in place of the constant attention_compute)"
         self._vocab = s.vocab
         self._hidden = s.hidden
         self._L = s.num_layers
@@ -505,7 +516,7 @@ class IterationCostModel:
                 add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + self._moe_slow_src)
             layers = layers + t
         dfit, pcurve = self._dec_fit, self._pre_curve
-        for (count, fdec, bdec, fpre, bpre, window), occ in zip(self._attn, self._attn_occ):
+        for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate in zip(self._attn, self._attn_occ, self._pre_rates):
             if window:
                 Se = mn(S, nd * window)
                 Pe = mn(P, Tp * window)
@@ -520,11 +531,11 @@ class IterationCostModel:
                 x = math.log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
                 tpre = count * mx(fpre * Pe / self._attn_peak, bpre * Tp / peak_bw) / interp_scalar(x, pcurve[0], pcurve[1])
             else:
-                tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
+                tpre = count * mx(fpre * Pe / pre_rate, bpre * Tp / bw)
             layers = layers + td + tpre
             add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td, bwu=self.kv_bw,
                 source=self._src_dec + self._attn_occ_src)
-            add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre, source=self._src_pre)
+            add("attention_prefill", count * fpre * Pe, count * bpre * Tp, pre_rate, tpre, source=self._src_pre)
         te = T * self._elem_bytes_per_token / bw
         layers = layers + te
         add("elementwise", 0.0, T * self._elem_bytes_per_token, 0.0, te, "memory")
@@ -619,7 +630,8 @@ class IterationCostModel:
         if unmeasured:
             notes.append(f"{', '.join(unmeasured)}: {self._const_gemm}")
         paths = sorted({src[len("; kernel path: "):] for src in self._lin_slow_src + [self._moe_slow_src,
-                                                                                   self._attn_occ_src] if src})
+                                                                                   self._attn_occ_src,
+                                                                                   self._pre_path_src] if src})
         if paths:
             notes.append("AMD kernel path (models/data/rocm_kernel_paths.yaml): " + " | ".join(paths))
         if self._dec_fit is not None:

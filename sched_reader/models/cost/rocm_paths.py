@@ -89,3 +89,50 @@ def mla_decode_occupancy(gpu, cfg, heads_per_gpu: int) -> tuple[float, str] | No
                                f"{occ['block_h']} x {occ['kv_splits']} KV splits) on {cus} CUs; KV reads at the "
                                f"roofline / min(1, batch x {per_seq} / {cus}) ({p['kernel']}; {p['measured']}; {p['source']})")
     return None
+
+
+# vLLM releases (tuples) of the prefill-attention selection facts (models/data/rocm_kernel_paths.yaml,
+# prefill_attention): the V1 AiterFlashAttentionBackend first ships in 0.10.0 (absent from 0.9.1's rocm.py).
+AITER_FA_FROM = (0, 10, 0)
+
+
+def _prefill_doc() -> dict:
+    try:
+        doc = data_files.load(DATA_FILE) or {}
+    except FileNotFoundError:
+        return {}
+    return doc.get("prefill_attention") or {}
+
+
+def prefill_attention_kernel(cfg) -> tuple[str, str]:
+    """(kernel key, why) of the attention kernel vLLM runs for prompt tokens on an AMD Instinct GPU under ``cfg``
+    (its ``engine``, ``vllm_version``, ``enable_chunked_prefill`` and ``rocm_env``): ``aiter_fa``, ``ck_fa`` or
+    ``triton_fa`` (the selection facts are in rocm_kernel_paths.yaml, prefill_attention)."""
+    env = getattr(cfg, "rocm_env", None) or {}
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    if str(getattr(cfg, "engine", "v1")) == "v0":
+        if getattr(cfg, "enable_chunked_prefill", False):
+            return "triton_fa", "V0 with chunked prefill: every prompt has a block table -> context_attention_fwd (Triton)"
+        if _on(env, "VLLM_USE_TRITON_FLASH_ATTN", True):
+            return "triton_fa", "V0 ROCmFlashAttention, VLLM_USE_TRITON_FLASH_ATTN on (default): Triton FlashAttention"
+        return "ck_fa", "V0 ROCmFlashAttention, VLLM_USE_TRITON_FLASH_ATTN=0: CK flash_attn_varlen_func"
+    if release >= AITER_FA_FROM and aiter_enabled(env, "VLLM_ROCM_USE_AITER_MHA"):
+        return "aiter_fa", "V1, VLLM_ROCM_USE_AITER on and VLLM_ROCM_USE_AITER_MHA on: AiterFlashAttentionBackend"
+    why = ("VLLM_ROCM_USE_AITER off" if release >= AITER_FA_FROM else "no AITER attention backend before vLLM 0.10.0")
+    return "triton_fa", f"V1 Triton attention ({why}: context_attention_fwd in 0.7-0.8, unified_attention from 0.9)"
+
+
+def prefill_attention_path(gpu, cfg) -> tuple[float, str] | None:
+    """(fraction of the GPU's 16-bit dense peak, provenance) that prompt-token attention reaches on ``gpu`` under
+    ``cfg``, for the AMD families rocm_kernel_paths.yaml measured (prefill_attention.families_measured); None for
+    every other GPU (NVIDIA: the measured kernel tables or the fallback constant apply, unchanged)."""
+    doc = _prefill_doc()
+    if str(getattr(gpu, "arch", "") or "").lower() not in (doc.get("families_measured") or []):
+        return None
+    key, why = prefill_attention_kernel(cfg)
+    k = (doc.get("kernels") or {}).get(key)
+    if not k:
+        return None
+    return float(k["fraction"]), (f"{key} {float(k['fraction']):.3f} of peak ({why}; {k['kernel']}: {k['tflops']} "
+                                  f"TFLOPS measured on {doc['measured_gpu']}, {doc['measured_shape']}; "
+                                  f"{k['derivation']}; {doc['source']})")

@@ -1,0 +1,94 @@
+"""Prompt-token attention on AMD Instinct GPUs (rocm_paths.prefill_attention_path, rocm_kernel_paths.yaml
+prefill_attention).
+
+Independent inputs, written out here by hand:
+  vLLM source, read in the release wheels (pip download vllm==X --no-deps):
+    vllm/envs.py (0.8.5, 0.9.1, 0.11.0): VLLM_USE_TRITON_FLASH_ATTN default "True"; VLLM_ROCM_USE_AITER_MHA
+      default "True" (0.10.0, 0.11.0).
+    vllm/attention/backends/rocm_flash_attn.py (0.8.5): use_triton_flash_attn = envs.VLLM_USE_TRITON_FLASH_ATTN;
+      otherwise flash_attn_varlen_func (CK); a prompt with a block table runs paged_attn.forward_prefix.
+    vllm/platforms/rocm.py: 0.9.1 V1 returns TritonAttentionBackend only; 0.10.0 returns
+      AiterFlashAttentionBackend when VLLM_ROCM_USE_AITER and VLLM_ROCM_USE_AITER_MHA.
+  HipKittens (github.com/HazyResearch/HipKittens at f09e9685, analysis/attn/fwd), MI355X, causal GQA forward
+    (B 16, 64 query heads, 8 KV heads, d 128) at sequence 16,384: AITER 1246.1 TFLOPS (mi355x_gqa_causal_fwd.json
+    tflops_ref), CK 888.64, Triton 793.8 (plot.py); MI355X dense bf16 peak 2516.6 TFLOPS (catalog).
+  H100 SXM causal prefill attention at a 16,384-token prompt: 0.602 of peak (the reference of
+    fallback_efficiency.yaml); efficiency.py attention_compute 0.50.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import effective_config
+
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.cost import IterationCostModel
+from sched_reader.models.cost.fast_step import compile_step_time
+from sched_reader.models.cost.rocm_paths import prefill_attention_kernel, prefill_attention_path
+from sched_reader.models.gpu_catalog import resolve_gpu
+
+MI300X = resolve_gpu("MI300X").gpu
+MI355X = resolve_gpu("MI355X").gpu
+H100 = resolve_gpu("H100").gpu
+
+# Llama-3.1-8B: 32 layers, 32 query heads of 128, 8 KV heads
+LLAMA8 = ModelArch(id="meta-llama/Llama-3.1-8B", model_type="llama", config=dict(
+    hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+    num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False, torch_dtype="bfloat16"))
+
+
+def cfg(version: str, engine: str = "v1", chunked: bool = True, **env: str):
+    return effective_config(vllm_version=version, engine=engine, enable_chunked_prefill=chunked, rocm_env=dict(env))
+
+
+@pytest.mark.parametrize("version, engine, chunked, env, want", [
+    ("0.8.5", "v0", False, {}, "triton_fa"),                                     # VLLM_USE_TRITON_FLASH_ATTN default
+    ("0.8.5", "v0", False, {"VLLM_USE_TRITON_FLASH_ATTN": "0"}, "ck_fa"),        # PR 17530's runs
+    ("0.8.5", "v0", False, {"VLLM_USE_TRITON_FLASH_ATTN": "false"}, "ck_fa"),
+    ("0.8.5", "v0", True, {"VLLM_USE_TRITON_FLASH_ATTN": "0"}, "triton_fa"),     # forward_prefix (Triton)
+    ("0.8.3", "v1", True, {}, "triton_fa"),                                      # chunked_prefill_paged_decode
+    ("0.9.1", "v1", True, {"VLLM_ROCM_USE_AITER": "1"}, "triton_fa"),            # no AITER FA backend in 0.9.1
+    ("0.10.0", "v1", True, {"VLLM_ROCM_USE_AITER": "1"}, "aiter_fa"),
+    ("0.11.0", "v1", True, {"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MHA": "0"}, "triton_fa"),
+    ("0.11.0", "v1", True, {}, "triton_fa"),                                     # upstream default: AITER off
+])
+def test_kernel_selection_follows_the_release_source(version, engine, chunked, env, want):
+    assert prefill_attention_kernel(cfg(version, engine, chunked, **env))[0] == want
+
+
+def test_fractions_are_the_measured_tflops_over_peak_scaled_to_the_h100_default():
+    # fraction = 0.50 x (TFLOPS / 2516.6) / 0.602, by hand
+    want = {"aiter_fa": 0.50 * 1246.1 / 2516.6 / 0.602,      # 0.411
+            "ck_fa": 0.50 * 888.64 / 2516.6 / 0.602,         # 0.293
+            "triton_fa": 0.50 * 793.8 / 2516.6 / 0.602}      # 0.262
+    cases = {"aiter_fa": cfg("0.10.0", VLLM_ROCM_USE_AITER="1"),
+             "ck_fa": cfg("0.8.5", "v0", False, VLLM_USE_TRITON_FLASH_ATTN="0"),
+             "triton_fa": cfg("0.11.0")}
+    for key, c in cases.items():
+        frac, src = prefill_attention_path(MI300X, c)
+        assert frac == pytest.approx(want[key], abs=6e-4)
+        assert key in src and "HipKittens" in src
+    assert prefill_attention_path(MI355X, cfg("0.11.0"))[0] == pytest.approx(want["triton_fa"], abs=6e-4)
+
+
+def test_nvidia_gpus_have_no_path():
+    assert prefill_attention_path(H100, cfg("0.11.0")) is None
+
+
+def test_prefill_attention_term_runs_at_the_path_fraction():
+    # one 8192-token prompt: causal pairs 8192^2 / 2; FLOPs = 32 layers x 2 x 32 heads x (128 + 128) x pairs
+    pairs = 8192 * 8192 / 2.0
+    flops = 32 * 2 * 32 * 256 * pairs
+    for c, frac in ((cfg("0.11.0"), 0.262), (cfg("0.8.5", "v0", False, VLLM_USE_TRITON_FLASH_ATTN="0"), 0.293)):
+        m = IterationCostModel(LLAMA8, MI300X, c)
+        t = m.breakdown(0, 0, 8192, pairs, 1).terms["attention_prefill"]
+        assert t.flops == pytest.approx(flops)
+        assert t.time_s == pytest.approx(flops / (1307.4e12 * frac), rel=2e-3)
+        # the compiled step (simulator) charges the same time
+        step = compile_step_time(m)
+        assert step(0, 0, 8192, pairs, 1) == pytest.approx(m.step_time(0, 0, 8192, pairs, 1), rel=1e-9)
+
+
+def test_h100_prefill_is_unchanged_by_the_amd_paths():
+    m = IterationCostModel(LLAMA8, H100, cfg("0.11.0", VLLM_ROCM_USE_AITER="1"))
+    assert "triton_fa" not in m.breakdown(0, 0, 4096, 4096 * 2048.0, 1).terms["attention_prefill"].source

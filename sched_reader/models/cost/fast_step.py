@@ -108,8 +108,10 @@ def _iteration(m: Any) -> StepFn:
     attn_rate, kv_bw = m.attn_rate, m.kv_bw
     # per group: (count, decode seconds per context token, fpre, bpre, window)
     # per group also the prompt-token attention rate (FLOP/s): attn_rate, or the AMD kernel path's (m._pre_rates)
-    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window, occ, pre_rate)
-            for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate in zip(m._attn, m._attn_occ, m._pre_rates)]
+    # and whether its prompt attention has no causal tile skip (m._pre_full: + Tp^2 / (2 max(nps, 1)) pairs)
+    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window, occ, pre_rate, full)
+            for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate, full
+            in zip(m._attn, m._attn_occ, m._pre_rates, m._pre_full)]
     dfit, pcurve, attn_peak = m._dec_fit, m._pre_curve, m._attn_peak
     pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
     lm_curve, lm_peak = m._lm_curve, m._lm_peak
@@ -201,7 +203,7 @@ def _iteration(m: Any) -> StepFn:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = memo_t[T]
         except KeyError:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = t_terms(T)
-        for count, dec_s, fpre, bpre, window, occ, pre_rate in attn:
+        for count, dec_s, fpre, bpre, window, occ, pre_rate, full in attn:
             if window:   # min(a, b) as the builtin decides it: b if b < a else a
                 Se = nd * window
                 Se = Se if Se < S else S
@@ -209,6 +211,8 @@ def _iteration(m: Any) -> StepFn:
                 Pe = Pe if Pe < P else P
             else:
                 Se, Pe = S, P
+            if full:
+                Pe = Pe + Tp * Tp / (2.0 * (nps if nps > 1.0 else 1.0))   # max(nps, 1.0)
             td = count * Se * dec_s
             if occ:
                 td = td / min(1.0, max(nd, 1.0) * occ)

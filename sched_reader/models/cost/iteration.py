@@ -49,7 +49,8 @@ from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_a
                                               moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
-from sched_reader.models.cost.rocm_paths import mla_decode_occupancy, path_slowdown, prefill_attention_path
+from sched_reader.models.cost.rocm_paths import (mla_decode_occupancy, path_slowdown, prefill_attention_full_tiles,
+                                                 prefill_attention_path)
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -423,6 +424,13 @@ class IterationCostModel:
             for g in s.groups]
         self._pre_path_src = ("; kernel path: prefill attention " + pre_hit[1]
                               if pre_hit and any(g.attention.kind != "mla" for g in s.groups) else "")
+        # vLLM 0.9.x's V1 Triton unified attention on AMD computes a chunk against all its sequence's keys (no causal
+        # tile skip): a chunk of c tokens costs c x (p + c) pairs, i.e. the causal pairs + c^2 / 2 per sequence
+        full = prefill_attention_full_tiles(self.gpu, self.cfg) if pre_hit else None
+        self._pre_full: list[bool] = [bool(full) and g.attention.kind != "mla" and not g.attention.window
+                                      for g in s.groups]
+        if full and any(self._pre_full):
+            self._pre_path_src += "; " + full
         if moe_groups and self._moe_curve is None:
             hit = path_slowdown(self.gpu, self.cfg, "moe", moe_format(p.fmt, p.weight_bytes["experts"]))
             if hit:
@@ -516,12 +524,15 @@ class IterationCostModel:
                 add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + self._moe_slow_src)
             layers = layers + t
         dfit, pcurve = self._dec_fit, self._pre_curve
-        for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate in zip(self._attn, self._attn_occ, self._pre_rates):
+        for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate, full in zip(self._attn, self._attn_occ,
+                                                                               self._pre_rates, self._pre_full):
             if window:
                 Se = mn(S, nd * window)
                 Pe = mn(P, Tp * window)
             else:
                 Se, Pe = S, P
+            if full:   # no causal tile skip: + chunk^2 / 2 per prefilling sequence (equal chunks)
+                Pe = Pe + Tp * Tp / (2.0 * mx(nps, 1.0))
             td = count * Se * mx(fdec * q / self.attn_rate, bdec / self.kv_bw)
             if occ:   # AMD Triton MLA decode: only batch x workgroups-per-sequence CUs stream the KV cache
                 td = td / mn(1.0, mx(nd, 1.0) * occ)

@@ -136,3 +136,22 @@ def prefill_attention_path(gpu, cfg) -> tuple[float, str] | None:
     return float(k["fraction"]), (f"{key} {float(k['fraction']):.3f} of peak ({why}; {k['kernel']}: {k['tflops']} "
                                   f"TFLOPS measured on {doc['measured_gpu']}, {doc['measured_shape']}; "
                                   f"{k['derivation']}; {doc['source']})")
+
+
+def prefill_attention_full_tiles(gpu, cfg) -> str | None:
+    """Provenance when vLLM's V1 Triton unified attention on ``gpu`` computes every prompt query against all keys of
+    its sequence (no causal tile skip: rocm_kernel_paths.yaml prefill_attention.unified_attention_full_tiles), so
+    a chunk of c tokens after p cached ones costs c x (p + c) pairs, not c x (p + c / 2); None otherwise."""
+    doc = _prefill_doc()
+    full = doc.get("unified_attention_full_tiles") or {}
+    if not full or str(getattr(gpu, "arch", "") or "").lower() not in (doc.get("families_measured") or []):
+        return None
+    if str(getattr(cfg, "engine", "v1")) == "v0" or prefill_attention_kernel(cfg)[0] != "triton_fa":
+        return None
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    if not (parse_version(str(full["from"])) <= release < parse_version(str(full["until"]))):
+        return None
+    if _on(getattr(cfg, "rocm_env", None) or {}, "VLLM_V1_USE_PREFILL_DECODE_ATTENTION", False):
+        return None
+    return (f"unified_attention without causal tile skip (vLLM {full['from']} to before {full['until']}): a prompt "
+            f"chunk of c tokens after p cached ones computes c x (p + c) pairs ({full['source']})")

@@ -92,3 +92,33 @@ def test_prefill_attention_term_runs_at_the_path_fraction():
 def test_h100_prefill_is_unchanged_by_the_amd_paths():
     m = IterationCostModel(LLAMA8, H100, cfg("0.11.0", VLLM_ROCM_USE_AITER="1"))
     assert "triton_fa" not in m.breakdown(0, 0, 4096, 4096 * 2048.0, 1).terms["attention_prefill"].source
+
+
+# --------------------------------------------------------------- unified attention without causal tile skip (0.9.x)
+# kernel_unified_attention_2d: num_blocks = cdiv_fn(seq_len, BLOCK_SIZE) in the 0.9.0-0.9.2 wheels, causal-bounded
+# from 0.10.0 (vLLM PR 20308): a fresh 8192-token prompt computes 8192^2 pairs, not 8192^2 / 2.
+@pytest.mark.parametrize("version, engine, env, factor", [
+    ("0.9.1", "v1", {}, 2.0),
+    ("0.9.2", "v1", {}, 2.0),
+    ("0.9.2", "v1", {"VLLM_V1_USE_PREFILL_DECODE_ATTENTION": "1"}, 1.0),   # context_attention_fwd: causal
+    ("0.10.0", "v1", {}, 1.0),
+    ("0.9.1", "v0", {}, 1.0),                                              # V0: prefix_prefill / FA, causal
+])
+def test_unified_attention_full_tiles(version, engine, env, factor):
+    pairs = 8192 * 8192 / 2.0
+    m = IterationCostModel(LLAMA8, MI300X, cfg(version, engine, True, **env))
+    t = m.breakdown(0, 0, 8192, pairs, 1).terms["attention_prefill"]
+    assert t.flops == pytest.approx(factor * 32 * 2 * 32 * 256 * pairs)
+    assert compile_step_time(m)(0, 0, 8192, pairs, 1) == pytest.approx(m.step_time(0, 0, 8192, pairs, 1), rel=1e-9)
+
+
+def test_full_tiles_with_two_chunks_and_a_prefix():
+    # two sequences, each a 2048-token chunk after 4096 cached tokens: causal pairs 2 x 2048 x (4096 + 1024);
+    # without the tile skip each chunk sees all 6144 keys: 2 x 2048 x 6144 = causal + 2 x 2048^2 / 2
+    causal = 2 * 2048 * (4096 + 1024)
+    m = IterationCostModel(LLAMA8, MI300X, cfg("0.9.1"))
+    t = m.breakdown(0, 0, 4096, causal, 2).terms["attention_prefill"]
+    assert t.flops == pytest.approx(32 * 2 * 32 * 256 * (2 * 2048 * 6144))
+    assert prefill_attention_path(H100, cfg("0.9.1")) is None
+    h = IterationCostModel(LLAMA8, H100, cfg("0.9.1")).breakdown(0, 0, 4096, causal, 2).terms["attention_prefill"]
+    assert h.flops == pytest.approx(32 * 2 * 32 * 256 * causal)     # NVIDIA: untouched

@@ -418,12 +418,24 @@ class IterationCostModel:
         # AMD Instinct: prompt-token attention at the measured fraction of the kernel vLLM runs (Triton, CK or
         # AITER flash attention, per engine, release and environment: rocm_paths.prefill_attention_path), in place
         # of the fallback attention_compute; MLA groups and every other GPU keep attn_rate
+        # MLA layers: the kernel ROCm runs for them, whose value head is zero-padded to the query/key head dim
+        # (mla/common.py _pad_v: FLOPs 2 h (qk + qk) per pair, not 2 h (qk + v)), charged as a lower rate
         pre_hit = prefill_attention_path(self.gpu, self.cfg) if self._pre_curve is None else None
-        self._pre_rates: list[float] = [
-            (self._attn_peak * pre_hit[0] if pre_hit and g.attention.kind != "mla" else self.attn_rate)
-            for g in s.groups]
-        self._pre_path_src = ("; kernel path: prefill attention " + pre_hit[1]
-                              if pre_hit and any(g.attention.kind != "mla" for g in s.groups) else "")
+        mla_hit = prefill_attention_path(self.gpu, self.cfg, mla=True) if self._pre_curve is None else None
+        self._pre_rates: list[float] = []
+        srcs: list[str] = []
+        for g in s.groups:
+            a = g.attention
+            if a.kind == "mla" and mla_hit:
+                pad = (a.qk_dim + a.v_dim) / (2.0 * a.qk_dim) if a.qk_dim > a.v_dim else 1.0
+                self._pre_rates.append(self._attn_peak * mla_hit[0] * pad)
+                srcs.append(f"MLA {mla_hit[1]}; value head padded {a.v_dim} -> {a.qk_dim}: rate x {pad:.3f}")
+            elif a.kind != "mla" and pre_hit:
+                self._pre_rates.append(self._attn_peak * pre_hit[0])
+                srcs.append(pre_hit[1])
+            else:
+                self._pre_rates.append(self.attn_rate)
+        self._pre_path_src = ("; kernel path: prefill attention " + " | ".join(dict.fromkeys(srcs)) if srcs else "")
         # vLLM 0.9.x's V1 Triton unified attention on AMD computes a chunk against all its sequence's keys (no causal
         # tile skip): a chunk of c tokens costs c x (p + c) pairs, i.e. the causal pairs + c^2 / 2 per sequence
         full = prefill_attention_full_tiles(self.gpu, self.cfg) if pre_hit else None

@@ -94,6 +94,9 @@ def mla_decode_occupancy(gpu, cfg, heads_per_gpu: int) -> tuple[float, str] | No
 # vLLM releases (tuples) of the prefill-attention selection facts (models/data/rocm_kernel_paths.yaml,
 # prefill_attention): the V1 AiterFlashAttentionBackend first ships in 0.10.0 (absent from 0.9.1's rocm.py).
 AITER_FA_FROM = (0, 10, 0)
+# V0 MLA prompt attention may call vLLM's Triton FlashAttention on ROCm from 0.8.0 (mla/common.py
+# _flash_attn_varlen_diff_headdims: is_hip and VLLM_USE_TRITON_FLASH_ATTN); 0.7.3's mla/utils.py has only flash_attn
+MLA_TRITON_FA_FROM = (0, 8, 0)
 
 
 def _prefill_doc() -> dict:
@@ -104,12 +107,29 @@ def _prefill_doc() -> dict:
     return doc.get("prefill_attention") or {}
 
 
-def prefill_attention_kernel(cfg) -> tuple[str, str]:
+def _mla_prefill_kernel(cfg, env: dict, release: tuple) -> tuple[str, str]:
+    """MLA prompt attention on ROCm (vllm/attention/backends/mla/{utils,common}.py, v1/attention/backends/mla/common.py
+    in the wheels): V0 0.7.x calls the ROCm flash-attn package (CK); V0 from 0.8.0 vLLM's Triton FlashAttention when
+    VLLM_USE_TRITON_FLASH_ATTN is on and the chunk has no cached context (return_softmax_lse false), else CK; V1
+    the flash-attn package (CK). The value head is zero-padded to the query/key head dim on every path."""
+    if str(getattr(cfg, "engine", "v1")) == "v0":
+        if release < MLA_TRITON_FA_FROM:
+            return "ck_fa", "V0 MLA before vLLM 0.8.0: flash_attn_varlen_func of the ROCm flash-attn package (CK)"
+        if _on(env, "VLLM_USE_TRITON_FLASH_ATTN", True) and not getattr(cfg, "enable_chunked_prefill", False):
+            return "triton_fa", "V0 MLA, VLLM_USE_TRITON_FLASH_ATTN on (default): Triton FlashAttention"
+        return "ck_fa", "V0 MLA with VLLM_USE_TRITON_FLASH_ATTN=0 or chunked prefill: CK flash_attn_varlen_func"
+    return "ck_fa", "V1 MLA: flash_attn_varlen_func of the ROCm flash-attn package (CK)"
+
+
+def prefill_attention_kernel(cfg, mla: bool = False) -> tuple[str, str]:
     """(kernel key, why) of the attention kernel vLLM runs for prompt tokens on an AMD Instinct GPU under ``cfg``
     (its ``engine``, ``vllm_version``, ``enable_chunked_prefill`` and ``rocm_env``): ``aiter_fa``, ``ck_fa`` or
-    ``triton_fa`` (the selection facts are in rocm_kernel_paths.yaml, prefill_attention)."""
+    ``triton_fa`` (the selection facts are in rocm_kernel_paths.yaml, prefill_attention); ``mla``: for an MLA
+    layer's prompt attention (see _mla_prefill_kernel)."""
     env = getattr(cfg, "rocm_env", None) or {}
     release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    if mla:
+        return _mla_prefill_kernel(cfg, env, release)
     if str(getattr(cfg, "engine", "v1")) == "v0":
         if getattr(cfg, "enable_chunked_prefill", False):
             return "triton_fa", "V0 with chunked prefill: every prompt has a block table -> context_attention_fwd (Triton)"
@@ -122,14 +142,15 @@ def prefill_attention_kernel(cfg) -> tuple[str, str]:
     return "triton_fa", f"V1 Triton attention ({why}: context_attention_fwd in 0.7-0.8, unified_attention from 0.9)"
 
 
-def prefill_attention_path(gpu, cfg) -> tuple[float, str] | None:
+def prefill_attention_path(gpu, cfg, mla: bool = False) -> tuple[float, str] | None:
     """(fraction of the GPU's 16-bit dense peak, provenance) that prompt-token attention reaches on ``gpu`` under
     ``cfg``, for the AMD families rocm_kernel_paths.yaml measured (prefill_attention.families_measured); None for
-    every other GPU (NVIDIA: the measured kernel tables or the fallback constant apply, unchanged)."""
+    every other GPU (NVIDIA: the measured kernel tables or the fallback constant apply, unchanged). ``mla``: for
+    MLA layers (the fraction of the kernel that runs them; their value-head padding is the caller's)."""
     doc = _prefill_doc()
     if str(getattr(gpu, "arch", "") or "").lower() not in (doc.get("families_measured") or []):
         return None
-    key, why = prefill_attention_kernel(cfg)
+    key, why = prefill_attention_kernel(cfg, mla)
     k = (doc.get("kernels") or {}).get(key)
     if not k:
         return None

@@ -122,3 +122,32 @@ def test_full_tiles_with_two_chunks_and_a_prefix():
     assert prefill_attention_path(H100, cfg("0.9.1")) is None
     h = IterationCostModel(LLAMA8, H100, cfg("0.9.1")).breakdown(0, 0, 4096, causal, 2).terms["attention_prefill"]
     assert h.flops == pytest.approx(32 * 2 * 32 * 256 * causal)     # NVIDIA: untouched
+
+
+# ------------------------------------------------------------------------------------------ MLA prompt attention
+# vLLM 0.7.3 vllm/attention/backends/mla/utils.py: flash_attn_varlen_func of the flash-attn package (CK on ROCm), v
+# zero-padded to the q/k head dim (192 for DeepSeek: 128 nope + 64 rope; v 128); 0.8.5 mla/common.py: Triton FA when
+# is_hip and VLLM_USE_TRITON_FLASH_ATTN and no softmax LSE is needed, else the same CK call.
+@pytest.mark.parametrize("version, engine, chunked, env, want", [
+    ("0.7.3", "v0", False, {}, "ck_fa"),
+    ("0.8.5", "v0", False, {}, "triton_fa"),
+    ("0.8.5", "v0", False, {"VLLM_USE_TRITON_FLASH_ATTN": "0"}, "ck_fa"),
+    ("0.8.5", "v0", True, {}, "ck_fa"),
+    ("0.11.0", "v1", True, {"VLLM_ROCM_USE_AITER": "1"}, "ck_fa"),
+])
+def test_mla_prompt_kernel(version, engine, chunked, env, want):
+    assert prefill_attention_kernel(cfg(version, engine, chunked, **env), mla=True)[0] == want
+
+
+def test_mla_prompt_attention_pays_the_padded_value_head():
+    from sched_reader.analyzers.pipeline import build_specs
+    spec = build_specs([], ["vllm", "serve", "deepseek-ai/DeepSeek-R1", "--tensor-parallel-size", "8"],
+                       gpu="MI300X", vllm="0.7.3")[0]
+    m = IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
+    # 16 heads per GPU, q/k 192, v 128 -> 192: each pair costs 2 x 16 x (192 + 192) FLOPs on the CK kernel at 0.293
+    pairs = 3200 * 3200 / 2.0
+    t = m.breakdown(0, 0, 3200, pairs, 1).terms["attention_prefill"]
+    layers = spec.arch.config["num_hidden_layers"]
+    assert t.flops == pytest.approx(layers * 2 * 16 * (192 + 128) * pairs)
+    assert t.time_s == pytest.approx(layers * 2 * 16 * (192 + 192) * pairs / (1307.4e12 * 0.293), rel=3e-3)
+    assert "MLA ck_fa" in t.source and "192" in t.source

@@ -417,9 +417,9 @@ class IterationCostModel:
                 self._attn_occ_src = "; kernel path: " + hit[1]
         # AMD Instinct: prompt-token attention at the measured fraction of the kernel vLLM runs (Triton, CK or
         # AITER flash attention, per engine, release and environment: rocm_paths.prefill_attention_path), in place
-        # of the fallback attention_compute; MLA groups and every other GPU keep attn_rate
-        # MLA layers: the kernel ROCm runs for them, whose value head is zero-padded to the query/key head dim
-        # (mla/common.py _pad_v: FLOPs 2 h (qk + qk) per pair, not 2 h (qk + v)), charged as a lower rate
+        # of the fallback attention_compute (every other GPU keeps attn_rate or its measured curve). MLA layers: the
+        # kernel ROCm runs for them, whose value head is zero-padded to the query/key head dim (mla/common.py
+        # _pad_v: 2 h (qk + qk) FLOPs per pair, not 2 h (qk + v)), charged as a lower rate (FLOP/s)
         pre_hit = prefill_attention_path(self.gpu, self.cfg) if self._pre_curve is None else None
         mla_hit = prefill_attention_path(self.gpu, self.cfg, mla=True) if self._pre_curve is None else None
         self._pre_rates: list[float] = []

@@ -70,8 +70,9 @@ _RANGES: dict[str, tuple[float, bool, float | None]] = {
 
 # Environment variables outside the VLLM_ROCM_* prefix that pick a kernel on AMD GPUs, kept in EffectiveConfig.rocm_env:
 # VLLM_USE_TRITON_FLASH_ATTN selects V0's prefill attention (Triton FlashAttention, default, or CK flash-attn; see
-# models/cost/rocm_paths.prefill_attention_kernel); VLLM_V1_USE_PREFILL_DECODE_ATTENTION V1's Triton kernel pair
-ROCM_ATTENTION_ENV = ("VLLM_USE_TRITON_FLASH_ATTN", "VLLM_V1_USE_PREFILL_DECODE_ATTENTION")
+# models/cost/rocm_paths.prefill_attention_kernel); VLLM_V1_USE_PREFILL_DECODE_ATTENTION V1's Triton kernel pair;
+# VLLM_ATTENTION_BACKEND an explicit backend (honoured on ROCm from 0.12.0)
+ROCM_ATTENTION_ENV = ("VLLM_USE_TRITON_FLASH_ATTN", "VLLM_V1_USE_PREFILL_DECODE_ATTENTION", "VLLM_ATTENTION_BACKEND")
 
 
 def _check_range(dest: str, value: Any) -> str | None:

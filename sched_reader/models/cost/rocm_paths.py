@@ -94,6 +94,15 @@ def mla_decode_occupancy(gpu, cfg, heads_per_gpu: int) -> tuple[float, str] | No
 # vLLM releases (tuples) of the prefill-attention selection facts (models/data/rocm_kernel_paths.yaml,
 # prefill_attention): the V1 AiterFlashAttentionBackend first ships in 0.10.0 (absent from 0.9.1's rocm.py).
 AITER_FA_FROM = (0, 10, 0)
+# From 0.12.0 vllm/platforms/rocm.py honours an explicitly selected MHA backend (VLLM_ATTENTION_BACKEND) before its
+# automatic choice (0.11.0 honours only ROCM_ATTN, whose prompt kernel is Triton like the default's). ROCm's Triton
+# backends run Triton prompt kernels; ROCM_AITER_UNIFIED_ATTN is AITER's own Triton kernel, which AMD and Embedded LLM
+# measured within 0.95-1.05x of ROCM_AITER_FA's output throughput on MI300X/MI325X/MI355X (Qwen3-235B-FP8, ISL 10K,
+# OSL 1K, 64 concurrent; vLLM blog 2025-12-16 "Beyond Porting", github.com/vllm-project/vllm-project.github.io
+# _posts/2025-12-16-rocm-attention-backend.md), so it takes AITER FA's fraction.
+EXPLICIT_BACKEND_FROM = (0, 12, 0)
+EXPLICIT_BACKENDS = {"TRITON_ATTN": "triton_fa", "ROCM_ATTN": "triton_fa", "ROCM_AITER_FA": "aiter_fa",
+                     "ROCM_AITER_UNIFIED_ATTN": "aiter_fa"}
 # V0 MLA prompt attention may call vLLM's Triton FlashAttention on ROCm from 0.8.0 (mla/common.py
 # _flash_attn_varlen_diff_headdims: is_hip and VLLM_USE_TRITON_FLASH_ATTN); 0.7.3's mla/utils.py has only flash_attn
 MLA_TRITON_FA_FROM = (0, 8, 0)
@@ -136,6 +145,9 @@ def prefill_attention_kernel(cfg, mla: bool = False) -> tuple[str, str]:
         if _on(env, "VLLM_USE_TRITON_FLASH_ATTN", True):
             return "triton_fa", "V0 ROCmFlashAttention, VLLM_USE_TRITON_FLASH_ATTN on (default): Triton FlashAttention"
         return "ck_fa", "V0 ROCmFlashAttention, VLLM_USE_TRITON_FLASH_ATTN=0: CK flash_attn_varlen_func"
+    chosen = str(env.get("VLLM_ATTENTION_BACKEND") or "").strip().upper()
+    if release >= EXPLICIT_BACKEND_FROM and chosen in EXPLICIT_BACKENDS:
+        return EXPLICIT_BACKENDS[chosen], f"V1, VLLM_ATTENTION_BACKEND={chosen}"
     if release >= AITER_FA_FROM and aiter_enabled(env, "VLLM_ROCM_USE_AITER_MHA"):
         return "aiter_fa", "V1, VLLM_ROCM_USE_AITER on and VLLM_ROCM_USE_AITER_MHA on: AiterFlashAttentionBackend"
     why = ("VLLM_ROCM_USE_AITER off" if release >= AITER_FA_FROM else "no AITER attention backend before vLLM 0.10.0")

@@ -151,3 +151,37 @@ def test_mla_prompt_attention_pays_the_padded_value_head():
     assert t.flops == pytest.approx(layers * 2 * 16 * (192 + 128) * pairs)
     assert t.time_s == pytest.approx(layers * 2 * 16 * (192 + 192) * pairs / (1307.4e12 * 0.293), rel=3e-3)
     assert "MLA ck_fa" in t.source and "192" in t.source
+
+
+# ------------------------------------------------------------------------------------------ explicit backend
+@pytest.mark.parametrize("version, backend, want", [
+    ("0.12.0", "TRITON_ATTN", "triton_fa"),
+    ("0.12.0", "ROCM_ATTN", "triton_fa"),
+    ("0.12.0", "ROCM_AITER_UNIFIED_ATTN", "aiter_fa"),
+    ("0.11.0", "TRITON_ATTN", "aiter_fa"),       # 0.11.0 honours only ROCM_ATTN; AITER + MHA is checked first
+])
+def test_explicit_backend(version, backend, want):
+    c = cfg(version, VLLM_ROCM_USE_AITER="1", VLLM_ATTENTION_BACKEND=backend)
+    assert prefill_attention_kernel(c)[0] == want
+
+
+def test_backend_ratio_stays_inside_the_published_whole_throughput_ratio():
+    """vLLM blog 2025-12-16 ("Beyond Porting", AMD and Embedded LLM; github.com/vllm-project/vllm-project.github.io
+    _posts/2025-12-16-rocm-attention-backend.md): Qwen3-235B-A22B-FP8, TP8 + EP8, ISL 10K / OSL 1K, 64 concurrent, on
+    MI300X TRITON_ATTN's output throughput is 1.30x slower than ROCM_AITER_FA's (decode and prefill kernels both
+    differ). The prompt-attention path alone must slow the model down, and by no more than that."""
+    from sched_reader.analyzers.pipeline import build_specs
+    from sched_reader.models.cost.performance import estimate_performance
+    from sched_reader.models.workload import Workload
+
+    tps = {}
+    for backend in ("ROCM_AITER_FA", "TRITON_ATTN"):
+        argv = ["VLLM_ROCM_USE_AITER=1", f"VLLM_ATTENTION_BACKEND={backend}", "vllm", "serve",
+                "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "--tensor-parallel-size", "8", "--max-num-batched-tokens",
+                "16384", "--no-enable-prefix-caching", "--enable-expert-parallel", "--async-scheduling"]
+        spec = build_specs([], argv, gpu="MI300X", vllm="0.13.0")[0]
+        wl = Workload(dataset_name="random", random_input_len=10000, random_output_len=1000, num_prompts=256,
+                      request_rate="inf", max_concurrency=64)
+        tps[backend] = estimate_performance(spec.arch, spec.hardware.gpu, spec.effective, wl,
+                                            spec.checkpoint_quantization)["output_throughput"]
+    assert 1.0 < tps["ROCM_AITER_FA"] / tps["TRITON_ATTN"] <= 1.30

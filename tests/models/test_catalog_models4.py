@@ -1,0 +1,89 @@
+"""Catalog entries and aliases for models the vLLM recipes serve that the catalog lacked (this round):
+Ministral 3 (3B / 8B / 14B; FP8 Instruct repos), Step-3.5-Flash (Step-3.7-Flash's text decoder), Qwen3.8-27B
+(Qwen3.5-27B's shapes), Kimi-K2.7-Code (Kimi-K2.6 / K2.5), Macaron-V1-Coding-Venti (a GLM-5.2 merge).
+
+Independent pins: the vendors' stated sizes (model cards; the vLLM recipes' model metadata), a published
+config's parameter count, and KV bytes per token written out by hand from the published head layout.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import effective_config
+
+from sched_reader.models.kv_cache import kv_bytes_per_token
+from sched_reader.models.model_catalog import resolve_model
+from sched_reader.models.weights import weight_breakdown
+
+
+def _text_total(name: str) -> int:
+    wb = weight_breakdown(resolve_model(name).arch, effective_config())
+    return wb.params_total - wb.components["vision"].params_total
+
+
+@pytest.mark.parametrize("name, published, tol", [
+    # Megatron-Bridge's Ministral3 providers, citing the model cards: "3.4B / 8.4B / 13.5B Language Model"
+    ("mistralai/Ministral-3-3B-Instruct-2512", 3.4e9, 0.01),
+    ("mistralai/Ministral-3-8B-Reasoning-2512", 8.4e9, 0.012),    # 8,490,... (the card rounds down)
+    ("mistralai/Ministral-3-14B-Base-2512", 13.5e9, 0.005),
+    # vLLM recipes models/stepfun-ai/Step-3.5-Flash.yaml: "196B" total (text only)
+    ("stepfun-ai/Step-3.5-Flash", 196e9, 0.005),
+])
+def test_text_totals_match_the_vendors_sizes(name, published, tol):
+    assert abs(_text_total(name) / published - 1) <= tol
+
+
+def test_ministral3_3b_element_count_by_hand():
+    h, inter, layers, vocab = 3072, 9216, 26, 131_072
+    attn = h * 32 * 128 + 2 * h * 8 * 128 + 32 * 128 * h      # q, k, v, o (GQA 32 / 8 heads of 128)
+    per_layer = attn + 3 * h * inter + 2 * h                   # SwiGLU + two RMSNorms
+    assert _text_total("mistralai/Ministral-3-3B-Base-2512") == vocab * h + layers * per_layer + h   # tied head
+
+
+@pytest.mark.parametrize("name, by_hand", [
+    ("mistralai/Ministral-3-3B-Instruct-2512", 26 * 2 * 8 * 128 * 2),
+    ("mistralai/Ministral-3-8B-Instruct-2512", 34 * 2 * 8 * 128 * 2),
+    ("mistralai/Ministral-3-14B-Instruct-2512", 40 * 2 * 8 * 128 * 2),
+])
+def test_ministral3_kv_bytes_per_token_by_hand(name, by_hand):
+    assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == by_hand
+
+
+def test_ministral3_instruct_repo_is_fp8_and_base_reasoning_are_bf16():
+    # model card: "This model is the instruct post-trained version in FP8"; Base and Reasoning are BF16
+    assert resolve_model("mistralai/Ministral-3-14B-Instruct-2512").checkpoint_quantization == "fp8"
+    assert resolve_model("mistralai/Ministral-3-14B-Reasoning-2512").checkpoint_quantization is None
+    assert resolve_model("mistralai/Ministral-3-14B-Instruct-2512-BF16").checkpoint_quantization is None
+    fp8 = weight_breakdown(resolve_model("mistralai/Ministral-3-8B-Instruct-2512").arch, effective_config())
+    bf16 = weight_breakdown(resolve_model("mistralai/Ministral-3-8B-Base-2512").arch, effective_config())
+    assert fp8.params_total == bf16.params_total
+
+
+def test_ministral3_names_no_longer_map_to_another_family():
+    # before this entry "Ministral-3-8B-Instruct-2512" was guessed as Qwen3-8B (a size-only proxy)
+    for name in ("mistralai/Ministral-3-8B-Instruct-2512", "unsloth/Ministral-3-8B-Instruct-2512",
+                 "mistralai/Ministral-3-14B-Instruct-2512-FP8"):
+        assert resolve_model(name).arch.id.startswith("mistralai/Ministral-3-")
+
+
+def test_qwen38_27b_is_qwen35_27b_plus_the_mtp_block():
+    # kvfit's Qwen3.8-27B entry (https://github.com/debaditc/kvfit/blob/bd4ccab/src/kvfit/data/models.json) carries the
+    # checkpoint's num_params 27,781,427,952, which counts the MTP block the catalog does not load by default:
+    # one full-attention layer (gated q: 24 x 256 x 2 outputs) + SwiGLU 17408 + eh_proj (2h -> h) + 3 norms
+    h = 5120
+    attn = h * 24 * 256 * 2 + 2 * h * 4 * 256 + 24 * 256 * h + 2 * 256
+    mtp = attn + 3 * h * 17_408 + 2 * h + 2 * h * h + 3 * h
+    r = resolve_model("Qwen/Qwen3.8-27B")
+    assert r.arch.id == "Qwen/Qwen3.5-27B" and not r.guessed
+    total = weight_breakdown(r.arch, effective_config()).params_total
+    assert abs((total + mtp) / 27_781_427_952 - 1) <= 0.005
+
+
+@pytest.mark.parametrize("name, base", [
+    ("moonshotai/Kimi-K2.7-Code", "moonshotai/Kimi-K2.5"),
+    ("nvidia/Kimi-K2.7-Code-NVFP4", "moonshotai/Kimi-K2.5"),
+    ("mindlab-research/Macaron-V1-Coding-Venti", "zai-org/GLM-5.2"),
+    ("stepfun-ai/Step-3.5-Flash-FP8", "stepfun-ai/Step-3.7-Flash"),
+])
+def test_recipe_names_resolve_to_their_base_architecture(name, base):
+    assert resolve_model(name).arch.id == base

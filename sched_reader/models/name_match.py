@@ -20,11 +20,11 @@ exact"). Sizes are in billions of parameters as written in names (``1.5B``, ``50
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Family words, longest first (so "mixtral" is not read as "mistral" + junk, "codellama" before "llama").
 _FAMILIES = (
-    "deepseek-coder", "vicuna", "zephyr", "openchat", "tulu",
+    "deepseek-coder", "deepseek-llm", "medgemma", "translategemma", "vicuna", "zephyr", "openchat", "tulu",
     "tinyllama", "codellama", "llama", "qwq", "qwen", "gemma", "mixtral", "ministral", "mistral", "magistral",
     "devstral", "pixtral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
     "falcon", "internlm", "olmo", "smollm", "exaone", "hunyuan", "baichuan", "starcoder", "jamba", "command-r",
@@ -37,7 +37,18 @@ _FAMILIES = (
 _LINEAGE = {"vicuna": ("llama", "2"), "codellama": ("llama", "2"), "deepseek-coder": ("llama", "2"),
             "zephyr": ("mistral", None), "openchat": ("mistral", None),
             "tulu": ("llama", "3.1"), "devstral": ("mistral", None), "magistral": ("mistral", None),
-            "pixtral": ("mistral", None)}   # Pixtral-12B: the Mistral-NeMo-12B decoder behind a Pixtral ViT
+            "pixtral": ("mistral", None),   # Pixtral-12B: the Mistral-NeMo-12B decoder behind a Pixtral ViT
+            # DeepSeek-LLM 7B / 67B (LlamaForCausalLM): 7B is multi-head 32 x 128 like Llama-2-7B (30 layers, not
+            # 32), 67B grouped-query with 8 KV heads like Llama-2-70B (95 layers, not 80): the nearest shapes
+            "deepseek-llm": ("llama", "2"),
+            # MedGemma and TranslateGemma are Gemma 3 checkpoints (Gemma3ForConditionalGeneration / gemma3_text;
+            # model cards: "built on Gemma 3"), 4B and 27B like Gemma 3's
+            "medgemma": ("gemma", "3"), "translategemma": ("gemma", "3")}
+# A release line that reused its predecessor's shapes at the sizes both published: Qwen2.5's 0.5B / 1.5B / 7B /
+# 72B have Qwen2's layer, head and width configuration (Qwen2.5 technical report, arXiv 2412.15115, Table 1,
+# beside the Qwen2 report, arXiv 2407.10671, Table 1): a Qwen2 name of one of those sizes the catalog lacks takes
+# the Qwen2.5 one. (successor version, the sizes in billions both lines published with one configuration)
+_VERSION_FALLBACK = {("qwen", "2"): ("2.5", (0.5, 1.5, 7.0, 72.0))}
 # Mistral names its open-weight lines by tier and release date (YYMM) instead of a size: "Small" checkpoints
 # from 2501 on (Mistral-Small-24B-Instruct-2501, Mistral-Small-3.1/3.2, Devstral-Small-2505/2507,
 # Magistral-Small-2506/2507/2509) are the 24B Mistral-Small-3 text shape (model cards on
@@ -190,6 +201,11 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"
+    successor, shared_sizes = _VERSION_FALLBACK.get((query.family or "", query.version or ""), (None, ()))
+    if successor is not None and query.size_b in shared_sizes:
+        hit = best_match(replace(query, version=successor), candidates, hybrid_ids, moe_ids, ungrouped_ids)
+        if hit is not None and hit[1] == "same family and size":
+            return hit[0], f"same family and size in {query.family}{successor}, which kept {query.family}{query.version}'s shapes"
     # A family the catalog knows only as recurrent-state hybrids (Nemotron-H / Nano v2: Mamba-2 + a few attention
     # layers) is not mapped onto a dense model of the same size: its KV per token would be off several-fold.
     fam_ids = [mid for mid, k, _ in candidates if query.family and k.family == query.family]

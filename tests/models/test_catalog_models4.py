@@ -87,3 +87,28 @@ def test_qwen38_27b_is_qwen35_27b_plus_the_mtp_block():
 ])
 def test_recipe_names_resolve_to_their_base_architecture(name, base):
     assert resolve_model(name).arch.id == base
+
+
+# --- names of fine-tune lines and predecessor releases -----------------------------------------------------------
+
+@pytest.mark.parametrize("name, arch_id", [
+    ("google/medgemma-27b-text-it", "google/gemma-3-27b-it"),       # MedGemma: "built on Gemma 3" (model card)
+    ("google/medgemma-4b-it", "google/gemma-3-4b-it"),
+    ("google/translategemma-27b-it", "google/gemma-3-27b-it"),      # TranslateGemma: Gemma 3 (vLLM recipe: 27B)
+    ("deepseek-ai/deepseek-llm-7b-chat", "meta-llama/Llama-2-7b-hf"),   # multi-head 32 x 128, was a GQA Qwen2-7B
+])
+def test_fine_tune_lines_resolve_to_their_base_family(name, arch_id):
+    r = resolve_model(name)
+    assert r.arch.id == arch_id and r.guessed and "assumed architecture" in r.note
+
+
+def test_a_qwen2_size_takes_the_qwen25_shapes_it_kept():
+    # Qwen2 report (arXiv 2407.10671) Table 1, 1.5B: hidden 1536, 28 layers, 12 query / 2 KV heads, FFN 8960,
+    # tied embeddings -- the Qwen2.5-1.5B configuration (arXiv 2412.15115 Table 1)
+    r = resolve_model("Qwen/Qwen2-1.5B-Instruct")
+    assert r.arch.id == "Qwen/Qwen2.5-1.5B-Instruct" and r.guessed and "kept qwen2's shapes" in r.note
+    c = r.arch.config
+    assert (c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"],
+            c["intermediate_size"], c["tie_word_embeddings"]) == (1536, 28, 12, 2, 8960, True)
+    with pytest.raises(Exception):
+        resolve_model("Qwen/Qwen2-14B")          # no Qwen2 14B was published: not taken from Qwen2.5-14B by size

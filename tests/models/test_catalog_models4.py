@@ -112,3 +112,42 @@ def test_a_qwen2_size_takes_the_qwen25_shapes_it_kept():
             c["intermediate_size"], c["tie_word_embeddings"]) == (1536, 28, 12, 2, 8960, True)
     with pytest.raises(Exception):
         resolve_model("Qwen/Qwen2-14B")          # no Qwen2 14B was published: not taken from Qwen2.5-14B by size
+
+
+# --- Qwen3.8-2.4T-A95B, Muse-Glimmer-30B, Nemotron-3.5-Lightning -------------------------------------------------
+
+def test_qwen38_2p4t_total_and_active_match_the_published_2p4t_a95b():
+    # vLLM recipes models/Qwen/Qwen3.8-2.4T-A95B.yaml: parameter_count "2.4T", active "95B" (10 of 512 experts + shared)
+    wb = weight_breakdown(resolve_model("Qwen/Qwen3.8-2.4T-A95B").arch, effective_config())
+    routed = wb.components["moe_routed_experts"].params_total
+    assert abs(wb.params_total / 2.4e12 - 1) <= 0.01
+    assert abs((wb.params_total - routed + routed * 10 // 512) / 95e9 - 1) <= 0.03
+
+
+def test_qwen38_2p4t_cache_holds_kv_only_on_its_23_full_attention_layers():
+    # 92 layers, every 4th full attention: 23 x 2 (K, V) x 4 KV heads x 256 x 2 B; the 69 DeltaNet layers keep state
+    r = resolve_model("Inferact/Qwen3.8-2.4T-A95B-NVFP4")
+    assert r.arch.id == "Qwen/Qwen3.8-2.4T-A95B" and r.checkpoint_quantization == "nvfp4"
+    assert kv_bytes_per_token(r.arch, effective_config()) == 23 * 2 * 4 * 256 * 2
+
+
+def test_muse_glimmer_text_decoder_by_hand():
+    h, inter, layers, vocab = 6656, 19_968, 52, 202_048
+    attn = h * 32 * 128 + 2 * h * 2 * 128 + 32 * 128 * h           # GQA 32 / 2 heads of 128, no bias
+    text = 2 * vocab * h + layers * (attn + 3 * h * inter + 2 * h) + h
+    wb = weight_breakdown(resolve_model("meta-models/Muse-Glimmer-30B").arch, effective_config())
+    assert wb.params_total - wb.components["vision"].params_total == text
+    # the recipe's 29.6B includes the 50-layer vision tower (not an exact count): the estimate stays within 5%
+    assert abs(wb.params_total / 29.6e9 - 1) <= 0.05
+    # 52 layers x 2 x 2 KV heads x 128 x 2 B (39 of them sliding, 2,048-token window)
+    assert kv_bytes_per_token(resolve_model("meta-models/Muse-Glimmer-30B").arch, effective_config()) == 52 * 2 * 2 * 128 * 2
+
+
+def test_nemotron35_lightning_is_the_nano_30b_a3b_layout_with_1m_positions():
+    r = resolve_model("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4")
+    nano = resolve_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    assert r.checkpoint_quantization == "nvfp4" and r.arch.config["max_position_embeddings"] == 1_048_576
+    e = effective_config()
+    assert weight_breakdown(r.arch, e).params_total == weight_breakdown(nano.arch, e).params_total
+    # vLLM recipes: Nemotron-3.5-Lightning-30B-A3B "30B" total, "3B" active
+    assert abs(weight_breakdown(r.arch, e).params_total / 31.6e9 - 1) <= 0.01   # Nano-30B-A3B's published 31.6B

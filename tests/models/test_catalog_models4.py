@@ -151,3 +151,29 @@ def test_nemotron35_lightning_is_the_nano_30b_a3b_layout_with_1m_positions():
     assert weight_breakdown(r.arch, e).params_total == weight_breakdown(nano.arch, e).params_total
     # vLLM recipes: Nemotron-3.5-Lightning-30B-A3B "30B" total, "3B" active
     assert abs(weight_breakdown(r.arch, e).params_total / 31.6e9 - 1) <= 0.01   # Nano-30B-A3B's published 31.6B
+
+
+# --- MiMo-V2-Flash: per-layer-type KV heads, V narrower than K ---------------------------------------------------
+
+def test_mimo_v2_flash_total_and_active_match_the_published_309b_a15b():
+    # vLLM recipes (models/XiaomiMiMo/MiMo-V2-Flash.yaml; MiMo/MiMo-V2-Flash.md): 309B total, 15B active
+    wb = weight_breakdown(resolve_model("XiaomiMiMo/MiMo-V2-Flash").arch, effective_config())
+    routed = wb.components["moe_routed_experts"].params_total
+    assert abs(wb.params_total / 309e9 - 1) <= 0.005
+    assert abs((wb.params_total - routed + routed * 8 // 256) / 15e9 - 1) <= 0.05
+
+
+def test_mimo_v2_flash_attention_weights_by_hand():
+    # full layers: q 64 x 192, k 4 x 192, v 4 x 128, o from 64 x 128; sliding layers: 8 KV heads
+    h = 4096
+    full = h * 64 * 192 + h * 4 * 192 + h * 4 * 128 + 64 * 128 * h
+    swa = h * 64 * 192 + h * 8 * 192 + h * 8 * 128 + 64 * 128 * h
+    wb = weight_breakdown(resolve_model("XiaomiMiMo/MiMo-V2-Flash").arch, effective_config())
+    assert wb.components["attention"].params_total == 9 * full + 39 * swa
+
+
+def test_mimo_v2_flash_kv_cache_per_layer_type():
+    # 9 full layers x 2 x 4 KV heads x 192 x 2 B + 39 sliding layers x 2 x 8 x 192 x 2 B (V padded to 192: assumed)
+    r = resolve_model("XiaomiMiMo/MiMo-V2-Flash")
+    assert r.checkpoint_quantization == "fp8"            # block FP8 (weight_block_size [128, 128]) in its config.json
+    assert kv_bytes_per_token(r.arch, effective_config()) == 9 * 2 * 4 * 192 * 2 + 39 * 2 * 8 * 192 * 2

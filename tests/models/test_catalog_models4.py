@@ -177,3 +177,30 @@ def test_mimo_v2_flash_kv_cache_per_layer_type():
     r = resolve_model("XiaomiMiMo/MiMo-V2-Flash")
     assert r.checkpoint_quantization == "fp8"            # block FP8 (weight_block_size [128, 128]) in its config.json
     assert kv_bytes_per_token(r.arch, effective_config()) == 9 * 2 * 4 * 192 * 2 + 39 * 2 * 8 * 192 * 2
+
+
+# --- Ling / Ring 2.0 (BailingMoeV2) -------------------------------------------------------------------------------
+
+def test_ling_flash_2_reproduces_the_hf_api_element_count():
+    # HF model API for inclusionAI/Ling-flash-2.0 (copy: daniel-p-green/alain-ai-learning-platform ... model.json):
+    # safetensors BF16 102,889,697,280 + F32 7,936 (31 MoE layers x 256 router expert biases) = 102,889,705,216
+    wb = weight_breakdown(resolve_model("inclusionAI/Ling-flash-2.0").arch, effective_config())
+    assert wb.params_total == 102_889_697_280
+    assert wb.params_total + 31 * 256 == 102_889_705_216
+
+
+@pytest.mark.parametrize("name, total, active, tol", [
+    ("inclusionAI/Ling-mini-2.0", 16.26e9, 1.43e9, 0.005),     # Ling-V2 README: 16.26B total, 1.43B activated
+    ("inclusionAI/Ring-flash-2.0", 100e9, 6.1e9, 0.03),         # model card: 100B total, 6.1B activated
+])
+def test_ling_ring_2_totals_and_active(name, total, active, tol):
+    wb = weight_breakdown(resolve_model(name).arch, effective_config())
+    routed = wb.components["moe_routed_experts"].params_total
+    assert abs(wb.params_total / total - 1) <= tol
+    assert abs((wb.params_total - routed + routed * 8 // 256) / active - 1) <= 0.02
+    assert wb.components["mlp_dense"].params_total > 0                  # layer 0 dense (first_k_dense_replace 1)
+
+
+def test_ling_flash_2_kv_by_hand():
+    # 32 layers x 2 (K, V) x 4 KV heads x 128 x 2 B
+    assert kv_bytes_per_token(resolve_model("inclusionAI/Ling-flash-2.0").arch, effective_config()) == 32 * 2 * 4 * 128 * 2

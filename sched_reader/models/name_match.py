@@ -72,7 +72,8 @@ _MOE_WORD_RE = re.compile(r"(?<![a-z])(?:moe|olmoe|phimoe)(?![a-z0-9])|(?<![a-z0
                           r"|(?<![a-z])(?:mixtral|dbrx|gpt-oss|minimax|grok|arctic|kimi-k2|deepseek-(?:v2|v3|r1))")
 SIZE_FALLBACK_TOL = 0.20   # a proxy by size alone: within 20% of the named total size
 UNGROUPED_PENALTY = 0.10   # ... preferring grouped-query attention over MHA / MQA unless 10% closer in size
-OTHER_FAMILY_PENALTY = 0.05   # ... and the query's family when within 5% (size decides beyond: a Qwen3.6-27B
+OTHER_FAMILY_PENALTY = 0.05   # ... and the query's family when within 5% (two family-less names are no family match;
+                              # size decides beyond: a Qwen3.6-27B
                               # name is nearer a 27B model of another family than Qwen2.5-32B)
 _DISTILL_RE = re.compile(r"distill[-_ ]")
 
@@ -195,7 +196,7 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         # a recurrent-state hybrid is never assumed from a size alone, nor a model of the other kind
         if mid not in hybrid_ids and (mid in moe_ids) == query.moe and _close(query.size_b, size, SIZE_FALLBACK_TOL):
             sizes[mid] = size
-            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else OTHER_FAMILY_PENALTY)
+            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family and key.family == query.family else OTHER_FAMILY_PENALTY)
                               + (UNGROUPED_PENALTY if mid in ungrouped_ids and not query.moe
                                  and key.family != query.family else 0), mid))   # a family keeps its KV layout
     if family_hits:

@@ -204,3 +204,13 @@ def test_ling_ring_2_totals_and_active(name, total, active, tol):
 def test_ling_flash_2_kv_by_hand():
     # 32 layers x 2 (K, V) x 4 KV heads x 128 x 2 B
     assert kv_bytes_per_token(resolve_model("inclusionAI/Ling-flash-2.0").arch, effective_config()) == 32 * 2 * 4 * 128 * 2
+
+
+def test_glm46v_is_glm45v_with_128k_positions():
+    # vLLM recipe GLM/GLM-V.md: "GLM-4.5V only supports a 64K context length, while GLM-4.6V supports a 128K context
+    # length"; both 107B total / 12B active (models/zai-org/GLM-4.5V.yaml, GLM-4.6V.yaml)
+    r, base = resolve_model("zai-org/GLM-4.6V-FP8"), resolve_model("zai-org/GLM-4.5V")
+    assert r.checkpoint_quantization == "fp8"
+    assert r.arch.config["max_position_embeddings"] == 131_072 and base.arch.config["max_position_embeddings"] == 65_536
+    e = effective_config()
+    assert weight_breakdown(r.arch, e).params_total == weight_breakdown(base.arch, e).params_total

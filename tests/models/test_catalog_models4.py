@@ -214,3 +214,33 @@ def test_glm46v_is_glm45v_with_128k_positions():
     assert r.arch.config["max_position_embeddings"] == 131_072 and base.arch.config["max_position_embeddings"] == 65_536
     e = effective_config()
     assert weight_breakdown(r.arch, e).params_total == weight_breakdown(base.arch, e).params_total
+
+
+# --- Gemma 1 and Falcon3 (were size proxies of another layout) ----------------------------------------------------
+
+@pytest.mark.parametrize("name, embedding, non_embedding", [
+    # Gemma technical report (arXiv 2403.08295) Table 2: embedding / non-embedding parameters
+    ("google/gemma-2b-it", 524_288_000, 1_981_884_416),
+    ("google/gemma-7b-it", 786_432_000, 7_751_248_896),
+])
+def test_gemma1_parameter_split_matches_the_report(name, embedding, non_embedding):
+    wb = weight_breakdown(resolve_model(name).arch, effective_config())
+    assert wb.components["embedding"].params_total == embedding
+    assert wb.params_total == embedding + non_embedding          # tied head
+
+
+def test_gemma1_kv_by_hand_is_not_a_gqa_proxy():
+    # gemma-7b was guessed as Qwen2-7B (4 KV heads of 128: 57,344 B/token); it is multi-head 16 x 256
+    assert kv_bytes_per_token(resolve_model("google/gemma-7b-it").arch, effective_config()) == 28 * 2 * 16 * 256 * 2
+    assert kv_bytes_per_token(resolve_model("google/gemma-2b-it").arch, effective_config()) == 18 * 2 * 1 * 256 * 2
+
+
+@pytest.mark.parametrize("name, published", [
+    # Hugging Face model cards (tiiuae/Falcon3-*): 1.67B, 3.23B, 7.46B, 10.3B
+    ("tiiuae/Falcon3-1B-Instruct", 1.67e9), ("tiiuae/Falcon3-3B-Instruct", 3.23e9),
+    ("tiiuae/Falcon3-7B-Instruct", 7.46e9), ("tiiuae/Falcon3-10B-Instruct", 10.3e9),
+])
+def test_falcon3_totals(name, published):
+    r = resolve_model(name)
+    assert not r.guessed and r.arch.num_kv_heads == 4          # was guessed as the multi-query falcon-7b
+    assert abs(weight_breakdown(r.arch, effective_config()).params_total / published - 1) <= 0.005

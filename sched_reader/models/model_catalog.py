@@ -83,6 +83,7 @@ _SUFFIXES: tuple[_Suffix, ...] = (
     _sfx(r"fp8", "fp8", None),
     _sfx(r"nvfp4|fp4", "nvfp4", None),
     _sfx(r"mxfp4", "mxfp4", "mxfp4"),
+    _sfx(r"mxfp8", "mxfp8", "mxfp8"),   # MiniMaxAI/MiniMax-M3-MXFP8: OCP MX FP8 (E4M3 + an E8M0 scale per 32)
     _sfx(r"gptq[-_]int4|gptq[-_]4bit|gptq", "gptq", "gptq"),
     _sfx(r"gptq[-_]int8|gptq[-_]8bit", "gptq_int8", "gptq"),
     _sfx(r"awq[-_]int4|awq", "awq", "awq"),

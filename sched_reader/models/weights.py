@@ -277,6 +277,8 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
         extra = 4.0 / (blk[0] * blk[1]) if blk else 0.0
         return QuantLayout(name="fp8", bytes_per_weight=1.0 + extra,
                            note="FP8 E4M3" + (f", fp32 scale per {blk[0]}x{blk[1]} block" if blk else ""))
+    if method in ("mxfp8", "modelopt_mxfp8"):   # OCP MX FP8: E4M3 elements + one E8M0 scale byte per 32
+        return QuantLayout(name="mxfp8", bytes_per_weight=1.0 + 1 / 32, note="MXFP8 (E4M3 + E8M0 per 32)")
     if method in ("mxfp4",):
         return QuantLayout(name="mxfp4", bytes_per_weight=0.5 + 1 / 32, quantize_attention=False,
                            quantize_dense_mlp=False, note="MXFP4 experts only (E2M1 + E8M0 per 32)")

@@ -244,3 +244,14 @@ def test_falcon3_totals(name, published):
     r = resolve_model(name)
     assert not r.guessed and r.arch.num_kv_heads == 4          # was guessed as the multi-query falcon-7b
     assert abs(weight_breakdown(r.arch, effective_config()).params_total / published - 1) <= 0.005
+
+
+def test_mxfp8_name_weighs_one_byte_plus_a_scale_per_32():
+    # MiniMaxAI/MiniMax-M3-MXFP8 (vLLM recipes): OCP MX FP8 = E4M3 elements + one E8M0 scale byte per 32 elements
+    e = effective_config(tensor_parallel_size=8)
+    mx, fp8 = resolve_model("MiniMaxAI/MiniMax-M3-MXFP8"), resolve_model("MiniMaxAI/MiniMax-M3-FP8")
+    assert (mx.checkpoint_quantization, mx.arch.id) == ("mxfp8", "MiniMaxAI/MiniMax-M3")
+    b_mx = weight_breakdown(mx.arch, e, mx.checkpoint_quantization).bytes_per_gpu
+    b_fp8 = weight_breakdown(fp8.arch, e, fp8.checkpoint_quantization).bytes_per_gpu
+    bf16 = weight_breakdown(mx.arch, e).bytes_per_gpu
+    assert b_fp8 < b_mx < 0.55 * bf16                  # 1 + 1/32 bytes a weight vs FP8's 1, BF16's 2

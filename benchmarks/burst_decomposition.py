@@ -18,7 +18,7 @@ and compares the inter-token latencies: median ITL ~ a decode step at the runnin
 mixed prefill+decode step at the full token budget (max_num_batched_tokens). The ratio published /
 predicted of each part says which physics the prediction misses:
 
-  F ratio > 1   intake per request longer than models/cost/frontend.py's API_INTAKE_S
+  F ratio > 1   intake per request longer than models/cost/frontend.py's intake_base_s (per release)
   P ratio > 1   the engine prefills a burst more slowly than the step-cost model (mixed steps)
   ITL ratios    decode-step and mixed-step time at large batch
 

@@ -255,3 +255,16 @@ def test_mxfp8_name_weighs_one_byte_plus_a_scale_per_32():
     b_fp8 = weight_breakdown(fp8.arch, e, fp8.checkpoint_quantization).bytes_per_gpu
     bf16 = weight_breakdown(mx.arch, e).bytes_per_gpu
     assert b_fp8 < b_mx < 0.55 * bf16                  # 1 + 1/32 bytes a weight vs FP8's 1, BF16's 2
+
+
+def test_ministral_8b_2410_is_its_own_shape_not_a_qwen3_proxy():
+    # model card: 8.0B parameters; KV 36 layers x 2 x 8 x 128 x 2 B (was guessed as Qwen3-8B: 36 x 2 x 8 x 128 x 2 too,
+    # but its 12,288-wide MLP and 131K vocab differ)
+    r = resolve_model("mistralai/Ministral-8B-Instruct-2410")
+    assert r.arch.id == "mistralai/Ministral-8B-Instruct-2410" and not r.guessed
+    e = effective_config()
+    assert abs(weight_breakdown(r.arch, e).params_total / 8.02e9 - 1) <= 0.005
+    h, layers = 4096, 36
+    by_hand = 2 * 131_072 * h + layers * (h * 32 * 128 + 2 * h * 8 * 128 + 32 * 128 * h + 3 * h * 12_288 + 2 * h) + h
+    assert weight_breakdown(r.arch, e).params_total == by_hand
+    assert kv_bytes_per_token(r.arch, e) == layers * 2 * 8 * 128 * 2

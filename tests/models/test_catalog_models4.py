@@ -268,3 +268,28 @@ def test_ministral_8b_2410_is_its_own_shape_not_a_qwen3_proxy():
     by_hand = 2 * 131_072 * h + layers * (h * 32 * 128 + 2 * h * 8 * 128 + 32 * 128 * h + 3 * h * 12_288 + 2 * h) + h
     assert weight_breakdown(r.arch, e).params_total == by_hand
     assert kv_bytes_per_token(r.arch, e) == layers * 2 * 8 * 128 * 2
+
+
+# --- Qwen1.5 and GLM-4-9B -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, published", [
+    # Hugging Face model pages (safetensors size, rounded): 0.62B, 1.84B, 3.95B, 7.72B, 14.2B, 32.5B, 72.3B, 111B
+    ("Qwen/Qwen1.5-0.5B-Chat", 0.62e9), ("Qwen/Qwen1.5-1.8B-Chat", 1.84e9), ("Qwen/Qwen1.5-4B-Chat", 3.95e9),
+    ("Qwen/Qwen1.5-7B-Chat", 7.72e9), ("Qwen/Qwen1.5-14B-Chat", 14.2e9), ("Qwen/Qwen1.5-32B-Chat", 32.5e9),
+    ("Qwen/Qwen1.5-72B-Chat", 72.3e9), ("Qwen/Qwen1.5-110B-Chat", 111.2e9),
+    ("zai-org/glm-4-9b-hf", 9.4e9),                       # GLM-4 model card: 9.4B
+])
+def test_qwen15_and_glm4_totals(name, published):
+    r = resolve_model(name)
+    assert not r.guessed
+    assert abs(weight_breakdown(r.arch, effective_config()).params_total / published - 1) <= 0.005
+
+
+@pytest.mark.parametrize("name, by_hand", [
+    ("Qwen/Qwen1.5-7B-Chat", 32 * 2 * 32 * 128 * 2),        # multi-head: KV 8x Qwen2-7B's (4 KV heads of 128, 28 layers)
+    ("Qwen/Qwen1.5-72B-Chat", 80 * 2 * 64 * 128 * 2),
+    ("Qwen/Qwen1.5-32B-Chat", 64 * 2 * 8 * 128 * 2),         # grouped-query from 32B on
+    ("zai-org/glm-4-9b-hf", 40 * 2 * 2 * 128 * 2),
+])
+def test_qwen15_and_glm4_kv_by_hand(name, by_hand):
+    assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == by_hand

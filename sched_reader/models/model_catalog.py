@@ -94,6 +94,10 @@ _SUFFIXES: tuple[_Suffix, ...] = (
     _sfx(r"bnb[-_]4bit|unsloth[-_]bnb[-_]4bit", "bnb_4bit", "bitsandbytes"),
 )
 
+# Checkpoint formats a size-only proxy does not pass on (4-bit post-training or QAT releases of one model); FP8 is
+# kept: the native training / release format of most 100B+ MoE checkpoints since DeepSeek-V3 (block FP8).
+_RELEASE_SPECIFIC_SCHEMES = ("mxfp4", "nvfp4", "w4a16", "awq", "gptq", "bnb_4bit")
+
 # A release tag some publishers put after the quantization suffix ("-FP4-V2", "-MXFP4-Preview").
 _RELEASE_TAG = re.compile(r"[-_.](?:v\d+(?:\.\d+)?|preview)$", re.IGNORECASE)
 
@@ -333,7 +337,14 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
         mid, how = hit
         assumed = (f"{name.strip()!r} is not in the catalog: assumed architecture of {mid} ({how}); "
                    f"pass --model-config to be exact")
-        return _resolution_for(cat.by_id[mid], name, parsed, False, quant, assumed=assumed)
+        arch = cat.by_id[mid]
+        inherited, _ = scheme_from_quant_config(arch.quantization_config)
+        if how.startswith("a guess") and quant is None and inherited in _RELEASE_SPECIFIC_SCHEMES:
+            # a size-only proxy from another family: its 4-bit release format (gpt-oss's MXFP4 experts, Kimi's INT4)
+            # says nothing about this checkpoint, whose name states no format -> 16-bit weights assumed
+            arch = arch.model_copy(update={"config": {k: v for k, v in arch.config.items() if k != "quantization_config"}})
+            assumed += f"; {mid}'s own {inherited} weights not assumed (the name states no format: 16-bit)"
+        return _resolution_for(arch, name, parsed, False, quant, assumed=assumed)
     raise UnknownModelError(f"unknown model {name.strip()!r}", key="model", hint=_hint(parsed.repo))
 
 

@@ -69,7 +69,10 @@ _MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni|llava|pixtral)(?![a-z])")
 # What makes a name say mixture-of-experts (applied after a "-Distill-" prefix is cut: R1 distills are dense):
 # the word MoE, an expert-count tag ("Llama-4-Scout-17B-16E"), or a family whose every release is MoE.
 _MOE_WORD_RE = re.compile(r"(?<![a-z])(?:moe|olmoe|phimoe)(?![a-z0-9])|(?<![a-z0-9.])\d+e(?![a-z0-9])"
-                          r"|(?<![a-z])(?:mixtral|dbrx|gpt-oss|minimax|grok|arctic|kimi-k2|deepseek-(?:v2|v3|r1))")
+                          r"|(?<![a-z])(?:mixtral|dbrx|gpt-oss|minimax|grok|arctic|kimi-k2|deepseek-(?:v2|v3|r1)"
+                          # Mistral's MoE lines (vLLM recipes: Mistral-Small-4-119B "128 experts, 4 active per token
+                          # (plus 1 shared expert)", 6.5B active; Mistral-Large-3-675B, 22B-41B active)
+                          r"|mistral-small-4|mistral-large-3)")
 SIZE_FALLBACK_TOL = 0.20   # a proxy by size alone: within 20% of the named total size
 UNGROUPED_PENALTY = 0.10   # ... preferring grouped-query attention over MHA / MQA unless 10% closer in size
 OTHER_FAMILY_PENALTY = 0.05   # ... and the query's family when within 5% (two family-less names are no family match;

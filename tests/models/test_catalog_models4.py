@@ -293,3 +293,24 @@ def test_qwen15_and_glm4_totals(name, published):
 ])
 def test_qwen15_and_glm4_kv_by_hand(name, by_hand):
     assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == by_hand
+
+
+# --- size-only proxies: kind from the name, no borrowed 4-bit release format -------------------------------------
+
+def test_mistral_small_4_is_a_moe_guess_not_the_dense_123b():
+    # vLLM recipe (models/mistralai/Mistral-Small-4-119B-2603.yaml): "128 experts, 4 active per token (plus 1 shared
+    # expert), 119B total parameters with 6.5B activated": it was guessed as Mistral-Large-2411 (dense, 123B active)
+    r = resolve_model("mistralai/Mistral-Small-4-119B-2603")
+    assert r.guessed and "mixture-of-experts" in r.note
+    assert any(r.arch.config.get(k) for k in ("n_routed_experts", "num_local_experts", "num_experts"))
+
+
+def test_a_size_proxy_does_not_lend_its_4bit_release_format():
+    # gpt-oss-120b's MXFP4 experts are that release's format; a name stating no format gets 16-bit weights
+    r = resolve_model("acme/foo-moe-120B")
+    assert r.arch.id == "openai/gpt-oss-120b" and r.checkpoint_quantization is None
+    assert r.arch.quantization_config is None and "not assumed" in r.note
+    # the same family keeps it (a gpt-oss fine-tune ships the MXFP4 experts)
+    assert resolve_model("unsloth/gpt-oss-20b").checkpoint_quantization == "mxfp4"
+    # and a format the name states wins
+    assert resolve_model("acme/foo-moe-120B-FP8").checkpoint_quantization == "fp8"

@@ -314,3 +314,14 @@ def test_a_size_proxy_does_not_lend_its_4bit_release_format():
     assert resolve_model("unsloth/gpt-oss-20b").checkpoint_quantization == "mxfp4"
     # and a format the name states wins
     assert resolve_model("acme/foo-moe-120B-FP8").checkpoint_quantization == "fp8"
+
+
+def test_mixtral_8x22b_instruct_is_the_base_with_the_32768_vocabulary():
+    # ROCm MI300X tables serve amd/Mixtral-8x22B-Instruct-v0.1-FP8-KV (was a guess from the base's repo name)
+    e = effective_config()
+    inst = resolve_model("amd/Mixtral-8x22B-Instruct-v0.1-FP8-KV")
+    base = resolve_model("mistralai/Mixtral-8x22B-v0.1")
+    assert inst.arch.id == "mistralai/Mixtral-8x22B-Instruct-v0.1" and not inst.guessed
+    assert inst.checkpoint_quantization == "fp8"
+    # 768 more vocabulary rows in the embedding and the untied head, 6144 wide
+    assert weight_breakdown(inst.arch, e).params_total - weight_breakdown(base.arch, e).params_total == 2 * 768 * 6144

@@ -327,6 +327,16 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
                 quant, base_repo = (suffix.scheme, method), base
             mid, exact = _lookup(cat, parsed.org, base)
             if mid is None:
+                # two formats named ("RedHatAI/Hy3-NVFP4-FP8": NVFP4 experts, FP8 attention): the first one written,
+                # next to the model name, is the bulk of the weights
+                for inner in _SUFFIXES:
+                    m2 = inner.pattern.search(base)
+                    mid2, exact2 = _lookup(cat, parsed.org, base[: m2.start()]) if m2 else (None, False)
+                    if mid2 is not None:
+                        method2 = inner.method or _fp8_method(parsed.org, inner.scheme)
+                        base_parsed = _Parsed(org=parsed.org, repo=base[: m2.start()], from_path=parsed.from_path)
+                        return _resolution_for(_variant(cat, mid2, base_parsed), name, parsed, exact2,
+                                               (inner.scheme, method2))
                 continue
             base_parsed = _Parsed(org=parsed.org, repo=base, from_path=parsed.from_path)
             return _resolution_for(_variant(cat, mid, base_parsed), name, parsed, exact, (suffix.scheme, method))

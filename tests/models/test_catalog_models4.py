@@ -325,3 +325,26 @@ def test_mixtral_8x22b_instruct_is_the_base_with_the_32768_vocabulary():
     assert inst.checkpoint_quantization == "fp8"
     # 768 more vocabulary rows in the embedding and the untied head, 6144 wide
     assert weight_breakdown(inst.arch, e).params_total - weight_breakdown(base.arch, e).params_total == 2 * 768 * 6144
+
+
+# --- Hy3 (widths derived from its published totals) and two-format names -----------------------------------------
+
+def test_hy3_expert_width_reproduces_all_three_published_figures():
+    # vLLM recipes (models/tencent/Hy3.yaml): 295B total, 21B active, "a 3.8B MTP layer"; 80 layers, 192 experts top-8
+    # + 1 shared, 64 / 8 heads. The catalog's 1536-wide experts (not read from config.json) must give all three.
+    r = resolve_model("tencent/Hy3-preview")
+    wb = weight_breakdown(r.arch, effective_config())
+    routed = wb.components["moe_routed_experts"].params_total
+    assert abs(wb.params_total / 295e9 - 1) <= 0.005
+    assert abs((wb.params_total - routed + routed * 8 // 192) / 21e9 - 1) <= 0.03
+    h, e = 4096, 1536
+    mtp = (h * 64 * 128 * 2 + 2 * h * 8 * 128) + 193 * 3 * h * e + 192 * h + 2 * h * h     # attention, experts, eh_proj
+    assert abs(mtp / 3.8e9 - 1) <= 0.02
+    assert kv_bytes_per_token(r.arch, effective_config()) == 80 * 2 * 8 * 128 * 2
+
+
+def test_a_name_with_two_formats_takes_the_first_for_the_bulk_of_the_weights():
+    # RedHatAI/Hy3-NVFP4-FP8 (vLLM recipes): "MoE experts in NVFP4, attention in FP8 block"
+    r = resolve_model("RedHatAI/Hy3-NVFP4-FP8")
+    assert (r.arch.id, r.checkpoint_quantization) == ("tencent/Hy3", "nvfp4")
+    assert resolve_model("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic").checkpoint_quantization == "fp8"

@@ -85,6 +85,7 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
     """(name, spec, runs, endpoint) of each corpus group with two or more runs of one serve config."""
     import json
     import math
+    import posixpath
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from throughput_accuracy import build_spec, load_rows, row_endpoint  # noqa: E402
@@ -101,9 +102,12 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
         key = (r["source"], r["model"], r["gpu"], r.get("tensor_parallel_size"), r.get("pipeline_parallel_size"),
                r.get("data_parallel_size"), str(r["engine_version"]), r.get("max_model_len"),
                r.get("gpu_memory_utilization"), json.dumps(r["config_flags"], sort_keys=True), row_endpoint(r),
-               "tuned" in r["id"].split("-"))
+               "tuned" in r["id"].split("-"), posixpath.dirname(str(r.get("source_url") or "")))
         # (vLLM PRs 17530 / 17535 measured the same flags before and with their tuned fused-MoE configs: two
-        # kernel configurations, so two deployments; their rows say which only in their ids)
+        # kernel configurations, so two deployments; their rows say which only in their ids. The last part:
+        # the folder the result files were saved in -- a publisher's per-host folder is one machine:
+        # simon-mo/vLLM-Benchmark's 0.8.4 DeepSeek-R1 sweep ran on "nebius-h200" (Xeon 8468 host) and on
+        # the Berkeley DGX "h200", whose same runs differ by 20-30% in TPOT: two deployments, not one)
         groups.setdefault(key, []).append(r)
     out = []
     for key, rows in groups.items():
@@ -123,8 +127,10 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
                 mean_ttft_ms=res.get("mean_ttft_ms"), mean_tpot_ms=res.get("mean_tpot_ms"),
                 median_tpot_ms=res.get("median_tpot_ms")))
         name = f"{key[0]}: {key[1]} {key[3] or 1}x {key[2]}, vLLM {key[6]}"
-        name += ", tuned fused-MoE config" if key[-1] else ""
-        out.append((name, spec, runs, endpoint_for(key[-2], getattr(spec.arch, "model_type", None),
+        name += ", tuned fused-MoE config" if key[-2] else ""
+        if any(k[:-1] == key[:-1] and k != key for k in groups):   # the same config in another folder
+            name += f", results in {posixpath.basename(key[-1])}"
+        out.append((name, spec, runs, endpoint_for(key[-3], getattr(spec.arch, "model_type", None),
                                                       spec.vllm_version)))
     return out
 

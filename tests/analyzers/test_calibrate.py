@@ -674,3 +674,28 @@ def test_benchmark_silicon_groups_for_the_prior():
             assert b.mean_tpot_ms == float(rows[b.file]["silicon_tpot_ms"])
     [g] = [g for g in groups if "gpt-oss-120b 1x b200_sxm" in g[0] and "0.15.1, 1024 in / 1024 out" in g[0]]
     assert [b.max_concurrency for b in g[2]][::2] == [4, 128]
+
+
+def test_one_deployment_is_one_host():
+    """simon-mo/vLLM-Benchmark's vLLM 0.8.4 DeepSeek-R1 sweep (tests/data/throughput_public.yaml) ran the same
+    serve command on two machines, saved in two folders: saved-results/v0.8.4/deepseek-r1/nebius-h200/...
+    (Nebius, Xeon 8468 host) and .../h200/... (the DGX host), whose same workload differs by 20-30% in TPOT
+    (1K in / 2K out, TP8: median 31.1 ms on Nebius). benchmarks/calibration_accuracy.py calibrates on a run of
+    one deployment and predicts its others, so each machine is its own deployment: four groups of the four
+    random-dataset workloads (1K / 5K / 10K / 30K in), TP8 and TP8 + EP8 on each host. The first Nebius run's
+    id names no host; its folder does."""
+    from conftest import load_script
+
+    bench = load_script("benchmarks/calibration_accuracy.py")
+    groups = [d for d in bench.corpus_deployments()
+              if d[0].startswith("vllm-benchmark-simon-mo: deepseek-ai/DeepSeek-R1")]
+    assert len(groups) == 4 and all(len(runs) == 4 for _, _, runs, _ in groups)
+    for name, _, runs, _ in groups:
+        host = "nebius" if "nebius" in name else "dgx"
+        assert all(("dgx" in b.file) == (host == "dgx") for b in runs), name
+        assert sorted(b.file.rsplit("-random", 1)[1].split("-")[0] for b in runs) == ["1000", "10000", "30000",
+                                                                                       "5000"]
+    ids = {b.file for _, _, runs, _ in groups for b in runs}
+    assert "vllm-benchmark-v084-deepseek-r1-8xh200-tp8-random1000-2000-n50-rate10" in ids
+    # every other group of the corpus keeps its runs together (one results folder or one page each)
+    assert len(bench.corpus_deployments()) == 16 + 2   # the two mixed-host groups of before, split in two each

@@ -15,8 +15,6 @@ Executors: ``local`` (processes on this machine's cores, default), ``serial``, `
 ``ray.init()`` joins a running cluster, or starts a local one).
 """
 
-from __future__ import annotations
-
 import math
 import os
 from typing import Any, Callable, Iterable

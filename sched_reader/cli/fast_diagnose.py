@@ -16,6 +16,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from sched_reader.cli.fail_on import FailOn
+from sched_reader.cli.plumbing import COMMAND_LINE, _click_exits, bench_overrides, run_guarded
+
 # option -> (runner keyword, value) for the flags this path takes
 _FLAGS = {"--explain": ("explain", True), "--effects": ("effects", True), "--no-effects": ("effects", False)}
 _FORMAT = ("--format", "-f")
@@ -57,8 +60,6 @@ def run(args: list[str]) -> int | None:
     kw = parse(head, tail)
     if kw is None:
         return None
-    from sched_reader.cli.plumbing import COMMAND_LINE, _click_exits, run_guarded
-
     token = COMMAND_LINE.set(tail)
     try:
         return run_guarded(lambda: _body(kw))
@@ -72,8 +73,6 @@ def run(args: list[str]) -> int | None:
 
 def _body(kw: dict[str, Any]) -> int:
     """``cmd_diagnose.diagnose``'s body with these arguments and every other option at its default."""
-    from sched_reader.cli.fail_on import FailOn
-    from sched_reader.cli.plumbing import bench_overrides
     from sched_reader.cli.runners import diagnose as runner
     from sched_reader.cli.runners.profile import activate_profile
 

@@ -13,7 +13,8 @@ oldest measured vLLM release's
   efficiency(T) = roofline time at vendor peak / measured latency, the roofline being the one
   ``IterationCostModel`` uses for its ``moe_experts`` term (FLOPs 2 x T x top_k x 3 x hidden x inter over
   the dense peak of the compute dtype; bytes = experts read (min(E, T x k) for the balanced-routing rows
-  used) x 3 x hidden x inter x bytes per weight over peak HBM bandwidth);
+  used) x 3 x hidden x inter x bytes per weight over peak HBM bandwidth); expert-parallel rows whose
+  latency does not fall with EP (the collector timed all experts) are left out (``ep_unsplit_rows``);
 * ``gemm``: per dtype (bf16, fp8 per-tensor, fp8 block, nvfp4; the kernel vLLM picks by default), the
   median efficiency over measured shapes of each weight class round(log2(n x k)) at M = 1, 2, 4 ...
   32,768 tokens, against max(2 M n k / peak, (n k x bytes per weight + 2 M (n + k)) / peak B/s) (the
@@ -53,6 +54,37 @@ DTYPES = {"bfloat16": ("bf16", 2.0, "bf16"), "fp8": ("fp8", 1.0, "fp8"), "fp8_bl
 PREFER = ("vllm_fused_moe", "triton", "marlin", "vllm_mxfp4_moe", "flashinfer")
 TOKEN_GRID = (1, 4, 16, 64, 256, 1024, 4096, 16384)
 MOE_FLOOR_KEY = "min_one_token_latency_s"
+
+
+EP_SPLIT_MAX_RATIO = 0.9   # see ep_unsplit_rows
+EP_SPLIT_MIN_TOKENS = 256
+
+
+def ep_unsplit_rows(sub):
+    """Index of the expert-parallel rows (moe_ep_size > 1) whose call did not split the experts.
+
+    With EP = e a rank holds E / e of the E experts and, at >= EP_SPLIT_MIN_TOKENS balanced tokens (every
+    local expert touched), streams 1/e of the weights and runs 1/e of the routed pairs: the latency falls
+    to about 1/e of the EP = 1 call's, plus the kernel chain's fixed floor (<= 0.55 at e = 2). A group of
+    rows (same kernel, shape, TP, EP) whose median latency there stays above EP_SPLIT_MAX_RATIO x the
+    EP = 1 latency was timed over all E experts (aiconfigurator 0.12.0: the MXFP4 rows of H200 and B200,
+    vLLM 0.19.0, ratio 1.00 at every EP size: the FusedMoE module the collector builds ignores ep_size),
+    so its efficiency against E / e experts' bytes would be understated e-fold; such rows are dropped."""
+    keys = ["kernel_source", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size"]
+    big = sub[sub["num_tokens"] >= EP_SPLIT_MIN_TOKENS]
+    med = big.groupby(keys + ["moe_ep_size"])["latency"].median()
+    bad = []
+    for idx, lat in med.items():
+        *shape, ep = idx
+        if ep <= 1:
+            continue
+        ref = med.get(tuple(shape) + (1,))
+        if ref is not None and float(lat) > EP_SPLIT_MAX_RATIO * float(ref):
+            mask = (sub["moe_ep_size"] == ep)
+            for k, v in zip(keys, shape):
+                mask &= sub[k] == v
+            bad.extend(sub.index[mask])
+    return bad
 
 
 def _release_key(v: str) -> tuple[int, ...]:
@@ -241,6 +273,12 @@ def main(data_dir: str) -> int:
             kernels = sorted(sub["kernel_source"].unique(), key=lambda k: min(
                 [i for i, p in enumerate(PREFER) if p in k] or [len(PREFER)]))
             sub = sub[sub["kernel_source"] == kernels[0]]
+            unsplit = ep_unsplit_rows(sub)
+            if unsplit:
+                eps = sorted({int(e) for e in sub.loc[unsplit, "moe_ep_size"]})
+                print(f"{gpu.name}: {dtype} {kernels[0]}: {len(unsplit)} EP rows (EP {eps}) left out: latency not "
+                      f"below {EP_SPLIT_MAX_RATIO} x the EP = 1 call's (experts not split)")
+                sub = sub.drop(index=unsplit)
             peak = float(gpu.tflops[ckey]) * 1e12
             effs: dict[tuple, dict[int, list[float]]] = {}
             one_token = [float(x) * 1e-3 for x in sub[sub["num_tokens"] == 1]["latency"] if float(x) > 0]

@@ -51,6 +51,32 @@ def test_fused_moe_latency_floor_is_the_median_of_the_measured_gpus_fastest_one_
     assert moe_latency_floor("")[0] == moe_latency_floor("bf16")[0]      # unknown format: the bf16 floor
 
 
+def test_mxfp4_expert_parallel_rows_timed_over_all_experts_are_left_out():
+    """aiconfigurator 0.12.0's H200 MXFP4 MoE rows (vLLM 0.19.0, balanced routing) take the same time at every
+    EP size: h=2880 i=2880 E=128 k=4 at 64 tokens 0.7158 / 0.7146 ms with EP 1 and 0.7162 / 0.7185 ms with
+    EP 8, where EP 8 holds 16 of the 128 experts per GPU (1/8 of the bytes). The collector's FusedMoE module
+    ran all 128 experts, so those rows would rate 16 experts' bytes against 128 experts' time (efficiency
+    0.00-0.06). tools/derive_kernel_efficiency.py (ep_unsplit_rows) leaves them out; an EP layout then takes
+    the nearest genuinely measured shape."""
+    import json
+
+    from sched_reader.models.cost.kernels import DATA, SHAPES_KEY
+
+    cell = json.loads(DATA.read_text())["gpus"]["H200 SXM 141GB"]["moe"]["mxfp4"]
+    shapes = {tuple(s[:4]): s[4] for s in cell[SHAPES_KEY]}
+    assert all(e >= 32 for (_, _, e, _) in shapes)          # no 1-16 local-expert shapes from the EP rows
+    # the EP = 1 call of gpt-oss-20b's shape (E=32), hand-computed from its two measured latencies per count
+    # (H200: 4.8 TB/s, 989.5 TFLOP/s bf16; 0.5 bytes per MXFP4 weight; balanced routing: min(E, 4 T) experts):
+    #   T = 1 : 4 experts x 3 x 2880 x 2880 x 0.5 B = 49.77 MB -> 10.37 us; measured 82.83 / 82.99 us
+    #   T = 64: 32 experts -> 398.1 MB -> 82.94 us (FLOPs 12.9 us); measured 226.4 / 227.7 us
+    eff = shapes[(2880, 2880, 32, 4)]
+    assert eff[0] == pytest.approx(round(10.368 / 82.832, 2))           # the upper of the two: 0.13
+    assert eff[3] == pytest.approx(round(82.944 / 226.427, 2))          # 0.37
+    # gpt-oss-120b with TP 8 and EP 8 holds 16 of 128 experts per GPU at full width: nearest measured shape
+    curve = moe_efficiency_curve("H200 SXM 141GB", "mxfp4", 2880, 2880, 16, 4)
+    assert curve is not None and "h=2880 i=2880 E=32 k=4" in curve[2]
+
+
 # ------------------------------------------------------------------ dense GEMMs and attention
 from sched_reader.models.architecture import ModelArch  # noqa: E402
 from sched_reader.models.cost.kernels import (decode_attention_fit, gemm_efficiency_curve, gemm_format,  # noqa: E402

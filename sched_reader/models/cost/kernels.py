@@ -31,10 +31,9 @@ without any keeps the named constants of efficiency.py, and ``TermCost.source`` 
 fused MoE the constants' roofline is held above the measured latency floor of a fused-MoE call
 (``moe_latency_floor``).
 MoE tables whose measured efficiency never reaches ``MIN_TRUSTED`` are left out (dense GEMM curves are
-kept: a small GEMM's low efficiency is its measured latency floor). A MoE table that timed a kernel vLLM
-does not run for its format (``NOT_VLLM_MOE_KERNEL``: H200's and B200's W4A16 rows, Triton instead of Marlin)
-gives way to the same-architecture GPU's table (``MOE_SAME_ARCH``: H100's Marlin table for H200) and is not
-counted in the latency floor.
+kept: a small GEMM's low efficiency is its measured latency floor). Each MoE table comes from the oldest
+measured release whose rows time the kernel vLLM runs for the format (W4A16 experts: Marlin, vLLM 0.24.0
+rows; the 0.19.0 rows timed the Triton W4A16 kernel, see tools/derive_kernel_efficiency.py NOT_VLLM_KERNEL).
 """
 
 from __future__ import annotations
@@ -82,44 +81,14 @@ def moe_format(fmt: str | None, expert_weight_bytes: float) -> str:
 
 SHAPES_KEY = "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency by tokens]"
 
-# (format, kernel label) of MoE tables that timed a kernel vLLM does not run for that format. aiconfigurator
-# 0.12.0's vLLM 0.19.0 rows labelled "vllm_marlin_int4_moe" (H200, B200) come from its collector calling
-# vllm fused_experts() with int4_w4a16_moe_quant_config (collector/vllm/collect_moe.py), which runs the
-# Triton W4A16 kernel (fused_moe_kernel_gptq_awq): at best 0.21 of HBM bandwidth on H200, 0.16 on B200. vLLM
-# serves W4A16 experts (compressed-tensors pack-quantized, GPTQ, AWQ) with the Marlin MoE kernel
-# (CompressedTensorsWNA16MarlinMoEMethod: "Using Marlin backend for WNA16 MoE (group_size=32, num_bits=4)"
-# for Kimi-K2.5, github.com/vllm-project/vllm/issues/40357), which the vLLM 0.24.0 rows time
-# ("..._marlin_marlinexperts", H100 and L40S: 0.6-0.78 of HBM bandwidth at 16-64 tokens).
-NOT_VLLM_MOE_KERNEL = {("int4", "vllm_marlin_int4_moe")}
-# measured GPU -> the GPU of the same architecture whose MoE table stands in where the GPU's own table timed
-# a kernel vLLM does not run. H200 is H100's SM90 die with 4.8 instead of 3.35 TB/s: for the same Triton
-# kernel and shape, H200's measured efficiency (fraction of its own peak) is 0.91-0.98 of H100's at 1-256
-# tokens per step (median over 93 bf16 shapes; 0.78-0.95 over 41 block-FP8 shapes).
-MOE_SAME_ARCH = {"H200 SXM 141GB": "H100 SXM5 80GB"}
-
-
-def _moe_cell(gpu_name: str, fmt_key: str) -> tuple[str | None, dict[str, Any], dict[str, Any] | None, str]:
-    """(measured GPU, its entry, the MoE table of ``fmt_key``, stand-in note) for ``gpu_name``: the GPU's own
-    table, or its same-architecture GPU's when its own timed a kernel vLLM does not run (None without one)."""
-    name, entry = _entry(gpu_name)
-    cell = (entry.get("moe") or {}).get(fmt_key)
-    if cell and (fmt_key, cell.get("kernel")) in NOT_VLLM_MOE_KERNEL:
-        alt = MOE_SAME_ARCH.get(name or "")
-        alt_entry = _table().get(alt or "") or {}
-        alt_cell = (alt_entry.get("moe") or {}).get(fmt_key)
-        if alt_cell and (fmt_key, alt_cell.get("kernel")) not in NOT_VLLM_MOE_KERNEL:
-            return alt, alt_entry, alt_cell, (f" standing in for {name} (whose table timed {cell['kernel']}, the "
-                                              f"Triton W4A16 kernel, not the Marlin MoE kernel vLLM runs)")
-        return name, entry, None, ""
-    return name, entry, cell, ""
-
 
 def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: int = 0, experts: int = 0,
                          top_k: int = 0) -> tuple | None:
     """(log2 tokens, efficiency, provenance) of the measured MoE shape nearest to (hidden, per-GPU
     intermediate size, per-GPU experts, top-k) on ``gpu_name`` in format ``fmt_key``; None when not
     measured. Nearest = smallest sum of |log ratio| over the four sizes."""
-    name, entry, cell, stand_in = _moe_cell(gpu_name, fmt_key)
+    name, entry = _entry(gpu_name)
+    cell = (entry.get("moe") or {}).get(fmt_key)
     if not cell:
         return None
     want = [max(1.0, float(x)) for x in (hidden, inter, experts, top_k)]
@@ -133,7 +102,7 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
         return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
     return _curve(t, e, f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
-                        f"({cell['kernel']}, vLLM {entry['vllm_release']}, aiconfigurator){stand_in}")
+                        f"({cell['kernel']}, vLLM {cell.get('vllm_release') or entry['vllm_release']}, aiconfigurator)")
 
 
 MOE_FLOOR_KEY = "min_one_token_latency_s"
@@ -146,8 +115,7 @@ def moe_latency_floor(fmt_key: str) -> tuple[float, str] | None:
     call over all measured shapes (tools/derive_kernel_efficiency.py; the kernel chain align/sort, quantize,
     two grouped GEMMs, activation and top-k sum costs 19-31 us even when the expert bytes are tiny); the floor
     is the median over the measured GPUs (bf16: A100, B200, H100, H200, L40S -> 21.5 us; fp8_block 28.6 us;
-    int4 Marlin 35.8 us over H100 and L40S, the tables that timed Marlin (NOT_VLLM_MOE_KERNEL); MXFP4 53.6 us).
-    A format measured on no GPU takes the bf16 floor. None without data.
+    int4 Marlin 44.6 us; MXFP4 53.6 us). A format measured on no GPU takes the bf16 floor. None without data.
 
     Checked leaving each measured GPU out (its own floor excluded from the median): against its measured
     one-token latencies, max(roofline at the named constants, floor) has median |ln(predicted/measured)|
@@ -156,7 +124,7 @@ def moe_latency_floor(fmt_key: str) -> tuple[float, str] | None:
     by_fmt: dict[str, list[float]] = {}
     for entry in _table().values():
         for key, cell in (entry.get("moe") or {}).items():
-            if cell.get(MOE_FLOOR_KEY) and (key, cell.get("kernel")) not in NOT_VLLM_MOE_KERNEL:
+            if cell.get(MOE_FLOOR_KEY):
                 by_fmt.setdefault(key, []).append(float(cell[MOE_FLOOR_KEY]))
     key = fmt_key if by_fmt.get(fmt_key) else "bf16"
     vals = sorted(by_fmt.get(key) or [])

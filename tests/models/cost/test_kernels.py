@@ -42,13 +42,13 @@ def test_fused_moe_latency_floor_is_the_median_of_the_measured_gpus_fastest_one_
     # aiconfigurator moe_perf (balanced routing, the kernel vLLM picks), fastest one-token call per GPU:
     # bf16   A100 24.2, B200 21.5, H100 24.3, H200 20.4, L40S 20.7 us        -> median 21.5 us
     # fp8_block         B200 31.3, H100 30.4, H200 26.7, L40S 21.7 us        -> median (26.7 + 30.4) / 2
-    # int4 (Marlin)     H100 40.3, L40S 31.2 us                              -> median (40.3 + 31.2) / 2
-    #   (B200 55.9 and H200 48.8 us timed the Triton W4A16 kernel, not the Marlin kernel vLLM runs: not counted)
+    # int4 (Marlin)     B200 43.6, H100 40.3, H200 40.7, L40S 31.2 us        -> median (40.3 + 40.7) / 2
+    #   (vLLM 0.24.0 rows; the 0.19.0 rows timed the Triton W4A16 kernel, not the Marlin kernel vLLM runs)
     if moe_latency_floor("bf16") is None:
         pytest.skip("no kernel table shipped")
     assert moe_latency_floor("bf16")[0] == pytest.approx(21.5e-6, abs=0.1e-6)
     assert moe_latency_floor("fp8_block")[0] == pytest.approx((26.7e-6 + 30.4e-6) / 2, abs=0.1e-6)
-    assert moe_latency_floor("int4")[0] == pytest.approx((40.3e-6 + 31.2e-6) / 2, abs=0.1e-6)
+    assert moe_latency_floor("int4")[0] == pytest.approx((40.3e-6 + 40.7e-6) / 2, abs=0.1e-6)
     assert moe_latency_floor("")[0] == moe_latency_floor("bf16")[0]      # unknown format: the bf16 floor
 
 
@@ -78,30 +78,28 @@ def test_mxfp4_expert_parallel_rows_timed_over_all_experts_are_left_out():
     assert curve is not None and "h=2880 i=2880 E=32 k=4" in curve[2]
 
 
-def test_h200_w4a16_experts_take_the_h100_marlin_table():
-    """H200's own int4 MoE rows (aiconfigurator vLLM 0.19.0, "vllm_marlin_int4_moe") come from fused_experts()
-    with int4_w4a16_moe_quant_config, i.e. the Triton W4A16 kernel: at best 0.21 of HBM bandwidth. vLLM serves
-    W4A16 experts with Marlin (Kimi-K2.5: "Using Marlin backend for WNA16 MoE (group_size=32, num_bits=4)",
-    vllm-project/vllm#40357), which H100's vLLM 0.24.0 rows time; H100 (same SM90 die) stands in."""
+def test_w4a16_experts_take_the_marlin_rows_vllm_runs():
+    """The vLLM 0.19.0 int4 MoE rows of H200 and B200 ("vllm_marlin_int4_moe") come from aiconfigurator's
+    collector calling fused_experts() with int4_w4a16_moe_quant_config: the Triton W4A16 kernel, at best 0.21
+    of H200's HBM bandwidth. vLLM serves W4A16 experts with Marlin (Kimi-K2.5: "Using Marlin backend for WNA16
+    MoE (group_size=32, num_bits=4)", vllm-project/vllm#40357), timed by the 0.24.0 rows through vLLM's own
+    CompressedTensorsWNA16MarlinMoEMethod; tools/derive_kernel_efficiency.py (NOT_VLLM_KERNEL) takes those."""
     import json
 
-    from sched_reader.models.cost.kernels import DATA, SHAPES_KEY
+    from sched_reader.models.cost.kernels import DATA
 
     gpus = json.loads(DATA.read_text())["gpus"]
-    own = gpus["H200 SXM 141GB"]["moe"]["int4"]
-    assert own["kernel"] == "vllm_marlin_int4_moe" and max(max(s[4]) for s in own[SHAPES_KEY]) <= 0.21
-    # Kimi-K2.5 at TP 8: hidden 7168, 2048 / 8 = 256 intermediate per GPU, 384 experts, top-8
+    for gpu in ("H100 SXM5 80GB", "H200 SXM 141GB", "B200 180GB", "L40S 48GB"):
+        cell = gpus[gpu]["moe"]["int4"]
+        assert cell["kernel"].endswith("_marlin_marlinexperts") and cell["vllm_release"] == "0.24.0"
+    # Kimi-K2.5 at TP 8 on H200: hidden 7168, 2048 / 8 = 256 intermediate per GPU, 384 experts, top-8
     curve = moe_efficiency_curve("H200 SXM 141GB", "int4", 7168, 256, 384, 8)
-    assert curve is not None and curve[2].startswith("H100 SXM5 80GB int4 shape h=7168 i=256 E=384 k=8")
-    assert "marlinexperts" in curve[2] and "standing in for H200 SXM 141GB" in curve[2]
-    # hand check of two H100 points (3.35 TB/s; 0.5 B per weight; balanced routing: min(384, 8 T) experts):
-    #   T = 1 : 8 experts x 3 x 7168 x 256 x 0.5 B = 22.02 MB -> 6.57 us; measured 40.35 us -> 0.16
-    #   T = 16: 128 experts -> 352.3 MB -> 105.2 us (FLOPs 1.4 us); measured 204.0 us -> 0.52
-    assert efficiency_at(curve, 1) == pytest.approx(round(6.573 / 40.352, 2))
-    assert efficiency_at(curve, 16) == pytest.approx(round(105.17 / 204.016, 2))
-    # a GPU without a same-architecture Marlin table keeps the named constants (B200: its table is below
-    # MIN_TRUSTED and timed the same Triton kernel)
-    assert moe_efficiency_curve("B200 180GB", "int4", 7168, 256, 384, 8) is None
+    assert curve is not None and "h=7168 i=256 E=384 k=8" in curve[2] and "vLLM 0.24.0" in curve[2]
+    # hand check (4.8 TB/s, 989.5 TFLOP/s bf16; 0.5 B per weight; balanced routing: min(384, 8 T) experts):
+    #   T = 1 : 8 experts x 3 x 7168 x 256 x 0.5 B = 22.02 MB -> 4.588 us; measured 40.747 us -> 0.11
+    #   T = 16: 128 experts -> 352.3 MB -> 73.40 us (FLOPs 1.42 us); measured 181.931 us -> 0.40
+    assert efficiency_at(curve, 1) == pytest.approx(round(4.588 / 40.747, 2))
+    assert efficiency_at(curve, 16) == pytest.approx(round(73.40 / 181.931, 2))
 
 
 # ------------------------------------------------------------------ dense GEMMs and attention

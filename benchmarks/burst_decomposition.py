@@ -18,9 +18,25 @@ and compares the inter-token latencies: median ITL ~ a decode step at the runnin
 mixed prefill+decode step at the full token budget (max_num_batched_tokens). The ratio published /
 predicted of each part says which physics the prediction misses:
 
-  F ratio > 1   intake per request longer than models/cost/frontend.py's API_INTAKE_S
+  F ratio > 1   intake per request longer than models/cost/frontend.py's intake_base_s (per release)
   P ratio > 1   the engine prefills a burst more slowly than the step-cost model (mixed steps)
   ITL ratios    decode-step and mixed-step time at large batch
+
+and, by Little's law, how long requests stay between their first and last token (the decode phase):
+
+  Sum over requests of (last - first token time) = mean ITL x (output tokens - N)   (one token per chunk:
+      ``vllm bench serve`` records one ITL per streamed chunk after the first, and the gaps of a request
+      add up to its last-minus-first-token time)
+  D = that sum / N           the mean decode phase per request (s); mean E2E = mean TTFT + D
+  L = that sum / duration    the mean number of requests between first and last token (requests)
+
+  D ratio > 1 with duration and median ITL close (ratio ~1): the engine's steps and the run's length
+      agree, but the client sees each request's tokens spread over a longer time (delivery lag behind the
+      API server's streaming, models/cost/frontend.py), not slower engine steps
+  D and median ITL ratios both > 1: the engine's decode steps are slower than the step-cost model
+
+A chunk carrying several tokens (a lagging API server merges them) records fewer gaps, so D and L are
+then upper bounds on the engine-side values.
 
 The reading holds when first tokens really are spread evenly after a floor: ``skew`` = |median - mean| / P
 at most 0.1 and F >= 0. A burst whose TTFT is set by waiting for KV blocks or ``max_num_seqs`` slots
@@ -68,6 +84,24 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if (a is not None and b) else None
 
 
+def decode_phase(src: dict[str, float], num_prompts: int) -> dict[str, float | None]:
+    """Little's-law reading of a run's decode phase (see the module docstring): ``decode_s_per_request`` D
+    (s), ``decode_occupancy`` L (requests) and ``mean_e2e_s`` (s), None where a metric is missing. Output
+    tokens: ``total_output_tokens``, else output throughput x duration."""
+    itl, dur = src.get("mean_itl_ms"), src.get("duration_s")
+    out_tok = src.get("total_output_tokens")
+    if out_tok is None and src.get("output_throughput") is not None and dur:
+        out_tok = src["output_throughput"] * dur
+    if out_tok is None and src.get("output_throughput_tok_s") is not None and dur:
+        out_tok = src["output_throughput_tok_s"] * dur
+    if itl is None or out_tok is None or not dur or num_prompts <= 0:
+        return {"decode_s_per_request": None, "decode_occupancy": None, "mean_e2e_s": None}
+    total_s = itl / 1e3 * max(0.0, out_tok - num_prompts)
+    ttft = src.get("mean_ttft_ms")
+    return {"decode_s_per_request": total_s / num_prompts, "decode_occupancy": total_s / dur,
+            "mean_e2e_s": (ttft / 1e3 + total_s / num_prompts) if ttft is not None else None}
+
+
 def decompose(published: dict[str, float], predicted: dict[str, float], num_prompts: int) -> dict[str, Any]:
     """Published vs predicted F, P, implied intake per request and ITL ratios (seconds, ms)."""
     out: dict[str, Any] = {}
@@ -83,9 +117,11 @@ def decompose(published: dict[str, float], predicted: dict[str, float], num_prom
                      "median_itl_ms": src.get("median_itl_ms"), "p99_itl_ms": src.get("p99_itl_ms"),
                      "mean_tpot_ms": src.get("mean_tpot_ms"), "median_tpot_ms": src.get("median_tpot_ms"),
                      "duration_s": src.get("duration_s")}
+        out[name].update(decode_phase(src, num_prompts))
     pub, pred = out["published"], out["predicted"]
     out["ratio"] = {k: _ratio(pub[k], pred[k]) for k in ("floor_s", "spread_s", "median_itl_ms", "p99_itl_ms",
-                                                        "mean_tpot_ms", "median_tpot_ms", "duration_s")}
+                                                        "mean_tpot_ms", "median_tpot_ms", "duration_s",
+                                                        "decode_s_per_request", "decode_occupancy", "mean_e2e_s")}
     out["uniform"] = pub["skew"] <= SKEW_LIMIT and pub["floor_s"] >= 0.0
     # mean TTFT = F + P / 2 exactly, so the mean-TTFT miss splits into its two parts (seconds)
     out["ttft_miss_s"] = {"floor": pub["floor_s"] - pred["floor_s"], "half_spread": (pub["spread_s"] - pred["spread_s"]) / 2}
@@ -116,7 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         pred = predicted_metrics(row)
         if not pred:
             continue
-        d = decompose(row["results"], pred, int(row["workload"].get("num_prompts") or 1000))
+        pub = dict(row["results"])
+        if row["workload"].get("total_output_tokens"):
+            pub["total_output_tokens"] = row["workload"]["total_output_tokens"]
+        d = decompose(pub, pred, int(row["workload"].get("num_prompts") or 1000))
         if d:
             d.update({"id": row["id"], "engine_version": str(row.get("engine_version")),
                       "endpoint": ta.row_endpoint(row), "num_prompts": row["workload"].get("num_prompts")})
@@ -128,9 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     def f(x, p=1):
         return f"{x:.{p}f}" if isinstance(x, (int, float)) else "-"
 
-    print("TTFT floor F and spread P (s) published / predicted; implied intake ms/request; ITL ratios pub/pred")
+    print("TTFT floor F and spread P (s) published / predicted; implied intake ms/request; ITL ratios pub/pred;")
+    print("D: mean decode phase per request (s, Little's law: mean ITL x (output tokens - N) / N); ratios pub/pred")
     print(f"{'row':50} {'vllm':7} {'F pub':>6} {'F pred':>6} {'ms/req':>11} {'P pub':>6} {'P pred':>6} "
-          f"{'P x':>5} {'medITL x':>8} {'p99ITL x':>8} {'miss F':>7} {'miss P/2':>8}")
+          f"{'P x':>5} {'medITL x':>8} {'p99ITL x':>8} {'miss F':>7} {'miss P/2':>8} {'D pub':>6} {'D pred':>6} "
+          f"{'D x':>5} {'dur x':>5}")
     for d in report:
         pub, pred, r = d["published"], d["predicted"], d["ratio"]
         flag = "" if d["uniform"] else "  (queue-bound or skewed: F, P not intake and prefill)"
@@ -138,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{f(pub['intake_ms_per_request']):>5}/{f(pred['intake_ms_per_request']):<5} "
               f"{f(pub['spread_s']):>6} {f(pred['spread_s']):>6} {f(r['spread_s'], 2):>5} "
               f"{f(r['median_itl_ms'], 2):>8} {f(r['p99_itl_ms'], 2):>8} {f(d['ttft_miss_s']['floor']):>7} "
-              f"{f(d['ttft_miss_s']['half_spread']):>8}{flag}")
+              f"{f(d['ttft_miss_s']['half_spread']):>8} {f(pub['decode_s_per_request']):>6} "
+              f"{f(pred['decode_s_per_request']):>6} {f(r['decode_s_per_request'], 2):>5} {f(r['duration_s'], 2):>5}{flag}")
     return 0
 
 

@@ -124,7 +124,8 @@ def corpus_deployments() -> list[tuple[str, object, list[BenchResult], str]]:
                 median_tpot_ms=res.get("median_tpot_ms")))
         name = f"{key[0]}: {key[1]} {key[3] or 1}x {key[2]}, vLLM {key[6]}"
         name += ", tuned fused-MoE config" if key[-1] else ""
-        out.append((name, spec, runs, endpoint_for(key[-2], getattr(spec.arch, "model_type", None))))
+        out.append((name, spec, runs, endpoint_for(key[-2], getattr(spec.arch, "model_type", None),
+                                                      spec.vllm_version)))
     return out
 
 

@@ -169,7 +169,7 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
     from sched_reader.models.cost.frontend import api_server_for
 
-    endpoint = endpoint_for(endpoint, getattr(arch, "model_type", None))
+    endpoint = endpoint_for(endpoint, getattr(arch, "model_type", None), cfg.vllm_version)
     frontend = api_server_for(endpoint) if FRONTEND else None
     return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt),
                                           frontend=frontend), endpoint)
@@ -271,7 +271,8 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
             kind += " (simulator)"
     if pred is None:
         pred = estimate_performance(arch, gpu, cfg, wl, ckpt, kv_tokens=kv,
-                                    endpoint=endpoint_for(row_endpoint(row), getattr(arch, "model_type", None)))
+                                    endpoint=endpoint_for(row_endpoint(row), getattr(arch, "model_type", None),
+                                                                    cfg.vllm_version))
         if not steady:
             kind = "burst (closed form, sim-pending)"
     other = (row.get("config_flags") or {}).get("other") or {}

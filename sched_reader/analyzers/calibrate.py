@@ -408,7 +408,8 @@ def bench_endpoint(benches: list[BenchResult], spec: Any) -> str:
                          + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(kinds.items())) + ")",
                          hint="calibrate the chat and the completions results separately")
     kind = next(iter(kinds), "completions")
-    return endpoint_for(kind, getattr(getattr(spec, "arch", None), "model_type", None))
+    return endpoint_for(kind, getattr(getattr(spec, "arch", None), "model_type", None),
+                        getattr(spec, "vllm_version", None))
 
 
 def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endpoint: str = "completions",

@@ -326,7 +326,8 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
 
 def _api_endpoint(spec: EngineSpec, workload: Any) -> str:
     """The API entry point the workload's client calls, as the API-server model keys it."""
-    return endpoint_for(getattr(workload, "endpoint", None), getattr(spec.arch, "model_type", None))
+    return endpoint_for(getattr(workload, "endpoint", None), getattr(spec.arch, "model_type", None),
+                        spec.vllm_version)
 
 
 def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,

@@ -179,7 +179,7 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     pt.kv_tokens = int(cap.kv_cache.tokens or 0)
     cost = calibrated(IterationCostModel(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization), profile)
 
-    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None))
+    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None), spec.vllm_version)
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
                                          frontend=api_server_for(endpoint, **frontend_kwargs(profile))), endpoint)

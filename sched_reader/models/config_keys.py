@@ -21,6 +21,10 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   ``hybrid_override_pattern``: the pattern string (M / * / - / E) is filled from it.
 - Kimi-Linear (``model_type: kimi_linear``): ``num_experts`` / ``num_experts_per_token`` / ``num_shared_experts``
   (DeepSeek spellings filled, so ``first_k_dense_replace`` keeps layer 0 dense).
+- Ling / Ring 2.0 (``model_type: bailing_moe``, BailingMoeV2): ``num_experts`` / ``num_shared_experts`` (DeepSeek
+  spellings filled, so ``first_k_dense_replace`` keeps the first layers dense).
+- Hy3 (``model_type: hy_v3``): ``num_experts`` / ``num_shared_experts`` / ``expert_hidden_dim`` (DeepSeek spellings).
+- MiMo-V2-Flash (``model_type: mimo_v2_flash``): ``layer_types`` from ``hybrid_layer_pattern`` (1 = sliding window).
 - OPT (``model_type: opt``): the MLP width is ``ffn_dim`` (transformers ``OPTConfig``; vLLM ``opt.py``).
 - Nemotron-NAS (``model_type: nemotron-nas``): ``num_key_value_heads`` and ``intermediate_size`` are null at the
   top; the per-layer ``block_configs`` give them (models/nas.py).
@@ -126,6 +130,19 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         _set(cfg, filled, "intermediate_size_mlp", cfg.get("dense_intermediate_size"), "dense_intermediate_size")
     elif model_type == "step3p7":        # Step-3.7-Flash: num_experts routed after first_k_dense_replace dense layers
         _set(cfg, filled, "n_routed_experts", cfg.get("num_experts"), "num_experts")
+    elif model_type == "hy_v3":   # Hy3 (HYV3 config): num_experts / num_shared_experts / expert_hidden_dim
+        for std, key in (("n_routed_experts", "num_experts"), ("n_shared_experts", "num_shared_experts"),
+                         ("moe_intermediate_size", "expert_hidden_dim")):
+            _set(cfg, filled, std, cfg.get(key), key)
+    elif model_type == "bailing_moe" and cfg.get("first_k_dense_replace") is not None:
+        # BailingMoeV2Config (Ling / Ring 2.0): DeepSeek-style layout under its own names; the first
+        # first_k_dense_replace layers are dense (vLLM bailing_moe.py BailingMoeV2 decoder layers)
+        for std, key in (("n_routed_experts", "num_experts"), ("n_shared_experts", "num_shared_experts")):
+            _set(cfg, filled, std, cfg.get(key), key)
+    elif model_type == "mimo_v2_flash" and isinstance(cfg.get("hybrid_layer_pattern"), list):
+        # MiMoV2FlashConfig: hybrid_layer_pattern 1 = sliding-window layer, 0 = full attention
+        _set(cfg, filled, "layer_types", ["sliding_attention" if int(x) == 1 else "full_attention"
+                                          for x in cfg["hybrid_layer_pattern"]], "hybrid_layer_pattern")
     elif model_type == "gemma4_text":   # Gemma4TextConfig: top_k_experts
         _set(cfg, filled, "num_experts_per_tok", cfg.get("top_k_experts"), "top_k_experts")
     elif model_type == "nemotron-nas":

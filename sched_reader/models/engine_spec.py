@@ -91,7 +91,8 @@ class EffectiveConfig(DataModel):
     # VLLM_USE_FLASHINFER_SAMPLER as the deploy file sets it (None: not set); picks the sampler's
     # top-k/top-p path, whose temporaries bound the profile run's activation peak
     flashinfer_sampler: bool | None = None
-    # the VLLM_ROCM_* environment variables the deploy file sets (VLLM_ROCM_USE_AITER, _MOE, _LINEAR...), as
+    # the VLLM_ROCM_* environment variables the deploy file sets (VLLM_ROCM_USE_AITER, _MOE, _LINEAR...) and
+    # VLLM_USE_TRITON_FLASH_ATTN, as
     # written: they pick the kernels vLLM runs on AMD Instinct GPUs (models/cost/rocm_paths.py); {} when none
     rocm_env: dict[str, str] = Field(default_factory=new_dict)
     # vLLM's custom all-reduce: False when --disable-custom-all-reduce is set or the log says it is disabled

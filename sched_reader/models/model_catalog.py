@@ -81,6 +81,7 @@ _SUFFIXES: tuple[_Suffix, ...] = (
     _sfx(r"fp8", "fp8", None),
     _sfx(r"nvfp4|fp4", "nvfp4", None),
     _sfx(r"mxfp4", "mxfp4", "mxfp4"),
+    _sfx(r"mxfp8", "mxfp8", "mxfp8"),   # MiniMaxAI/MiniMax-M3-MXFP8: OCP MX FP8 (E4M3 + an E8M0 scale per 32)
     _sfx(r"gptq[-_]int4|gptq[-_]4bit|gptq", "gptq", "gptq"),
     _sfx(r"gptq[-_]int8|gptq[-_]8bit", "gptq_int8", "gptq"),
     _sfx(r"awq[-_]int4|awq", "awq", "awq"),
@@ -90,6 +91,10 @@ _SUFFIXES: tuple[_Suffix, ...] = (
     _sfx(r"int4", "w4a16", "compressed-tensors"),
     _sfx(r"bnb[-_]4bit|unsloth[-_]bnb[-_]4bit", "bnb_4bit", "bitsandbytes"),
 )
+
+# Checkpoint formats a size-only proxy does not pass on (4-bit post-training or QAT releases of one model); FP8 is
+# kept: the native training / release format of most 100B+ MoE checkpoints since DeepSeek-V3 (block FP8).
+_RELEASE_SPECIFIC_SCHEMES = ("mxfp4", "nvfp4", "w4a16", "awq", "gptq", "bnb_4bit")
 
 # A release tag some publishers put after the quantization suffix ("-FP4-V2", "-MXFP4-Preview").
 _RELEASE_TAG = re.compile(r"[-_.](?:v\d+(?:\.\d+)?|preview)$", re.IGNORECASE)
@@ -355,6 +360,16 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
                 quant, base_repo = (suffix.scheme, method), base
             mid, exact = _lookup(cat, parsed.org, base)
             if mid is None:
+                # two formats named ("RedHatAI/Hy3-NVFP4-FP8": NVFP4 experts, FP8 attention): the first one written,
+                # next to the model name, is the bulk of the weights
+                for inner in _SUFFIXES:
+                    m2 = inner.pattern.search(base)
+                    mid2, exact2 = _lookup(cat, parsed.org, base[: m2.start()]) if m2 else (None, False)
+                    if mid2 is not None:
+                        method2 = inner.method or _fp8_method(parsed.org, inner.scheme)
+                        base_parsed = _Parsed(org=parsed.org, repo=base[: m2.start()], from_path=parsed.from_path)
+                        return _resolution_for(_variant(cat, mid2, base_parsed), name, parsed, exact2,
+                                               (inner.scheme, method2))
                 continue
             base_parsed = _Parsed(org=parsed.org, repo=base, from_path=parsed.from_path)
             return _resolution_for(_variant(cat, mid, base_parsed), name, parsed, exact, (suffix.scheme, method))
@@ -365,7 +380,14 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
         mid, how = hit
         assumed = (f"{name.strip()!r} is not in the catalog: assumed architecture of {mid} ({how}); "
                    f"pass --model-config to be exact")
-        return _resolution_for(cat.by_id[mid], name, parsed, False, quant, assumed=assumed)
+        arch = cat.by_id[mid]
+        inherited, _ = scheme_from_quant_config(arch.quantization_config)
+        if how.startswith("a guess") and quant is None and inherited in _RELEASE_SPECIFIC_SCHEMES:
+            # a size-only proxy from another family: its 4-bit release format (gpt-oss's MXFP4 experts, Kimi's INT4)
+            # says nothing about this checkpoint, whose name states no format -> 16-bit weights assumed
+            arch = arch.model_copy(update={"config": {k: v for k, v in arch.config.items() if k != "quantization_config"}})
+            assumed += f"; {mid}'s own {inherited} weights not assumed (the name states no format: 16-bit)"
+        return _resolution_for(arch, name, parsed, False, quant, assumed=assumed)
     raise UnknownModelError(f"unknown model {name.strip()!r}", key="model", hint=_hint(parsed.repo))
 
 

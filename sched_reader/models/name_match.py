@@ -20,11 +20,11 @@ exact"). Sizes are in billions of parameters as written in names (``1.5B``, ``50
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Family words, longest first (so "mixtral" is not read as "mistral" + junk, "codellama" before "llama").
 _FAMILIES = (
-    "deepseek-coder", "vicuna", "zephyr", "openchat", "tulu",
+    "deepseek-coder", "deepseek-llm", "medgemma", "translategemma", "vicuna", "zephyr", "openchat", "tulu",
     "tinyllama", "codellama", "llama", "qwq", "qwen", "gemma", "mixtral", "ministral", "mistral", "magistral",
     "devstral", "pixtral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
     "falcon", "internlm", "olmo", "smollm", "exaone", "hunyuan", "baichuan", "starcoder", "jamba", "command-r",
@@ -37,7 +37,18 @@ _FAMILIES = (
 _LINEAGE = {"vicuna": ("llama", "2"), "codellama": ("llama", "2"), "deepseek-coder": ("llama", "2"),
             "zephyr": ("mistral", None), "openchat": ("mistral", None),
             "tulu": ("llama", "3.1"), "devstral": ("mistral", None), "magistral": ("mistral", None),
-            "pixtral": ("mistral", None)}   # Pixtral-12B: the Mistral-NeMo-12B decoder behind a Pixtral ViT
+            "pixtral": ("mistral", None),   # Pixtral-12B: the Mistral-NeMo-12B decoder behind a Pixtral ViT
+            # DeepSeek-LLM 7B / 67B (LlamaForCausalLM): 7B is multi-head 32 x 128 like Llama-2-7B (30 layers, not
+            # 32), 67B grouped-query with 8 KV heads like Llama-2-70B (95 layers, not 80): the nearest shapes
+            "deepseek-llm": ("llama", "2"),
+            # MedGemma and TranslateGemma are Gemma 3 checkpoints (Gemma3ForConditionalGeneration / gemma3_text;
+            # model cards: "built on Gemma 3"), 4B and 27B like Gemma 3's
+            "medgemma": ("gemma", "3"), "translategemma": ("gemma", "3")}
+# A release line that reused its predecessor's shapes at the sizes both published: Qwen2.5's 0.5B / 1.5B / 7B /
+# 72B have Qwen2's layer, head and width configuration (Qwen2.5 technical report, arXiv 2412.15115, Table 1,
+# beside the Qwen2 report, arXiv 2407.10671, Table 1): a Qwen2 name of one of those sizes the catalog lacks takes
+# the Qwen2.5 one. (successor version, the sizes in billions both lines published with one configuration)
+_VERSION_FALLBACK = {("qwen", "2"): ("2.5", (0.5, 1.5, 7.0, 72.0))}
 # Mistral names its open-weight lines by tier and release date (YYMM) instead of a size: "Small" checkpoints
 # from 2501 on (Mistral-Small-24B-Instruct-2501, Mistral-Small-3.1/3.2, Devstral-Small-2505/2507,
 # Magistral-Small-2506/2507/2509) are the 24B Mistral-Small-3 text shape (model cards on
@@ -58,10 +69,14 @@ _MODALITY_RE = re.compile(r"(?<![a-z])(vl|vision|omni|llava|pixtral)(?![a-z])")
 # What makes a name say mixture-of-experts (applied after a "-Distill-" prefix is cut: R1 distills are dense):
 # the word MoE, an expert-count tag ("Llama-4-Scout-17B-16E"), or a family whose every release is MoE.
 _MOE_WORD_RE = re.compile(r"(?<![a-z])(?:moe|olmoe|phimoe)(?![a-z0-9])|(?<![a-z0-9.])\d+e(?![a-z0-9])"
-                          r"|(?<![a-z])(?:mixtral|dbrx|gpt-oss|minimax|grok|arctic|kimi-k2|deepseek-(?:v2|v3|r1))")
+                          r"|(?<![a-z])(?:mixtral|dbrx|gpt-oss|minimax|grok|arctic|kimi-k2|deepseek-(?:v2|v3|r1)"
+                          # Mistral's MoE lines (vLLM recipes: Mistral-Small-4-119B "128 experts, 4 active per token
+                          # (plus 1 shared expert)", 6.5B active; Mistral-Large-3-675B, 22B-41B active)
+                          r"|mistral-small-4|mistral-large-3)")
 SIZE_FALLBACK_TOL = 0.20   # a proxy by size alone: within 20% of the named total size
 UNGROUPED_PENALTY = 0.10   # ... preferring grouped-query attention over MHA / MQA unless 10% closer in size
-OTHER_FAMILY_PENALTY = 0.05   # ... and the query's family when within 5% (size decides beyond: a Qwen3.6-27B
+OTHER_FAMILY_PENALTY = 0.05   # ... and the query's family when within 5% (two family-less names are no family match;
+                              # size decides beyond: a Qwen3.6-27B
                               # name is nearer a 27B model of another family than Qwen2.5-32B)
 _DISTILL_RE = re.compile(r"distill[-_ ]")
 
@@ -184,12 +199,17 @@ def best_match(query: NameKey, candidates: list[tuple[str, NameKey, float | None
         # a recurrent-state hybrid is never assumed from a size alone, nor a model of the other kind
         if mid not in hybrid_ids and (mid in moe_ids) == query.moe and _close(query.size_b, size, SIZE_FALLBACK_TOL):
             sizes[mid] = size
-            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family == query.family else OTHER_FAMILY_PENALTY)
+            size_hits.append((dist + (0 if same_mod else 1) + (0 if key.family and key.family == query.family else OTHER_FAMILY_PENALTY)
                               + (UNGROUPED_PENALTY if mid in ungrouped_ids and not query.moe
                                  and key.family != query.family else 0), mid))   # a family keeps its KV layout
     if family_hits:
         family_hits.sort()
         return family_hits[0][1], "same family and size"
+    successor, shared_sizes = _VERSION_FALLBACK.get((query.family or "", query.version or ""), (None, ()))
+    if successor is not None and query.size_b in shared_sizes:
+        hit = best_match(replace(query, version=successor), candidates, hybrid_ids, moe_ids, ungrouped_ids)
+        if hit is not None and hit[1] == "same family and size":
+            return hit[0], f"same family and size in {query.family}{successor}, which kept {query.family}{query.version}'s shapes"
     # A family the catalog knows only as recurrent-state hybrids (Nemotron-H / Nano v2: Mamba-2 + a few attention
     # layers) is not mapped onto a dense model of the same size: its KV per token would be off several-fold.
     fam_ids = [mid for mid, k, _ in candidates if query.family and k.family == query.family]

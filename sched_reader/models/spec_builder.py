@@ -68,6 +68,12 @@ _RANGES: dict[str, tuple[float, bool, float | None]] = {
     "cpu_offload_gb": (0, True, None),
 }
 
+# Environment variables outside the VLLM_ROCM_* prefix that pick a kernel on AMD GPUs, kept in EffectiveConfig.rocm_env:
+# VLLM_USE_TRITON_FLASH_ATTN selects V0's prefill attention (Triton FlashAttention, default, or CK flash-attn; see
+# models/cost/rocm_paths.prefill_attention_kernel); VLLM_V1_USE_PREFILL_DECODE_ATTENTION V1's Triton kernel pair;
+# VLLM_ATTENTION_BACKEND an explicit backend (honoured on ROCm from 0.12.0)
+ROCM_ATTENTION_ENV = ("VLLM_USE_TRITON_FLASH_ATTN", "VLLM_V1_USE_PREFILL_DECODE_ATTENTION", "VLLM_ATTENTION_BACKEND")
+
 
 def _check_range(dest: str, value: Any) -> str | None:
     """Why ``value`` is outside what vLLM accepts for ``dest``, or None."""
@@ -824,7 +830,7 @@ def build_spec(
         on = str(fi.value).strip().lower() not in ("0", "false", "no", "off", "")
         spec.effective = spec.effective.model_copy(update={"flashinfer_sampler": on})
     rocm_env = {k: str(h.value) for k, h in (getattr(raw, "env", None) or {}).items()
-                if k.startswith("VLLM_ROCM_") and h.value is not None}
+                if (k.startswith("VLLM_ROCM_") or k in ROCM_ATTENTION_ENV) and h.value is not None}
     if rocm_env and spec.effective is not None:
         spec.effective = spec.effective.model_copy(update={"rocm_env": rocm_env})
     _check_world_size(spec)

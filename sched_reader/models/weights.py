@@ -275,6 +275,8 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
         extra = 4.0 / (blk[0] * blk[1]) if blk else 0.0
         return QuantLayout(name="fp8", bytes_per_weight=1.0 + extra,
                            note="FP8 E4M3" + (f", fp32 scale per {blk[0]}x{blk[1]} block" if blk else ""))
+    if method in ("mxfp8", "modelopt_mxfp8"):   # OCP MX FP8: E4M3 elements + one E8M0 scale byte per 32
+        return QuantLayout(name="mxfp8", bytes_per_weight=1.0 + 1 / 32, note="MXFP8 (E4M3 + E8M0 per 32)")
     if method in ("mxfp4",):
         return QuantLayout(name="mxfp4", bytes_per_weight=0.5 + 1 / 32, quantize_attention=False,
                            quantize_dense_mlp=False, note="MXFP4 experts only (E2M1 + E8M0 per 32)")
@@ -360,16 +362,20 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
     heads = arch.num_attention_heads
     kv, hd = layer_geometry.kv_geometry(arch, layer)       # Gemma 4 full layers: fewer, wider KV heads
+    vhd = layer_geometry.v_head_dim(arch, layer)            # MiMo-V2: V narrower than Q / K
     q_out, kv_out = heads * layer_geometry.q_head_dim(arch, layer), kv * hd
     n_kv = 2 if layer_geometry.has_v_proj(arch, layer) else 1   # K = V (attention_k_eq_v): no v_proj
     bias = bool(c.get("attention_bias") or c.get("qkv_bias") or arch.model_type in ("qwen2", "qwen2_moe")
                 or _opt_bias(arch))
     o_bias = (bool(c.get("attention_bias")) and arch.model_type in ("gpt_oss", "phimoe")) or _opt_bias(arch)
     kvr = kv_heads_per_rank(kv, tp)
-    qkv_total = h * (q_out + n_kv * kv_out) + (q_out + n_kv * kv_out if bias else 0)
-    qkv_rank = h * (q_out // tp + n_kv * kvr * hd) + ((q_out // tp + n_kv * kvr * hd) if bias else 0)
-    o_total = q_out * h + (h if o_bias else 0)
-    o_rank = (q_out // tp) * h + (h if o_bias else 0)
+    kv_cols = kv_out + (n_kv - 1) * kv * vhd                 # K, and V at its own width
+    kv_cols_rank = kvr * hd + (n_kv - 1) * kvr * vhd
+    o_in = heads * vhd if vhd != hd else q_out
+    qkv_total = h * (q_out + kv_cols) + (q_out + kv_cols if bias else 0)
+    qkv_rank = h * (q_out // tp + kv_cols_rank) + ((q_out // tp + kv_cols_rank) if bias else 0)
+    o_total = o_in * h + (h if o_bias else 0)
+    o_rank = (o_in // tp) * h + (h if o_bias else 0)
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
     if arch.model_type == "gemma4_text":     # q_norm + k_norm over the layer's head width
@@ -717,8 +723,11 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
         q_rank = arch.num_attention_heads * layer_geometry.q_head_dim(arch, i) // tp
         gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
         n_v = 2 if layer_geometry.has_v_proj(arch, i) else 1
-        n_qkv = gate * q_rank + n_v * kv_heads_per_rank(kvh, tp) * hd
-        out += [("attention", h * n_qkv, n_qkv), ("attention", q_rank * h, h)]
+        vhd = layer_geometry.v_head_dim(arch, i)
+        kvr = kv_heads_per_rank(kvh, tp)
+        n_qkv = gate * q_rank + kvr * hd + (n_v - 1) * kvr * vhd
+        o_in = arch.num_attention_heads * vhd // tp if vhd != hd else q_rank
+        out += [("attention", h * n_qkv, n_qkv), ("attention", o_in * h, h)]
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str):
         if i < len(pat) and pat[i] == "-":

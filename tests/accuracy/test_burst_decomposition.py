@@ -63,3 +63,29 @@ def test_queue_bound_burst_is_not_read_as_intake():
 
 def test_missing_p99_gives_no_decomposition():
     assert BD.decompose({"mean_ttft_ms": 2905.0}, {"mean_ttft_ms": 3000.0, "p99_ttft_ms": 4000.0}, 500) == {}
+
+
+def test_decode_phase_by_littles_law_gpustack_deepseek():
+    # GPUStack DeepSeek-R1-0528 / 8xH200, vLLM 0.11.0, 1,000 ShareGPT chat prompts: mean ITL 119.29 ms,
+    # 200,752 output tokens, duration 76.59 s, mean TTFT 17,743.08 ms. By hand: the gaps of all requests
+    # add up to 0.11929 x (200,752 - 1,000) = 23,828.4 s, so D = 23.828 s per request, L = 23,828.4 / 76.59
+    # = 311.1 requests between first and last token, mean E2E = 17.743 + 23.828 = 41.571 s.
+    pub = {"mean_itl_ms": 119.29, "total_output_tokens": 200752, "duration_s": 76.59, "mean_ttft_ms": 17743.08}
+    d = BD.decode_phase(pub, 1000)
+    assert d["decode_s_per_request"] == pytest.approx(23.828, abs=2e-3)
+    assert d["decode_occupancy"] == pytest.approx(311.12, abs=0.02)
+    assert d["mean_e2e_s"] == pytest.approx(41.571, abs=2e-3)
+
+
+def test_decode_phase_of_the_kv_bound_qwen3_32b_burst_needs_about_7_requests():
+    # GPUStack Qwen3-32B / H100, 500 random 4,000-in / 200-out prompts: mean ITL 66.29 ms, 99,790 output
+    # tokens over 976.29 s (output throughput 102.21 tok/s x 976.29 s = 99,786, the printed total within
+    # rounding). By hand: 0.06629 x 99,290 = 6,581.9 s of decode phase, D = 13.164 s, L = 6.742: about 7
+    # requests decoding at a time, while the capacity model's 18,304-token KV cache holds 4 of 4,200 tokens.
+    d = BD.decode_phase({"mean_itl_ms": 66.29, "total_output_tokens": 99790, "duration_s": 976.29}, 500)
+    assert d["decode_s_per_request"] == pytest.approx(13.164, abs=2e-3)
+    assert d["decode_occupancy"] == pytest.approx(6.742, abs=2e-3)
+    assert d["mean_e2e_s"] is None  # no mean TTFT given
+    thr = BD.decode_phase({"mean_itl_ms": 66.29, "output_throughput_tok_s": 102.21, "duration_s": 976.29}, 500)
+    assert thr["decode_occupancy"] == pytest.approx(6.742, abs=2e-3)
+    assert BD.decode_phase({"mean_itl_ms": 66.29}, 500)["decode_occupancy"] is None

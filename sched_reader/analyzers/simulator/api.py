@@ -185,7 +185,7 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
     """Simulate one EngineSpec under each policy; returns {policy: metrics}. ``endpoint``: the API entry
     point the client calls ("completions" or "chat"), with the calibrated API terms of an active profile."""
     cost, blocks = engine_inputs(spec)
-    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None))
+    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None), spec.vllm_version)
     out: dict[str, dict[str, Any]] = {}
     for pol in policies:
         if pol not in POLICIES:

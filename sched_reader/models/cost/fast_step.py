@@ -107,8 +107,11 @@ def _iteration(m: Any) -> StepFn:
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
     attn_rate, kv_bw = m.attn_rate, m.kv_bw
     # per group: (count, decode seconds per context token, fpre, bpre, window)
-    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window, occ)
-            for (count, fdec, bdec, fpre, bpre, window), occ in zip(m._attn, m._attn_occ)]
+    # per group also the prompt-token attention rate (FLOP/s): attn_rate, or the AMD kernel path's (m._pre_rates)
+    # and whether its prompt attention has no causal tile skip (m._pre_full: + Tp^2 / (2 max(nps, 1)) pairs)
+    attn = [(count, max(fdec / attn_rate, bdec / kv_bw), fpre, bpre, window, occ, pre_rate, full)
+            for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate, full
+            in zip(m._attn, m._attn_occ, m._pre_rates, m._pre_full)]
     dfit, pcurve, attn_peak = m._dec_fit, m._pre_curve, m._attn_peak
     pxs, pys = (pcurve[0], pcurve[1]) if pcurve is not None else (None, None)
     lm_curve, lm_peak = m._lm_curve, m._lm_peak
@@ -200,7 +203,7 @@ def _iteration(m: Any) -> StepFn:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = memo_t[T]
         except KeyError:
             layers, te, miss, t_emb, t_ar, t_qk, t_ep, t_pp = t_terms(T)
-        for count, dec_s, fpre, bpre, window, occ in attn:
+        for count, dec_s, fpre, bpre, window, occ, pre_rate, full in attn:
             if window:   # min(a, b) as the builtin decides it: b if b < a else a
                 Se = nd * window
                 Se = Se if Se < S else S
@@ -208,6 +211,8 @@ def _iteration(m: Any) -> StepFn:
                 Pe = Pe if Pe < P else P
             else:
                 Se, Pe = S, P
+            if full:
+                Pe = Pe + Tp * Tp / (2.0 * (nps if nps > 1.0 else 1.0))   # max(nps, 1.0)
             td = count * Se * dec_s
             if occ:
                 td = td / min(1.0, max(nd, 1.0) * occ)
@@ -225,7 +230,7 @@ def _iteration(m: Any) -> StepFn:
                 a, b = fpre * Pe / attn_peak, bpre * Tp / peak_bw_all
                 tpre = count * (b if b > a else a) / e   # max(a, b)
             else:
-                a, b = fpre * Pe / attn_rate, bpre * Tp / bw
+                a, b = fpre * Pe / pre_rate, bpre * Tp / bw
                 tpre = count * (b if b > a else a)
             layers = layers + td + tpre
         layers = layers + te

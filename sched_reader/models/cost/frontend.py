@@ -12,7 +12,7 @@ whatever the GPU does. Modelled as one FIFO server with unit service rate:
                                                           tokenization: up to the last suspension)
            a_i = max(a_{i-1}, b_i, b_{k(b_i)}) + h        (engine hand-off; k(t): the last request sent
                                                           by t, whose first pass is queued ahead of it)
-           c_req(i) = API_INTAKE_S[endpoint] + API_INTAKE_PER_PROMPT_TOKEN_S x prompt_i, h = API_HANDOFF_S
+           c_req(i) = intake_base_s(endpoint) + API_INTAKE_PER_PROMPT_TOKEN_S x prompt_i, h = API_HANDOFF_S
            A request's handler suspends (awaits the tokenizer, the ZMQ send) and goes back to the end of
            the ready queue, behind every handler that became ready meanwhile. In a burst all N first
            passes therefore run before the first hand-off: the engine receives nothing for N x (c_req - h)
@@ -38,35 +38,32 @@ Constants (seconds):
     (~8 ms for ~400 tokens, this cost model) leaves the GPU under half busy, so the host path binds:
     (15.72 ms - 1.0 ms intake - 225 prompt tokens x 1 us) / 202 output tokens = 72 us per token.
   API_INTAKE_S = 1.0 ms per /v1/completions request (assumed: FastAPI/pydantic request parsing and the
-    ZMQ hand-off to the engine core take a few hundred microseconds each in CPython), 6.3 ms per
-    /v1/chat/completions request rendered with a Jinja chat template. Source of the chat figure: vLLM
-    PR #18566 (mgoin, May 2025, github.com/vllm-project/vllm/pull/18566): `vllm serve
-    meta-llama/Llama-3.1-8B-Instruct`, `vllm bench serve --endpoint-type openai-chat` with 1,000
-    ShareGPT prompts at once (229,711 prompt tokens) measured TTFT mean 9,626 ms, median 9,460 ms,
-    p99 12,667 ms: the median equals the mean, so first tokens are spread evenly over [F, F + P]
-    with F = mean - (p99 - mean) / 0.98 = 6.52 s. Nothing reaches a client before F: the burst's
-    intake (two-pass model above), 6.52 ms per request, of which 230 prompt tokens x 1 us are
-    tokenization: 6.3 ms per chat request. Not a corpus row (the GPU is not stated), so the corpus
-    still measures it. gpt-oss models render chats with the Rust `openai_harmony` encoder instead
-    of Jinja (vLLM serving_chat's harmony path): API_INTAKE_S["chat-harmony"] = the completions
-    figure + 0.5 ms (assumed).
-    What the chat figure holds (read in the release wheels, pip download vllm==X --no-deps): a chat
-    request of a Jinja-template model re-parses the whole chat template (jinja2 Environment.parse of the
-    2-5 kB template) in vLLM 0.6.5-0.9.1 (entrypoints/chat_utils.py `_detect_content_format`, uncached
-    until vLLM PR #20065, github.com/vllm-project/vllm/pull/20065, which measured it at 6-8 s per 1,000
-    requests on Llama) and again in exactly 0.11.0 (`resolve_chat_template_kwargs` parses the template
-    for its variables on every request; `_cached_resolve_chat_template_kwargs` from 0.11.1); 0.6.4 and
-    older, 0.9.2-0.10.2 and 0.11.1+ do not parse it per request. The 6.3 ms comes from 0.9.0, so it
-    holds one parse (6.3 - 1.0 ms completions intake = 5.3 ms, inside PR #20065's 6-8 ms); 0.11.0 pays
-    the same parse, so the figure applies unchanged. Measured on this project's build machine (CPU time,
-    jinja2 3.1.6, the templates of llama.cpp's models/templates): the Qwen3, DeepSeek-R1 and Llama-3.1
-    templates parse in about 30 / 22 / 25 ms there, within 20% of the Llama-3.1 one, so one figure serves
-    every Jinja template. Kept for every release although 0.9.2-0.10.2 and 0.11.1+ skip the parse: no
-    measurement separates their remaining chat path (0.10+ tokenizes through AsyncMicrobatchTokenizer, a
-    single executor thread) from 1 ms. Check (not a source of the constant): GPUStack's vLLM 0.11.0
-    1,000-prompt chat bursts imply 12.9 ms (Qwen3-14B) and 11.0 ms (DeepSeek-R1) per request and its
-    0.10.2 gpt-oss burst (harmony path, no Jinja) 1.6 ms (benchmarks/burst_decomposition.py): the
-    harmony figure matches, the Jinja path there costs about twice this constant, unexplained.
+    ZMQ hand-off to the engine core take a few hundred microseconds each in CPython); 1.5 ms per
+    /v1/chat/completions request whose template the release does not re-parse (assumed: the completions
+    figure + 0.5 ms for message parsing and the render, 0.02-0.08 ms of CPU for a one-turn chat with a
+    compiled template on this project's build machine, tools/measure_chat_template_cost.py); gpt-oss
+    chats, rendered by the Rust `openai_harmony` encoder (vLLM serving_chat's harmony path), take the same
+    1.5 ms. Check: GPUStack's vLLM 0.10.2 gpt-oss-120b 1,000-prompt chat burst implies 1.6 ms per request
+    (benchmarks/burst_decomposition.py).
+  CHAT_TEMPLATE_PARSE_S = 4.8 ms: the uncached per-request template work of the releases that re-parse
+    the template (compat/chat_template_work.py), in units of the "detect" work (one parse + two tree walks,
+    0.6.5-0.9.1) on Llama-3.1's template. Source: vLLM PR #18566 (mgoin, May 2025,
+    github.com/vllm-project/vllm/pull/18566): `vllm serve meta-llama/Llama-3.1-8B-Instruct` (vLLM 0.9.0),
+    `vllm bench serve --endpoint-type openai-chat` with 1,000 ShareGPT prompts at once (229,711 prompt
+    tokens) measured TTFT mean 9,626 ms, median 9,460 ms, p99 12,667 ms: the median equals the mean, so
+    first tokens are spread evenly over [F, F + P] with F = mean - (p99 - mean) / 0.98 = 6.52 s. Nothing
+    reaches a client before F: the burst's intake (two-pass model above), 6.52 ms per request, of which
+    230 prompt tokens x 1 us are tokenization: 6.3 ms per chat request, 6.3 - 1.5 = 4.8 ms of it the
+    template parse (inside the 6-8 s per 1,000 requests PR #20065 measured for it). Not a corpus row (the
+    GPU is not stated), so the corpus still measures it.
+  CHAT_TEMPLATE_WORK = {"detect": 1.0, "kwargs": 2.1}: each release's per-request template work in that
+    unit. "kwargs" (exactly 0.11.0: a fresh sandboxed Environment, parse, find_undeclared_variables) was
+    measured against "detect" with tools/measure_chat_template_cost.py (CPU time, jinja2 3.1.6, the
+    Qwen3, DeepSeek-R1 and Llama-3.1 templates of llama.cpp's models/templates, alternated round by
+    round): kwargs 20.94 / 16.93 / 17.82 ms against Llama-3.1's detect 8.70 ms, mean 2.13; per template
+    kwargs / detect 2.35 / 2.73 / 2.12. Check (not a source): GPUStack's vLLM 0.11.0 1,000-prompt chat
+    bursts imply 12.9 ms (Qwen3-14B) and 11.0 ms (DeepSeek-R1) per request (benchmarks/
+    burst_decomposition.py) against 1.5 + 4.8 x 2.1 = 11.6 ms.
   API_HANDOFF_S = 0.3 ms: the part of the intake after the handler's last suspension
     (AsyncLLM.add_request: Processor.process_inputs builds the EngineCoreRequest, msgpack encoding,
     ZMQ send). Assumed: a few hundred microseconds of CPython, as for request parsing.
@@ -84,27 +81,47 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sched_reader.compat.chat_template_work import chat_template_work
 from sched_reader.models.workload import endpoint_kind
 
 API_OUTPUT_TOKEN_S = 72e-6
-API_INTAKE_S: dict[str, float] = {"completions": 1.0e-3, "chat": 6.3e-3, "chat-harmony": 1.5e-3}
+API_INTAKE_S: dict[str, float] = {"completions": 1.0e-3, "chat": 1.5e-3, "chat-harmony": 1.5e-3}
+CHAT_TEMPLATE_PARSE_S = 4.8e-3
+CHAT_TEMPLATE_WORK: dict[str, float] = {"detect": 1.0, "kwargs": 2.1}
 API_HANDOFF_S = 0.3e-3
 API_INTAKE_PER_PROMPT_TOKEN_S = 1.0e-6
 _BINS = 4096
 
 
-def endpoint_for(endpoint: str | None, model_type: str | None) -> str:
-    """The ``ApiServerModel`` entry point for a client's ``endpoint`` ("completions" or "chat") and a model:
-    gpt-oss chats are rendered by the Rust ``openai_harmony`` encoder, not a Jinja template (vLLM
-    serving_chat's harmony path), so they take "chat-harmony"."""
+def endpoint_for(endpoint: str | None, model_type: str | None, release: str | None = None) -> str:
+    """The ``ApiServerModel`` entry point for a client's ``endpoint`` ("completions", "chat", a path or a
+    ``--backend`` name), a model and the vLLM ``release``: a chat request is "chat-harmony" for gpt-oss
+    (the Rust ``openai_harmony`` encoder, not a Jinja template), "chat-template-detect" /
+    "chat-template-kwargs" where the release re-parses the Jinja template per request
+    (compat/chat_template_work.py), else "chat". Other entry points are returned unchanged."""
     e = endpoint or "completions"
-    return "chat-harmony" if "chat" in e and str(model_type or "") == "gpt_oss" else e
+    if endpoint_kind(e) != "chat":
+        return e
+    if str(model_type or "") == "gpt_oss":
+        return "chat-harmony"
+    work, _ = chat_template_work(release)
+    return f"chat-template-{work}" if work else "chat"
 
 
 def endpoint_key(endpoint: str | None) -> str:
     """The API_INTAKE_S key of an entry point: "completions", "chat" or "chat-harmony"."""
     kind = endpoint_kind(endpoint)
     return "chat-harmony" if kind == "chat" and "harmony" in str(endpoint).lower() else kind
+
+
+def intake_base_s(endpoint: str | None) -> float:
+    """Per-request intake (s) of an entry point before tokenization: API_INTAKE_S plus, for a
+    "chat-template-<work>" entry point, the release's per-request template work."""
+    base = API_INTAKE_S[endpoint_key(endpoint)]
+    text = str(endpoint or "")
+    if text.startswith("chat-template-"):
+        base += CHAT_TEMPLATE_PARSE_S * CHAT_TEMPLATE_WORK[text[len("chat-template-"):]]
+    return base
 
 
 def _fifo(ready: np.ndarray, work: np.ndarray) -> np.ndarray:
@@ -128,7 +145,7 @@ class ApiServerModel:
 
     def request_cost_s(self, prompt_len: np.ndarray) -> np.ndarray:
         """Intake seconds per request."""
-        base = self.intake_s if self.intake_s is not None else API_INTAKE_S[endpoint_key(self.endpoint)]
+        base = self.intake_s if self.intake_s is not None else intake_base_s(self.endpoint)
         return (base + self.intake_per_prompt_token_s * np.asarray(prompt_len, dtype=np.float64)) / self.servers
 
     def intake(self, send_s: np.ndarray, prompt_len: np.ndarray, output_len: np.ndarray | None = None,

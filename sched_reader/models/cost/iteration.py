@@ -49,7 +49,8 @@ from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_a
                                               moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
-from sched_reader.models.cost.rocm_paths import mla_decode_occupancy, path_slowdown
+from sched_reader.models.cost.rocm_paths import (mla_decode_occupancy, path_slowdown, prefill_attention_full_tiles,
+                                                 prefill_attention_path)
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
@@ -414,6 +415,34 @@ class IterationCostModel:
             self._attn_occ.append(hit[0] if hit else 0.0)
             if hit:
                 self._attn_occ_src = "; kernel path: " + hit[1]
+        # AMD Instinct: prompt-token attention at the measured fraction of the kernel vLLM runs (Triton, CK or
+        # AITER flash attention, per engine, release and environment: rocm_paths.prefill_attention_path), in place
+        # of the fallback attention_compute (every other GPU keeps attn_rate or its measured curve). MLA layers: the
+        # kernel ROCm runs for them, whose value head is zero-padded to the query/key head dim (mla/common.py
+        # _pad_v: 2 h (qk + qk) FLOPs per pair, not 2 h (qk + v)), charged as a lower rate (FLOP/s)
+        pre_hit = prefill_attention_path(self.gpu, self.cfg) if self._pre_curve is None else None
+        mla_hit = prefill_attention_path(self.gpu, self.cfg, mla=True) if self._pre_curve is None else None
+        self._pre_rates: list[float] = []
+        srcs: list[str] = []
+        for g in s.groups:
+            a = g.attention
+            if a.kind == "mla" and mla_hit:
+                pad = (a.qk_dim + a.v_dim) / (2.0 * a.qk_dim) if a.qk_dim > a.v_dim else 1.0
+                self._pre_rates.append(self._attn_peak * mla_hit[0] * pad)
+                srcs.append(f"MLA {mla_hit[1]}; value head padded {a.v_dim} -> {a.qk_dim}: rate x {pad:.3f}")
+            elif a.kind != "mla" and pre_hit:
+                self._pre_rates.append(self._attn_peak * pre_hit[0])
+                srcs.append(pre_hit[1])
+            else:
+                self._pre_rates.append(self.attn_rate)
+        self._pre_path_src = ("; kernel path: prefill attention " + " | ".join(dict.fromkeys(srcs)) if srcs else "")
+        # vLLM 0.9.x's V1 Triton unified attention on AMD computes a chunk against all its sequence's keys (no causal
+        # tile skip): a chunk of c tokens costs c x (p + c) pairs, i.e. the causal pairs + c^2 / 2 per sequence
+        full = prefill_attention_full_tiles(self.gpu, self.cfg) if pre_hit else None
+        self._pre_full: list[bool] = [bool(full) and g.attention.kind != "mla" and not g.attention.window
+                                      for g in s.groups]
+        if full and any(self._pre_full):
+            self._pre_path_src += "; " + full
         if moe_groups and self._moe_curve is None:
             hit = path_slowdown(self.gpu, self.cfg, "moe", moe_format(p.fmt, p.weight_bytes["experts"]))
             if hit:
@@ -422,6 +451,8 @@ class IterationCostModel:
                          else "") + f"constant: kv_read_bandwidth {e.kv_read_bandwidth:.2f} of peak HBM B/s{e.tag('kv_read_bandwidth')}"
         self._src_pre = ("measured: " + self._pre_curve[2] if self._pre_curve is not None else
                          f"constant: attention_compute {e.attention_compute:.2f} of peak FLOP/s{e.tag('attention_compute')}")
+        if self._pre_path_src:
+            self._src_pre = self._pre_path_src[len("; kernel path: "):] + " (in place of the constant attention_compute)"
         self._vocab = s.vocab
         self._hidden = s.hidden
         self._L = s.num_layers
@@ -505,12 +536,15 @@ class IterationCostModel:
                 add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + self._moe_slow_src)
             layers = layers + t
         dfit, pcurve = self._dec_fit, self._pre_curve
-        for (count, fdec, bdec, fpre, bpre, window), occ in zip(self._attn, self._attn_occ):
+        for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate, full in zip(self._attn, self._attn_occ,
+                                                                               self._pre_rates, self._pre_full):
             if window:
                 Se = mn(S, nd * window)
                 Pe = mn(P, Tp * window)
             else:
                 Se, Pe = S, P
+            if full:   # no causal tile skip: + chunk^2 / 2 per prefilling sequence (equal chunks)
+                Pe = Pe + Tp * Tp / (2.0 * mx(nps, 1.0))
             td = count * Se * mx(fdec * q / self.attn_rate, bdec / self.kv_bw)
             if occ:   # AMD Triton MLA decode: only batch x workgroups-per-sequence CUs stream the KV cache
                 td = td / mn(1.0, mx(nd, 1.0) * occ)
@@ -520,11 +554,11 @@ class IterationCostModel:
                 x = math.log2(2.0 * Pe / Tp) if Pe > Tp / 2.0 else 0.0
                 tpre = count * mx(fpre * Pe / self._attn_peak, bpre * Tp / peak_bw) / interp_scalar(x, pcurve[0], pcurve[1])
             else:
-                tpre = count * mx(fpre * Pe / self.attn_rate, bpre * Tp / bw)
+                tpre = count * mx(fpre * Pe / pre_rate, bpre * Tp / bw)
             layers = layers + td + tpre
             add("attention_decode", count * fdec * q * Se, count * bdec * Se, self.attn_rate, td, bwu=self.kv_bw,
                 source=self._src_dec + self._attn_occ_src)
-            add("attention_prefill", count * fpre * Pe, count * bpre * Tp, self.attn_rate, tpre, source=self._src_pre)
+            add("attention_prefill", count * fpre * Pe, count * bpre * Tp, pre_rate, tpre, source=self._src_pre)
         te = T * self._elem_bytes_per_token / bw
         layers = layers + te
         add("elementwise", 0.0, T * self._elem_bytes_per_token, 0.0, te, "memory")
@@ -619,7 +653,8 @@ class IterationCostModel:
         if unmeasured:
             notes.append(f"{', '.join(unmeasured)}: {self._const_gemm}")
         paths = sorted({src[len("; kernel path: "):] for src in self._lin_slow_src + [self._moe_slow_src,
-                                                                                   self._attn_occ_src] if src})
+                                                                                   self._attn_occ_src,
+                                                                                   self._pre_path_src] if src})
         if paths:
             notes.append("AMD kernel path (models/data/rocm_kernel_paths.yaml): " + " | ".join(paths))
         if self._dec_fit is not None:

@@ -89,3 +89,102 @@ def mla_decode_occupancy(gpu, cfg, heads_per_gpu: int) -> tuple[float, str] | No
                                f"{occ['block_h']} x {occ['kv_splits']} KV splits) on {cus} CUs; KV reads at the "
                                f"roofline / min(1, batch x {per_seq} / {cus}) ({p['kernel']}; {p['measured']}; {p['source']})")
     return None
+
+
+# vLLM releases (tuples) of the prefill-attention selection facts (models/data/rocm_kernel_paths.yaml,
+# prefill_attention): the V1 AiterFlashAttentionBackend first ships in 0.10.0 (absent from 0.9.1's rocm.py).
+AITER_FA_FROM = (0, 10, 0)
+# From 0.12.0 vllm/platforms/rocm.py honours an explicitly selected MHA backend (VLLM_ATTENTION_BACKEND) before its
+# automatic choice (0.11.0 honours only ROCM_ATTN, whose prompt kernel is Triton like the default's). ROCm's Triton
+# backends run Triton prompt kernels; ROCM_AITER_UNIFIED_ATTN is AITER's own Triton kernel, which AMD and Embedded LLM
+# measured within 0.95-1.05x of ROCM_AITER_FA's output throughput on MI300X/MI325X/MI355X (Qwen3-235B-FP8, ISL 10K,
+# OSL 1K, 64 concurrent; vLLM blog 2025-12-16 "Beyond Porting", github.com/vllm-project/vllm-project.github.io
+# _posts/2025-12-16-rocm-attention-backend.md), so it takes AITER FA's fraction.
+EXPLICIT_BACKEND_FROM = (0, 12, 0)
+EXPLICIT_BACKENDS = {"TRITON_ATTN": "triton_fa", "ROCM_ATTN": "triton_fa", "ROCM_AITER_FA": "aiter_fa",
+                     "ROCM_AITER_UNIFIED_ATTN": "aiter_fa"}
+# V0 MLA prompt attention may call vLLM's Triton FlashAttention on ROCm from 0.8.0 (mla/common.py
+# _flash_attn_varlen_diff_headdims: is_hip and VLLM_USE_TRITON_FLASH_ATTN); 0.7.3's mla/utils.py has only flash_attn
+MLA_TRITON_FA_FROM = (0, 8, 0)
+
+
+def _prefill_doc() -> dict:
+    try:
+        doc = data_files.load(DATA_FILE) or {}
+    except FileNotFoundError:
+        return {}
+    return doc.get("prefill_attention") or {}
+
+
+def _mla_prefill_kernel(cfg, env: dict, release: tuple) -> tuple[str, str]:
+    """MLA prompt attention on ROCm (vllm/attention/backends/mla/{utils,common}.py, v1/attention/backends/mla/common.py
+    in the wheels): V0 0.7.x calls the ROCm flash-attn package (CK); V0 from 0.8.0 vLLM's Triton FlashAttention when
+    VLLM_USE_TRITON_FLASH_ATTN is on and the chunk has no cached context (return_softmax_lse false), else CK; V1
+    the flash-attn package (CK). The value head is zero-padded to the query/key head dim on every path."""
+    if str(getattr(cfg, "engine", "v1")) == "v0":
+        if release < MLA_TRITON_FA_FROM:
+            return "ck_fa", "V0 MLA before vLLM 0.8.0: flash_attn_varlen_func of the ROCm flash-attn package (CK)"
+        if _on(env, "VLLM_USE_TRITON_FLASH_ATTN", True) and not getattr(cfg, "enable_chunked_prefill", False):
+            return "triton_fa", "V0 MLA, VLLM_USE_TRITON_FLASH_ATTN on (default): Triton FlashAttention"
+        return "ck_fa", "V0 MLA with VLLM_USE_TRITON_FLASH_ATTN=0 or chunked prefill: CK flash_attn_varlen_func"
+    return "ck_fa", "V1 MLA: flash_attn_varlen_func of the ROCm flash-attn package (CK)"
+
+
+def prefill_attention_kernel(cfg, mla: bool = False) -> tuple[str, str]:
+    """(kernel key, why) of the attention kernel vLLM runs for prompt tokens on an AMD Instinct GPU under ``cfg``
+    (its ``engine``, ``vllm_version``, ``enable_chunked_prefill`` and ``rocm_env``): ``aiter_fa``, ``ck_fa`` or
+    ``triton_fa`` (the selection facts are in rocm_kernel_paths.yaml, prefill_attention); ``mla``: for an MLA
+    layer's prompt attention (see _mla_prefill_kernel)."""
+    env = getattr(cfg, "rocm_env", None) or {}
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    if mla:
+        return _mla_prefill_kernel(cfg, env, release)
+    if str(getattr(cfg, "engine", "v1")) == "v0":
+        if getattr(cfg, "enable_chunked_prefill", False):
+            return "triton_fa", "V0 with chunked prefill: every prompt has a block table -> context_attention_fwd (Triton)"
+        if _on(env, "VLLM_USE_TRITON_FLASH_ATTN", True):
+            return "triton_fa", "V0 ROCmFlashAttention, VLLM_USE_TRITON_FLASH_ATTN on (default): Triton FlashAttention"
+        return "ck_fa", "V0 ROCmFlashAttention, VLLM_USE_TRITON_FLASH_ATTN=0: CK flash_attn_varlen_func"
+    chosen = str(env.get("VLLM_ATTENTION_BACKEND") or "").strip().upper()
+    if release >= EXPLICIT_BACKEND_FROM and chosen in EXPLICIT_BACKENDS:
+        return EXPLICIT_BACKENDS[chosen], f"V1, VLLM_ATTENTION_BACKEND={chosen}"
+    if release >= AITER_FA_FROM and aiter_enabled(env, "VLLM_ROCM_USE_AITER_MHA"):
+        return "aiter_fa", "V1, VLLM_ROCM_USE_AITER on and VLLM_ROCM_USE_AITER_MHA on: AiterFlashAttentionBackend"
+    why = ("VLLM_ROCM_USE_AITER off" if release >= AITER_FA_FROM else "no AITER attention backend before vLLM 0.10.0")
+    return "triton_fa", f"V1 Triton attention ({why}: context_attention_fwd in 0.7-0.8, unified_attention from 0.9)"
+
+
+def prefill_attention_path(gpu, cfg, mla: bool = False) -> tuple[float, str] | None:
+    """(fraction of the GPU's 16-bit dense peak, provenance) that prompt-token attention reaches on ``gpu`` under
+    ``cfg``, for the AMD families rocm_kernel_paths.yaml measured (prefill_attention.families_measured); None for
+    every other GPU (NVIDIA: the measured kernel tables or the fallback constant apply, unchanged). ``mla``: for
+    MLA layers (the fraction of the kernel that runs them; their value-head padding is the caller's)."""
+    doc = _prefill_doc()
+    if str(getattr(gpu, "arch", "") or "").lower() not in (doc.get("families_measured") or []):
+        return None
+    key, why = prefill_attention_kernel(cfg, mla)
+    k = (doc.get("kernels") or {}).get(key)
+    if not k:
+        return None
+    return float(k["fraction"]), (f"{key} {float(k['fraction']):.3f} of peak ({why}; {k['kernel']}: {k['tflops']} "
+                                  f"TFLOPS measured on {doc['measured_gpu']}, {doc['measured_shape']}; "
+                                  f"{k['derivation']}; {doc['source']})")
+
+
+def prefill_attention_full_tiles(gpu, cfg) -> str | None:
+    """Provenance when vLLM's V1 Triton unified attention on ``gpu`` computes every prompt query against all keys of
+    its sequence (no causal tile skip: rocm_kernel_paths.yaml prefill_attention.unified_attention_full_tiles), so
+    a chunk of c tokens after p cached ones costs c x (p + c) pairs, not c x (p + c / 2); None otherwise."""
+    doc = _prefill_doc()
+    full = doc.get("unified_attention_full_tiles") or {}
+    if not full or str(getattr(gpu, "arch", "") or "").lower() not in (doc.get("families_measured") or []):
+        return None
+    if str(getattr(cfg, "engine", "v1")) == "v0" or prefill_attention_kernel(cfg)[0] != "triton_fa":
+        return None
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    if not (parse_version(str(full["from"])) <= release < parse_version(str(full["until"]))):
+        return None
+    if _on(getattr(cfg, "rocm_env", None) or {}, "VLLM_V1_USE_PREFILL_DECODE_ATTENTION", False):
+        return None
+    return (f"unified_attention without causal tile skip (vLLM {full['from']} to before {full['until']}): a prompt "
+            f"chunk of c tokens after p cached ones computes c x (p + c) pairs ({full['source']})")

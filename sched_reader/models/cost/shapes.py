@@ -177,12 +177,21 @@ def _attention(arch: ModelArch, tp: int, window: int | None) -> tuple[tuple[Line
         return tuple(lins), spec
     hd, n_kv = arch.head_dim, arch.num_kv_heads
     n_v = 1
+    vhd = hd
     if window is None and c.get("global_head_dim"):   # Gemma 4 full layers: fewer, wider KV heads; K = V
         hd, n_kv = int(c["global_head_dim"]), int(c.get("num_global_key_value_heads") or n_kv)
         n_v = 0 if c.get("attention_k_eq_v") else 1
+        vhd = hd
+    if arch.model_type.startswith("mimo_v2"):        # MiMo-V2: swa_* geometry on sliding layers, V narrower than K
+        if window is not None and c.get("swa_num_key_value_heads"):
+            hd, n_kv = int(c.get("swa_head_dim") or hd), int(c["swa_num_key_value_heads"])
+            vhd = int(c.get("swa_v_head_dim") or hd)
+        else:
+            vhd = int(c.get("v_head_dim") or hd)
     kvh = max(1, n_kv // tp)  # vLLM replicates KV heads when tp > num_kv_heads
-    lins = [Linear("qkv_proj", "attn", h, (heads + (1 + n_v) * kvh) * hd), Linear("o_proj", "attn", heads * hd, h)]
-    return tuple(lins), AttentionSpec("gqa", heads, hd, hd, hd, hd, 2 * kvh * hd, window)
+    lins = [Linear("qkv_proj", "attn", h, heads * hd + kvh * hd + n_v * kvh * vhd),
+            Linear("o_proj", "attn", heads * vhd, h)]
+    return tuple(lins), AttentionSpec("gqa", heads, hd, vhd, hd, vhd, 2 * kvh * hd, window)
 
 
 def _mlp(name: str, component: str, h: int, inter: int, gated: bool) -> tuple[Linear, ...]:

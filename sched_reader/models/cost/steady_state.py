@@ -26,6 +26,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sched_reader.models.cost.frontend import API_INTAKE_S, intake_base_s
 from sched_reader.models.cost.iteration import IterationCostModel
 from sched_reader.models.cost.speculative import SpeculativeModel
 from sched_reader.models.workload import endpoint_kind
@@ -33,28 +34,33 @@ from sched_reader.models.workload import endpoint_kind
 # Per-request time outside the engine loop that lands in the TTFT a ``vllm bench serve`` client measures
 # at low load (HTTP request/response, request validation, chat template, tokenization, first streamed
 # chunk), per OpenAI entry point of vLLM's API server (seconds).
-#   completions  39 ms: the chat figure below less the Jinja chat-template intake that only chat requests
-#                pay (6.3 ms, models/cost/frontend.py API_INTAKE_S, from vLLM PR #18566's TTFT floor);
-#                the rest (HTTP, tokenization, the engine-core hand-off and wake-up, the first step's
-#                output path, one SSE chunk) is common to both entry points. Was an assumed 5 ms. Check
-#                outside the derivation: Qwen3-0.6B on an H100 at 16 req/s, vLLM 0.19, /v1/completions,
-#                512-token prompts (kvcached PR #331, tests/data/throughput_public.yaml): mean TTFT 38.9 ms
-#                for ~3 ms of GPU prefill.
-#   chat         45 ms: GPUStack performance lab, Qwen3-8B on one H100, same `vllm bench serve --backend
-#                openai-chat` client (docs/performance-lab/qwen3-8b/h100-latency.md, gpustack@47277d7):
-#                vLLM 0.11.0 mean/median TTFT 59.0/60.4 ms at concurrency 1 and 64.0/60.3 ms at
-#                concurrency 4, while the GPU prefill of the ~233-token prompts is ~12 ms (this cost
-#                model; SGLang 0.5.3 on the same GPU and client: 27 ms). 59 - 12 ~ 45 ms lands outside
-#                the GPU, independent of prompt length (p99 TTFT 73 ms).
+#   completions  34.4 ms: GPUStack performance lab, Qwen3-8B on one H100, `vllm bench serve --backend
+#                openai-chat` (docs/performance-lab/qwen3-8b/h100-latency.md, gpustack@47277d7): vLLM 0.11.0
+#                mean/median TTFT 59.0/60.4 ms at concurrency 1 and 64.0/60.3 ms at concurrency 4, while
+#                the GPU prefill of the ~233-token prompts is ~12 ms (this cost model; SGLang 0.5.3 on the
+#                same GPU and client: 27 ms): 59 - 12 ~ 45 ms outside the GPU, independent of prompt length
+#                (p99 TTFT 73 ms). Less what only a 0.11.0 chat request pays over a completions one
+#                (models/cost/frontend.py: 1.5 + 4.8 x 2.1 - 1.0 = 10.6 ms of intake): 34.4 ms for the part
+#                common to both entry points (HTTP, tokenization, the engine-core hand-off and wake-up, the
+#                first step's output path, one SSE chunk). Check: Qwen3-0.6B on an H100 at 16 req/s, vLLM
+#                0.19, /v1/completions, 512-token prompts (kvcached PR #331, tests/data/throughput_public.yaml):
+#                mean TTFT 38.9 ms for ~3 ms of GPU prefill, ~36 ms.
+#   chat         the completions share plus the entry point's extra intake (frontend.intake_base_s): 45 ms
+#                on 0.11.0, 39.7 ms on 0.6.5-0.9.1, 34.9 ms where the template is not re-parsed.
 # Offline runs (`vllm bench throughput`, the LLM class) have no API server and no HTTP stream: no share.
-FRONTEND_TTFT_S: dict[str, float] = {"completions": 39e-3, "chat": 45e-3, "offline": 0.0}
+FRONTEND_TTFT_S: dict[str, float] = {"completions": 34.4e-3, "offline": 0.0}
 FRONTEND_OVERHEAD_S = FRONTEND_TTFT_S["completions"]  # default entry point (vllm bench serve --backend vllm)
 
 
 def frontend_ttft_s(endpoint: str | None) -> float:
-    """Fixed TTFT share of the API server entry point: ``chat`` (/v1/chat/completions, ``--backend
-    openai-chat``), ``completions`` (/v1/completions, the default) or ``offline`` (none: no API server)."""
-    return FRONTEND_TTFT_S[endpoint_kind(endpoint)]
+    """Fixed TTFT share (s) of the API server entry point: ``completions`` (/v1/completions, the default),
+    ``offline`` (none: no API server) or a chat entry point as ``frontend.endpoint_for`` names it (the
+    completions share plus what its intake costs beyond a completions request's)."""
+    kind = endpoint_kind(endpoint)
+    if kind != "chat":
+        return FRONTEND_TTFT_S[kind]
+    return FRONTEND_TTFT_S["completions"] + intake_base_s(endpoint) - API_INTAKE_S["completions"]
+
 
 GEMM_TERMS = ("qkv_o_proj", "mlp", "moe_router", "moe_shared", "moe_experts", "lm_head")
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sched_reader.models.cost.error_bands import attach_ranges, band_range, load_bands, regime
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, endpoint_for
 
 
 def test_burst_intake_is_serial():
@@ -42,12 +42,34 @@ def test_intake_two_passes_only_for_requests_sent_meanwhile():
 
 
 def test_chat_intake_costs_more_than_completions():
-    # module constants: 6.3 ms per Jinja-rendered chat request (vLLM PR #18566's TTFT floor),
-    # 1.5 ms for a harmony-rendered (gpt-oss) chat, 1.0 ms per completions request
+    # vLLM PR #18566 (vLLM 0.9.0, Llama-3.1-8B, 1,000 ShareGPT chat prompts at once): nothing reached a
+    # client for 6.52 s, i.e. 6.52 ms of intake per request, ~0.23 ms of it tokenizing 230 prompt tokens
     p = np.full(1, 0)
-    assert ApiServerModel("chat").intake(np.zeros(1), p)[0] == pytest.approx(6.3e-3)
-    assert ApiServerModel("chat-harmony").intake(np.zeros(1), p)[0] == pytest.approx(1.5e-3)
+    chat_090 = endpoint_for("/v1/chat/completions", "llama", "0.9.0")
+    assert ApiServerModel(chat_090).intake(np.zeros(1), p)[0] == pytest.approx(6.52e-3 - 0.23e-3, abs=0.05e-3)
+    # gpt-oss renders chats in Rust (harmony): no Jinja parse; GPUStack's 0.10.2 gpt-oss burst implies 1.6 ms
+    harmony = endpoint_for("chat", "gpt_oss", "0.9.0")
+    assert harmony == "chat-harmony"
+    assert ApiServerModel(harmony).intake(np.zeros(1), p)[0] == pytest.approx(1.6e-3, abs=0.15e-3)
     assert ApiServerModel("completions").intake(np.zeros(1), p)[0] == pytest.approx(1e-3)
+
+
+def test_chat_intake_follows_the_release_template_work():
+    """0.9.2-0.10.2 and 0.11.1+ cache the template parse (render only, like harmony); exactly 0.11.0 re-parses
+    it AND generates code for its variables per request. GPUStack's 0.11.0 chat bursts imply 12.9 ms
+    (Qwen3-14B) and 11.0 ms (DeepSeek-R1) per request (benchmarks/burst_decomposition.py)."""
+    p = np.full(1, 0)
+
+    def intake(release):
+        return ApiServerModel(endpoint_for("chat", "qwen3", release)).intake(np.zeros(1), p)[0]
+
+    assert intake("0.10.2") == intake("0.11.1") == intake("0.9.2") == intake("0.6.4") \
+        == pytest.approx(ApiServerModel("chat-harmony").intake(np.zeros(1), p)[0])
+    assert intake("0.6.5") == intake("0.9.1") > intake("0.10.2")
+    assert 11.0e-3 * 0.85 < intake("0.11.0") < 12.9e-3 * 1.15
+    assert intake("0.11.0rc1") == intake("0.11.0")
+    assert endpoint_for("completions", "qwen3", "0.11.0") == "completions"
+    assert endpoint_for("offline", "qwen3", "0.11.0") == "offline"
 
 
 def test_saturated_intake_carries_streaming_work():

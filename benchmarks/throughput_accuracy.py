@@ -170,7 +170,7 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
     from sched_reader.models.cost.frontend import api_server_for
 
     endpoint = endpoint_for(endpoint, getattr(arch, "model_type", None), cfg.vllm_version)
-    frontend = api_server_for(endpoint) if FRONTEND else None
+    frontend = api_server_for(endpoint, cfg.vllm_version) if FRONTEND else None
     return with_frontend_latency(simulate(requests, params, IterationCostModel(arch, gpu, cfg, ckpt),
                                           frontend=frontend), endpoint)
 

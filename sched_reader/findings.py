@@ -1,7 +1,5 @@
 """Findings: what a check says about an engine spec (rule id, severity, location, fix)."""
 
-from __future__ import annotations
-
 from typing import Iterable
 
 from pydantic import ConfigDict

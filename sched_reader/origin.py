@@ -4,8 +4,6 @@ Readers create origins, every later layer carries them into specs and findings, 
 below all of them.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import ConfigDict

@@ -7,13 +7,15 @@ replays, randomised paged KV block tables). It is read here once, offline; nothi
 dependency. Output: ``sched_reader/models/cost/data/kernel_efficiency.json`` holding, per GPU, the
 oldest measured vLLM release's
 
-* ``moe``: per weight format, the fastest one-token call over all measured shapes (s: the latency floor
+* ``moe``: per weight format (from the oldest release whose rows time the kernel vLLM runs for it, see
+  ``NOT_VLLM_KERNEL``), the fastest one-token call over all measured shapes (s: the latency floor
   of vLLM's fused-MoE kernel chain, used where a GPU or format has no table) and, per measured MoE shape,
   efficiency by tokens per step, where
   efficiency(T) = roofline time at vendor peak / measured latency, the roofline being the one
   ``IterationCostModel`` uses for its ``moe_experts`` term (FLOPs 2 x T x top_k x 3 x hidden x inter over
   the dense peak of the compute dtype; bytes = experts read (min(E, T x k) for the balanced-routing rows
-  used) x 3 x hidden x inter x bytes per weight over peak HBM bandwidth);
+  used) x 3 x hidden x inter x bytes per weight over peak HBM bandwidth); expert-parallel rows whose
+  latency does not fall with EP (the collector timed all experts) are left out (``ep_unsplit_rows``);
 * ``gemm``: per dtype (bf16, fp8 per-tensor, fp8 block, nvfp4; the kernel vLLM picks by default), the
   median efficiency over measured shapes of each weight class round(log2(n x k)) at M = 1, 2, 4 ...
   32,768 tokens, against max(2 M n k / peak, (n k x bytes per weight + 2 M (n + k)) / peak B/s) (the
@@ -52,7 +54,47 @@ DTYPES = {"bfloat16": ("bf16", 2.0, "bf16"), "fp8": ("fp8", 1.0, "fp8"), "fp8_bl
 # the table holds several)
 PREFER = ("vllm_fused_moe", "triton", "marlin", "vllm_mxfp4_moe", "flashinfer")
 TOKEN_GRID = (1, 4, 16, 64, 256, 1024, 4096, 16384)
+# (moe_dtype, kernel_source) rows that timed a kernel vLLM does not run for that format: the vLLM 0.19.0
+# collection's "vllm_marlin_int4_moe" rows (H200, B200) come from collector/vllm/collect_moe.py calling
+# vllm fused_experts() with int4_w4a16_moe_quant_config, i.e. the Triton W4A16 kernel (at best 0.21 of HBM
+# bandwidth on H200), while vLLM serves W4A16 experts (compressed-tensors pack-quantized, GPTQ, AWQ) with
+# the Marlin MoE kernel (Kimi-K2.5: "Using Marlin backend for WNA16 MoE (group_size=32, num_bits=4)",
+# github.com/vllm-project/vllm/issues/40357), which the 0.24.0 collection times through vLLM's own method
+# ("vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts"). For such a format the oldest release whose
+# rows time a kernel vLLM runs is used.
+NOT_VLLM_KERNEL = {("int4_wo", "vllm_marlin_int4_moe")}
 MOE_FLOOR_KEY = "min_one_token_latency_s"
+
+
+EP_SPLIT_MAX_RATIO = 0.9   # see ep_unsplit_rows
+EP_SPLIT_MIN_TOKENS = 256
+
+
+def ep_unsplit_rows(sub):
+    """Index of the expert-parallel rows (moe_ep_size > 1) whose call did not split the experts.
+
+    With EP = e a rank holds E / e of the E experts and, at >= EP_SPLIT_MIN_TOKENS balanced tokens (every
+    local expert touched), streams 1/e of the weights and runs 1/e of the routed pairs: the latency falls
+    to about 1/e of the EP = 1 call's, plus the kernel chain's fixed floor (<= 0.55 at e = 2). A group of
+    rows (same kernel, shape, TP, EP) whose median latency there stays above EP_SPLIT_MAX_RATIO x the
+    EP = 1 latency was timed over all E experts (aiconfigurator 0.12.0: the MXFP4 rows of H200 and B200,
+    vLLM 0.19.0, ratio 1.00 at every EP size: the FusedMoE module the collector builds ignores ep_size),
+    so its efficiency against E / e experts' bytes would be understated e-fold; such rows are dropped."""
+    keys = ["kernel_source", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size"]
+    big = sub[sub["num_tokens"] >= EP_SPLIT_MIN_TOKENS]
+    med = big.groupby(keys + ["moe_ep_size"])["latency"].median()
+    bad = []
+    for idx, lat in med.items():
+        *shape, ep = idx
+        if ep <= 1:
+            continue
+        ref = med.get(tuple(shape) + (1,))
+        if ref is not None and float(lat) > EP_SPLIT_MAX_RATIO * float(ref):
+            mask = (sub["moe_ep_size"] == ep)
+            for k, v in zip(keys, shape):
+                mask &= sub[k] == v
+            bad.extend(sub.index[mask])
+    return bad
 
 
 def _release_key(v: str) -> tuple[int, ...]:
@@ -229,18 +271,44 @@ def main(data_dir: str) -> int:
         if moe_dir is None:
             continue
         rel = moe_dir.name
-        df = pd.read_parquet(moe_dir / "moe_perf.parquet")
-        df = df[(df["distribution"] == "balanced") | (~df["distribution"].isin(["balanced"]).any())]
+        rels = sorted((p for p in (base / folder / "moe" / "vllm").glob("*") if (p / "moe_perf.parquet").exists()),
+                      key=lambda p: _release_key(p.name))
+        frames: dict[str, object] = {}
+
+        def release_df(p):
+            if p.name not in frames:
+                d = pd.read_parquet(p / "moe_perf.parquet")
+                frames[p.name] = d[(d["distribution"] == "balanced") | (~d["distribution"].isin(["balanced"]).any())]
+            return frames[p.name]
+
         gpu = resolve_gpu(gpu_name).gpu
         bw = gpu.hbm_bandwidth_tb_s * 1e12
         cell: dict[str, dict] = {}
         for dtype, (fmt, wb, ckey) in DTYPES.items():
-            sub = df[df["moe_dtype"] == dtype]
-            if sub.empty or not gpu.tflops.get(ckey):
+            if not gpu.tflops.get(ckey):
+                continue
+            # the oldest release holding rows of this format that time a kernel vLLM runs
+            sub, dtype_rel = None, None
+            for p in rels:
+                d = release_df(p)
+                s_ = d[d["moe_dtype"] == dtype]
+                s_ = s_[~s_["kernel_source"].map(lambda k: (dtype, k) in NOT_VLLM_KERNEL)]
+                if not s_.empty:
+                    sub, dtype_rel = s_, p.name
+                    break
+                if (d["moe_dtype"] == dtype).any():
+                    print(f"{gpu.name}: {dtype} rows of vLLM {p.name} left out (not the kernel vLLM runs)")
+            if sub is None:
                 continue
             kernels = sorted(sub["kernel_source"].unique(), key=lambda k: min(
                 [i for i, p in enumerate(PREFER) if p in k] or [len(PREFER)]))
             sub = sub[sub["kernel_source"] == kernels[0]]
+            unsplit = ep_unsplit_rows(sub)
+            if unsplit:
+                eps = sorted({int(e) for e in sub.loc[unsplit, "moe_ep_size"]})
+                print(f"{gpu.name}: {dtype} {kernels[0]}: {len(unsplit)} EP rows (EP {eps}) left out: latency not "
+                      f"below {EP_SPLIT_MAX_RATIO} x the EP = 1 call's (experts not split)")
+                sub = sub.drop(index=unsplit)
             peak = float(gpu.tflops[ckey]) * 1e12
             effs: dict[tuple, dict[int, list[float]]] = {}
             one_token = [float(x) * 1e-3 for x in sub[sub["num_tokens"] == 1]["latency"] if float(x) > 0]
@@ -268,7 +336,7 @@ def main(data_dir: str) -> int:
                 med = [sorted(by_t[t])[len(by_t[t]) // 2] for t in TOKEN_GRID]
                 curves.append([*shape, [round(min(1.0, e), 2) for e in med]])
             if curves:
-                cell[fmt] = {"kernel": kernels[0], "tokens": list(TOKEN_GRID),
+                cell[fmt] = {"kernel": kernels[0], "vllm_release": dtype_rel, "tokens": list(TOKEN_GRID),
                              "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency by tokens]": curves}
                 if one_token:
                     # the fastest one-token call over every measured shape: the latency floor of the

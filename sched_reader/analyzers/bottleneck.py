@@ -14,8 +14,6 @@ figure has its unit and formula. Step times come from a callable ``step_time(num
 decode_context_sum, prefill_tokens, prefill_attn_pairs) -> seconds`` (the roofline cost model).
 """
 
-from __future__ import annotations
-
 import math
 from typing import Any, Callable, Literal
 

@@ -131,7 +131,8 @@ def predict(spec: Any, b: BenchResult, profile: Profile | None, requests: Any | 
 
 
     # no API server for an offline run (``vllm bench throughput``: endpoint "offline")
-    fe = api_server_for(endpoint, **(frontend_kwargs(profile) if profile is not None else {}))
+    fe = api_server_for(endpoint, getattr(spec, "vllm_version", None),
+                        **(frontend_kwargs(profile) if profile is not None else {}))
     silent = silent_requests(b) and len(req) == len(b.output_lens)
     res = with_frontend_latency(simulate(req, params_for("vllm", spec.effective, blocks), cost, frontend=fe,
                                          per_request=silent), endpoint)

@@ -356,7 +356,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
         requests, params_for("vllm", eff, blocks), calibrated(model), slo_ttft_ms=goodput.get("ttft"),
         slo_tpot_ms=goodput.get("tpot"), slo_e2el_ms=goodput.get("e2el"),
         percentiles=tuple(sim_opts.get("percentiles") or ()),
-        frontend=api_server_for(endpoint, **frontend_kwargs())), endpoint)
+        frontend=api_server_for(endpoint, spec.vllm_version, **frontend_kwargs())), endpoint)
     perf = {k: v for k, v in sim.items() if k not in ("timeseries", "histograms", "params", "engine_counters")}
     perf["roofline"] = steady.get("roofline")
     perf["explain"] = steady.get("explain")

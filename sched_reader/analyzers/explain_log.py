@@ -9,8 +9,6 @@ Bad input raises ``InputError`` (exit 2): a log that ends before vLLM's memory p
 a log of a different model than the config, several engines interleaved (``readers.vllm_log``).
 """
 
-from __future__ import annotations
-
 from typing import Any
 import json
 import re

@@ -15,8 +15,6 @@ Executors: ``local`` (processes on this machine's cores, default), ``serial``, `
 ``ray.init()`` joins a running cluster, or starts a local one).
 """
 
-from __future__ import annotations
-
 import math
 import os
 from typing import Any, Callable, Iterable
@@ -184,7 +182,7 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None), spec.vllm_version)
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
-                                         frontend=api_server_for(endpoint, **frontend_kwargs(profile))), endpoint)
+                                         frontend=api_server_for(endpoint, spec.vllm_version, **frontend_kwargs(profile))), endpoint)
     pt.output_throughput = float(res["output_throughput"])
     pt.throughput_per_gpu = pt.output_throughput / max(1, gpus)
     pt.request_goodput = float(res.get("request_goodput") or 0.0) if targets else None

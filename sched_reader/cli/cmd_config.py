@@ -15,7 +15,8 @@ from sched_reader.cli.common import (
     VllmOption,
     run_guarded,
 )
-from sched_reader.cli.fail_on import FailOn, FailOnOption
+from sched_reader.cli.common import FailOnOption
+from sched_reader.cli.fail_on import FailOn
 
 
 def config(

@@ -10,7 +10,8 @@ import typer
 from sched_reader.cli.common import (FormatOption, GpuOption, ModelConfigOption, ModelOption, OutputFormat,
                                      PlotOption, ProfileOption, VllmOption, bench_overrides, run_guarded,
                                      with_bench_options)
-from sched_reader.cli.fail_on import FailOn, FailOnOption
+from sched_reader.cli.common import FailOnOption
+from sched_reader.cli.fail_on import FailOn
 
 
 @with_bench_options

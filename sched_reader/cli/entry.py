@@ -17,6 +17,9 @@ a stand-in for that module whose ``get_plugins`` gives what the real one gives w
 (none); should plugins be enabled after all (``PYDANTIC_DISABLE_PLUGINS`` changed during the run), it
 loads the real loader and hands over to it. Only the process entry point does this, never a library import.
 
+A plain ``diagnose FILE...`` command line is run without importing typer (``cli/fast_diagnose.py``, ~7%
+of that process's instructions); any other goes to the typer app.
+
 numpy's OpenBLAS starts a thread per core when numpy is imported (a pool of 64 threads on a 64-core
 host) and those threads spin for a while after each BLAS call. sched-reader makes no BLAS call (its
 arrays are small and its dot products are on int64, which numpy computes itself), so the CLI process asks
@@ -70,12 +73,21 @@ if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.envi
     os.environ["OPENBLAS_NUM_THREADS"] = "1"   # before numpy is imported (see the module docstring)
 _skip_plugin_loader_import()   # the package (sched_reader/cli/__init__.py) has set PYDANTIC_DISABLE_PLUGINS
 
-from sched_reader.cli.app import main as run_cli  # noqa: E402 - after gc.disable(), on purpose
+from sched_reader.cli import fast_diagnose  # noqa: E402 - after gc.disable(), on purpose
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI on ``argv`` (default ``sys.argv[1:]``); exits with the command's code."""
+    """Run the CLI on ``argv`` (default ``sys.argv[1:]``); exits with the command's code.
+
+    A plain ``diagnose FILE...`` runs without typer (``cli/fast_diagnose.py``); everything else through the
+    typer app, imported only then."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        run_cli(argv)
+        code = fast_diagnose.run(args)
+        if code is None:
+            from sched_reader.cli.app import main as run_cli
+
+            run_cli(args)
+        sys.exit(code)
     finally:
         gc.freeze()

@@ -1,10 +1,8 @@
-"""``--fail-on``: which finding severity makes a command exit 1."""
+"""``--fail-on``: which finding severity makes a command exit 1 (typer-free; its option is ``common.FailOnOption``)."""
 
 from __future__ import annotations
 
 from enum import Enum
-
-import typer
 
 from sched_reader.errors import EXIT_FINDINGS, EXIT_OK
 from sched_reader.severity import at_or_above
@@ -17,13 +15,6 @@ class FailOn(str, Enum):
     warning = "warning"
     info = "info"
     never = "never"
-
-
-# One default for every command (config, diagnose, lint): exit 1 on an error-level finding.
-FailOnOption = typer.Option(
-    FailOn.error, "--fail-on", case_sensitive=False,
-    help="Exit 1 when a finding of this severity or worse is reported (default error).",
-)
 
 
 def exit_for(specs: list, fail_on: FailOn) -> int:

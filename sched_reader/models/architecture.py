@@ -5,8 +5,6 @@ flattened in and ``vision_config`` kept), so ``--model-config PATH`` and the shi
 the same way. Derived quantities are properties; units are in the names.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict

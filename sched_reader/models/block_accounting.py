@@ -7,8 +7,6 @@ slots never written. Concurrency is how many requests of the sample's average fo
 budget. Units: tokens, bytes; deterministic for a given seed (numpy default_rng).
 """
 
-from __future__ import annotations
-
 import numpy as np
 from pydantic import Field
 

@@ -29,8 +29,6 @@ model's own efficiency tables (it corrects the residual of that deployment, not 
 ``--profile FILE``); with no profile it returns the model unchanged.
 """
 
-from __future__ import annotations
-
 import contextvars
 from pathlib import Path
 from typing import Any

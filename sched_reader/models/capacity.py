@@ -5,8 +5,6 @@
 Memory figures are GiB per GPU as vLLM logs them (for PP > 1: the stage that bounds the KV cache).
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import Field

@@ -6,8 +6,6 @@ Flow: ``readers`` -> ``RawEngine`` -> ``models.spec_builder.build_spec`` -> ``En
 (explicit, or the release's default and why).
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict, Field

@@ -1,7 +1,5 @@
 """GPU specification (one catalog entry). Units are in the field names."""
 
-from __future__ import annotations
-
 from pydantic import ConfigDict
 
 from sched_reader.data_model import DataModel

@@ -14,8 +14,6 @@ nvidia-smi MiB x 2^20; ``GPU.cuda_total_bytes`` = the total vLLM logs).
 The YAML is read on first use and cached, so importing this module costs nothing.
 """
 
-from __future__ import annotations
-
 import difflib
 import re
 from functools import lru_cache

@@ -19,8 +19,6 @@ Facts (from vLLM's source; https://github.com/vllm-project/vllm):
 Units: bytes; tokens; GiB = 2**30 bytes.
 """
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from sched_reader.data_model import DataModel, new_list

@@ -35,8 +35,6 @@ read from real start-up logs and are flagged ``guessed``.
 Units: bytes unless a name ends in ``_gib``; GiB = 2**30 bytes.
 """
 
-from __future__ import annotations
-
 import math
 
 from pydantic import Field

@@ -9,8 +9,6 @@ directory or ``config.json`` (``--model-config PATH``, or a ``name`` that is an 
 Nothing here touches the network. The catalog YAML is read on first use and cached.
 """
 
-from __future__ import annotations
-
 import difflib
 import json
 import os
@@ -150,29 +148,64 @@ def _arch_from_row(row: dict[str, Any]) -> ModelArch:
     )
 
 
+class _LazyArchs(dict):
+    """id -> ModelArch, each built from its catalog row when first looked up (``[]``).
+
+    Building all ~130 entries (config normalised, model validated) took ~5% of a ``diagnose`` process that
+    uses one of them; the entries built are the same objects the eager build made."""
+
+    def __init__(self, rows: dict[str, dict[str, Any]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def __missing__(self, mid: str) -> ModelArch:
+        arch = self[mid] = _arch_from_row(self.rows[mid])
+        return arch
+
+
 class _Catalog:
     def __init__(self, data: dict[str, Any]) -> None:
-        self.models: list[ModelArch] = [_arch_from_row(r) for r in data["models"]]
-        self.by_id = {m.id: m for m in self.models}
-        # alias repos whose config.json differs in a few keys: resolved as their own ModelArch
-        self.variants: dict[str, ModelArch] = {}
-        for row in data["models"]:
-            base = self.by_id[row["id"]]
+        rows = data["models"]
+        self.ids: list[str] = [r["id"] for r in rows]     # catalog order
+        self.by_id = _LazyArchs({r["id"]: r for r in rows})
+        # alias repos whose config.json differs in a few keys: resolved as their own ModelArch (built on use)
+        self._variant_rows: dict[str, tuple[str, str, dict[str, Any]]] = {}
+        self._variants: dict[str, ModelArch] = {}
+        for row in rows:
+            aliases = list(row.get("aliases") or [])
             for alias, overrides in (row.get("alias_config") or {}).items():
-                if alias not in base.aliases:
-                    raise ValueError(f"models.yaml: alias_config names {alias!r}, not an alias of {base.id}")
-                self.variants[alias.lower()] = base.model_copy(
-                    update={"id": alias, "config": {**base.config, **overrides}})
+                if alias not in aliases:
+                    raise ValueError(f"models.yaml: alias_config names {alias!r}, not an alias of {row['id']}")
+                self._variant_rows[alias.lower()] = (row["id"], alias, overrides)
         self.full: dict[str, str] = {}   # "org/name" lower -> id
         self.short: dict[str, set[str]] = {}  # "name" lower -> ids
-        for m in self.models:
-            for spelling in [m.id, *m.aliases]:
+        for row in rows:
+            mid = row["id"]
+            for spelling in [mid, *(row.get("aliases") or [])]:
                 key = spelling.lower()
                 other = self.full.get(key)
-                if other is not None and other != m.id:
-                    raise ValueError(f"models.yaml: {spelling!r} names both {other} and {m.id}")
-                self.full[key] = m.id
-                self.short.setdefault(key.rsplit("/", 1)[-1], set()).add(m.id)
+                if other is not None and other != mid:
+                    raise ValueError(f"models.yaml: {spelling!r} names both {other} and {mid}")
+                self.full[key] = mid
+                self.short.setdefault(key.rsplit("/", 1)[-1], set()).add(mid)
+
+    @property
+    def models(self) -> list[ModelArch]:
+        """Every entry, in catalog order (each built on first use)."""
+        return [self.by_id[mid] for mid in self.ids]
+
+    def variant_keys(self) -> list[str]:
+        """The lower-cased alias of every variant, in catalog order."""
+        return list(self._variant_rows)
+
+    def variant(self, key: str) -> ModelArch:
+        """The variant ModelArch of lower-cased alias ``key``: its base entry with the alias's config keys."""
+        arch = self._variants.get(key)
+        if arch is None:
+            mid, alias, overrides = self._variant_rows[key]
+            base = self.by_id[mid]
+            arch = self._variants[key] = base.model_copy(update={"id": alias, "config": {**base.config, **overrides}})
+        return arch
 
 
 @lru_cache(maxsize=1)
@@ -392,9 +425,9 @@ def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
 def _variant(cat: _Catalog, mid: str, parsed: _Parsed) -> ModelArch:
     """The catalog arch, or the alias variant whose config differs (matched on the repo name)."""
     repo = parsed.repo.lower()
-    for key, arch in cat.variants.items():
+    for key in cat.variant_keys():
         if cat.full.get(key) == mid and key.rsplit("/", 1)[-1] == repo:
-            return arch
+            return cat.variant(key)
     return cat.by_id[mid]
 
 

@@ -10,8 +10,6 @@ per stored weight element including scale / zero-point overhead; KV sizes are by
   weight-only formats (w4a16, w8a16) compute in 16-bit.
 """
 
-from __future__ import annotations
-
 from functools import lru_cache
 from typing import Any
 

@@ -18,8 +18,6 @@ Sources (facts only, read in vLLM's source tree):
   max_positions x rotary_dim, cast to the model dtype)
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict, Field

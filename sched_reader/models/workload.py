@@ -12,8 +12,6 @@ prompts): 219171/200752 (DeepSeek-R1 tokenizer), 215312/196205 and 215312/194171
 217393/201648 (Qwen3): means 216.8 input and 198.2 output tokens per request -> 217 and 198.
 """
 
-from __future__ import annotations
-
 import math
 from typing import Literal
 

@@ -10,8 +10,6 @@ The text summary is the block between ``Serving Benchmark Result`` and the closi
 Anything else (another tool's JSON, a result without throughput or TPOT) is an ``InputError`` (exit 2).
 """
 
-from __future__ import annotations
-
 import json
 import math
 import re

@@ -6,8 +6,6 @@ Readers do not know vLLM's flag tables: they record each flag exactly as written
 the target release.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import Field

@@ -21,8 +21,6 @@ Bad input (``LogError``, exit 2): no vLLM start-up line at all, or several engin
 or releases interleaved in one file.
 """
 
-from __future__ import annotations
-
 import ast
 import gzip
 import re

@@ -195,7 +195,7 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
         out[pol] = with_frontend_latency(simulate(requests, params, cost, slo_ttft_ms=slo_ttft_ms,
                                                   slo_tpot_ms=slo_tpot_ms, progress=cb, slo_e2el_ms=slo_e2el_ms,
                                                   percentiles=percentiles,
-                                                  frontend=api_server_for(endpoint, **frontend_kwargs())), endpoint)
+                                                  frontend=api_server_for(endpoint, spec.vllm_version, **frontend_kwargs())), endpoint)
     return out
 
 

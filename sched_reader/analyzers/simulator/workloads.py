@@ -28,8 +28,6 @@ runs in tests/data/throughput.yaml (totals stated by the sources: 215-219k input
 see models.workload.SHAREGPT_MEAN_*); the input median keeps the filtered input mean ~216.
 """
 
-from __future__ import annotations
-
 import json
 import math
 from dataclasses import dataclass, field

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from sched_reader.analyzers import whatif
 from sched_reader.analyzers.diagnosis import diagnose
-from sched_reader.cli.common import parse_rate as parse_common_rate, split_inputs
+from sched_reader.cli.plumbing import parse_rate as parse_common_rate, split_inputs
 from sched_reader.cli.fail_on import FailOn, exit_for
 from sched_reader.limits import MIN_REQUEST_RATE, finite_float
 from sched_reader.models.workload import offline_usage_context
@@ -20,7 +20,7 @@ from sched_reader.report.text_diagnose import render_diagnoses
 def parse_rate(text: str | None) -> float | None:
     """``--request-rate``: requests/s (at least ``limits.MIN_REQUEST_RATE``), or inf; None when not given.
 
-    The option arrives already parsed (``cli.common.bench_overrides``) or as text (library callers)."""
+    The option arrives already parsed (``cli.plumbing.bench_overrides``) or as text (library callers)."""
     if text is None or isinstance(text, float):
         return text if text is None else finite_float(text, key="--request-rate", lo=MIN_REQUEST_RATE,
                                                       unit="req/s", allow_inf=True)

@@ -12,7 +12,9 @@ whatever the GPU does. Modelled as one FIFO server with unit service rate:
                                                           tokenization: up to the last suspension)
            a_i = max(a_{i-1}, b_i, b_{k(b_i)}) + h        (engine hand-off; k(t): the last request sent
                                                           by t, whose first pass is queued ahead of it)
-           c_req(i) = intake_base_s(endpoint) + API_INTAKE_PER_PROMPT_TOKEN_S x prompt_i, h = API_HANDOFF_S
+           c_req(i) = intake_base_s(endpoint) (+ API_INTAKE_PER_PROMPT_TOKEN_S x prompt_i on the event loop
+           only for vLLM 0.6.4 and older; from 0.6.5 that tokenization is a FIFO on the tokenizer thread
+           between b_i and the hand-off), h = API_HANDOFF_S
            A request's handler suspends (awaits the tokenizer, the ZMQ send) and goes back to the end of
            the ready queue, behind every handler that became ready meanwhile. In a burst all N first
            passes therefore run before the first hand-off: the engine receives nothing for N x (c_req - h)
@@ -67,6 +69,13 @@ Constants (seconds):
   API_HANDOFF_S = 0.3 ms: the part of the intake after the handler's last suspension
     (AsyncLLM.add_request: Processor.process_inputs builds the EngineCoreRequest, msgpack encoding,
     ZMQ send). Assumed: a few hundred microseconds of CPython, as for request parsing.
+  Tokenization runs on a thread of its own from vLLM 0.6.5 (serving_engine.py: `_tokenizer_executor =
+    ThreadPoolExecutor(max_workers=1)`, prompts tokenized through it, 0.10+ via AsyncMicrobatchTokenizer; 0.6.4
+    calls the tokenizer inline on the event loop; read in the 0.6.4, 0.6.5, 0.9.1-0.11.1 wheels). Hugging Face
+    fast tokenizers encode in Rust with the GIL released (`encode_batch` runs under `allow_threads`), so the
+    prompt-length part of the intake is a second FIFO server between a request's first pass and its hand-off,
+    and not event-loop work: it bounds the rate at which long prompts enter (1 / (1 us x prompt tokens)) but
+    no longer competes with streaming (`ApiServerModel.tokenizer_thread`, `has_tokenizer_thread`).
   API_INTAKE_PER_PROMPT_TOKEN_S = 1 us per prompt token: Hugging Face `tokenizers` (Rust) encodes
     long texts at ~1 us/token on one core ("less than 20 seconds to tokenize a GB of text",
     huggingface/tokenizers README, ~4 bytes/token). Short chat prompts cost more per token, which the
@@ -83,6 +92,7 @@ import numpy as np
 
 from sched_reader.compat.chat_template_work import chat_template_work
 from sched_reader.models.workload import endpoint_kind
+from sched_reader.versions import parse_version
 
 API_OUTPUT_TOKEN_S = 72e-6
 API_INTAKE_S: dict[str, float] = {"completions": 1.0e-3, "chat": 1.5e-3, "chat-harmony": 1.5e-3}
@@ -90,6 +100,7 @@ CHAT_TEMPLATE_PARSE_S = 4.8e-3
 CHAT_TEMPLATE_WORK: dict[str, float] = {"detect": 1.0, "kwargs": 2.1}
 API_HANDOFF_S = 0.3e-3
 API_INTAKE_PER_PROMPT_TOKEN_S = 1.0e-6
+TOKENIZER_THREAD_FROM = (0, 6, 5)
 _BINS = 4096
 
 
@@ -142,11 +153,24 @@ class ApiServerModel:
     intake_per_prompt_token_s: float = API_INTAKE_PER_PROMPT_TOKEN_S
     servers: int = 1
     handoff_s: float = API_HANDOFF_S
+    tokenizer_thread: bool = True
+
+    def loop_cost_s(self, prompt_len: np.ndarray) -> np.ndarray:
+        """Event-loop seconds per request: the intake, plus the prompt's tokenization where the release runs it on
+        the event loop itself (``tokenizer_thread`` False: vLLM 0.6.4 and older)."""
+        base = self.intake_s if self.intake_s is not None else intake_base_s(self.endpoint)
+        per_token = 0.0 if self.tokenizer_thread else self.intake_per_prompt_token_s
+        return (base + per_token * np.asarray(prompt_len, dtype=np.float64)) / self.servers
+
+    def tokenize_s(self, prompt_len: np.ndarray) -> np.ndarray:
+        """Seconds of the prompt's tokenization on the API server's tokenizer thread (0 when the release tokenizes
+        on the event loop, where loop_cost_s carries it)."""
+        per_token = self.intake_per_prompt_token_s if self.tokenizer_thread else 0.0
+        return per_token * np.asarray(prompt_len, dtype=np.float64) / self.servers
 
     def request_cost_s(self, prompt_len: np.ndarray) -> np.ndarray:
-        """Intake seconds per request."""
-        base = self.intake_s if self.intake_s is not None else intake_base_s(self.endpoint)
-        return (base + self.intake_per_prompt_token_s * np.asarray(prompt_len, dtype=np.float64)) / self.servers
+        """Intake seconds per request, event loop and tokenizer thread together (one request alone)."""
+        return self.loop_cost_s(prompt_len) + self.tokenize_s(prompt_len)
 
     def intake(self, send_s: np.ndarray, prompt_len: np.ndarray, output_len: np.ndarray | None = None,
                streaming_share: float = 0.0) -> np.ndarray:
@@ -160,14 +184,16 @@ class ApiServerModel:
         s = np.asarray(send_s, dtype=np.float64)
         if s.size == 0:
             return s
-        c = self.request_cost_s(prompt_len)
+        c = self.loop_cost_s(prompt_len)
         h = np.minimum(c, self.handoff_s / self.servers)
         b = _fifo(s, c - h)                      # first passes, in send order
+        tok = self.tokenize_s(prompt_len)
+        done = _fifo(b, tok) if tok.any() else b  # the tokenizer thread, one prompt at a time (FIFO)
         if output_len is not None and streaming_share > 0:
             # a request's tokens stream after its hand-off: that pass carries its streaming share
             h = h + min(1.0, streaming_share) * self.output_token_s / self.servers * np.asarray(output_len, np.float64)
         k = np.searchsorted(s, b, side="right") - 1   # the last request sent by b_i
-        ready = np.maximum(b, b[np.maximum(k, 0)])    # its first pass runs before i's hand-off
+        ready = np.maximum(done, b[np.maximum(k, 0)])  # its first pass runs before i's hand-off (non-decreasing)
         return _fifo(ready, h)
 
     def backlog(self, first_s: np.ndarray, finish_s: np.ndarray, output_len: np.ndarray,
@@ -208,7 +234,7 @@ class ApiServerModel:
         if intake_s is not None and prompt_len is not None:
             a = np.asarray(intake_s, dtype=np.float64)
             oa = np.argsort(a)
-            cw = np.cumsum(self.request_cost_s(prompt_len)[oa])
+            cw = np.cumsum(self.loop_cost_s(prompt_len)[oa])
             k_a = np.searchsorted(a[oa], grid, side="right")
             work = work + pick(cw, k_a)
         x = work - grid
@@ -226,10 +252,17 @@ class ApiServerModel:
                 e + np.interp(e, grid, back) + self.output_token_s, float(back.max(initial=0.0)))
 
 
-def api_server_for(endpoint: str | None, **kwargs) -> ApiServerModel | None:
+def api_server_for(endpoint: str | None, release: str | None = None, **kwargs) -> ApiServerModel | None:
     """The API server in front of the engine for ``endpoint``, or None for an offline run (``vllm bench
     throughput`` / the ``LLM`` class: every prompt reaches the engine in-process at once and nothing is
-    streamed, so neither intake nor delivery applies). ``kwargs``: ApiServerModel's calibrated terms."""
+    streamed, so neither intake nor delivery applies). ``release``: the vLLM version (whether prompts are
+    tokenized on a thread of their own); ``kwargs``: ApiServerModel's calibrated terms."""
     if endpoint_kind(endpoint) == "offline":
         return None
-    return ApiServerModel(endpoint or "completions", **kwargs)
+    return ApiServerModel(endpoint or "completions", tokenizer_thread=has_tokenizer_thread(release), **kwargs)
+
+
+def has_tokenizer_thread(release: str | None) -> bool:
+    """Whether vLLM ``release`` tokenizes prompts on the API server's tokenizer thread (True from 0.6.5, and
+    for an unknown release) rather than on its event loop."""
+    return not release or parse_version(release) >= TOKENIZER_THREAD_FROM

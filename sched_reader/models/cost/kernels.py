@@ -31,7 +31,9 @@ without any keeps the named constants of efficiency.py, and ``TermCost.source`` 
 fused MoE the constants' roofline is held above the measured latency floor of a fused-MoE call
 (``moe_latency_floor``).
 MoE tables whose measured efficiency never reaches ``MIN_TRUSTED`` are left out (dense GEMM curves are
-kept: a small GEMM's low efficiency is its measured latency floor).
+kept: a small GEMM's low efficiency is its measured latency floor). Each MoE table comes from the oldest
+measured release whose rows time the kernel vLLM runs for the format (W4A16 experts: Marlin, vLLM 0.24.0
+rows; the 0.19.0 rows timed the Triton W4A16 kernel, see tools/derive_kernel_efficiency.py NOT_VLLM_KERNEL).
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
         return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
     return _curve(t, e, f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
-                        f"({cell['kernel']}, vLLM {entry['vllm_release']}, aiconfigurator)")
+                        f"({cell['kernel']}, vLLM {cell.get('vllm_release') or entry['vllm_release']}, aiconfigurator)")
 
 
 MOE_FLOOR_KEY = "min_one_token_latency_s"

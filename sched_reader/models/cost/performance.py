@@ -25,7 +25,7 @@ from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.workload import Workload, endpoint_kind
 from sched_reader.models.capacity import estimate_capacity
-from sched_reader.models.cost.frontend import ApiServerModel
+from sched_reader.models.cost.frontend import ApiServerModel, has_tokenizer_thread
 
 
 def _kv_tokens_from_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
@@ -127,7 +127,7 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
         out[f"median_{metric}_ms"] = _ms(mean)
         out[f"std_{metric}_ms"] = None
         out[f"p99_{metric}_ms"] = None
-    _api_server_cap(out, I, O, endpoint, explain)
+    _api_server_cap(out, I, O, endpoint, explain, getattr(cfg, "vllm_version", None))
     out["roofline"] = {"decode": _phase(dec) | {"batch": per_replica_decode, "mean_context": ctx},
                        "prefill": _phase(pre) | {"chunk_tokens": int(op.chunk_tokens)}}
     out["steady_state"] = {
@@ -149,16 +149,19 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
     return out
 
 
-def _api_server_cap(out: dict, I: float, O: float, endpoint: str | None, explain: list[str]) -> None:
+def _api_server_cap(out: dict, I: float, O: float, endpoint: str | None, explain: list[str],
+                    release: str | None = None) -> None:
     """Cap the closed-form throughput at what one API-server process can stream (models/cost/frontend.py):
-    1 / (c_out + c_req / O) output tokens/s. When the engine alone would exceed it, every stream slows by
-    the same factor (TPOT, ITL and end-to-end latency stretch; request throughput falls). An offline run
-    (``vllm bench throughput``) has no API server and no cap."""
+    1 / (c_out + c_loop / O) output tokens/s on its event loop, and O / t_tok on its tokenizer thread (t_tok
+    the prompt's tokenization, from vLLM 0.6.5 on a thread of its own). When the engine alone would exceed
+    it, every stream slows by the same factor (TPOT, ITL and end-to-end latency stretch; request throughput
+    falls). An offline run (``vllm bench throughput``) has no API server and no cap."""
     if endpoint_kind(endpoint) == "offline":
         return
-    api = ApiServerModel(endpoint or "completions")
-    per_token = api.output_token_s + float(api.request_cost_s([I])[0]) / max(O, 1.0)
-    cap = 1.0 / per_token
+    api = ApiServerModel(endpoint or "completions", tokenizer_thread=has_tokenizer_thread(release))
+    per_token = api.output_token_s + float(api.loop_cost_s([I])[0]) / max(O, 1.0)
+    tok = float(api.tokenize_s([I])[0])
+    cap = min(1.0 / per_token, max(O, 1.0) / tok) if tok > 0 else 1.0 / per_token
     thr = out.get("output_throughput") or 0.0
     if thr <= cap:
         return

@@ -19,14 +19,18 @@ def test_burst_intake_is_serial():
     # 3 requests sent together, 1 ms + 100 prompt tokens x 1 us = 1.1 ms each, of which 0.3 ms is the
     # engine hand-off after the handler's last suspension. The event loop runs the three first passes
     # (0.8 ms each) before any hand-off: they end at 2.4 ms; the hand-offs follow at 2.7, 3.0, 3.3 ms
-    m = ApiServerModel("completions")
+    # (tokenization on the event loop, as vLLM 0.6.4 did it)
+    m = ApiServerModel("completions", tokenizer_thread=False)
     a = m.intake(np.zeros(3), np.full(3, 100))
     assert a == pytest.approx([2.7e-3, 3.0e-3, 3.3e-3])
 
 
 def test_intake_idle_server_only_adds_own_cost():
-    # sends 1 s apart never queue behind each other: each arrives 1.1 ms after it was sent
-    m = ApiServerModel("completions")
+    # sends 1 s apart never queue behind each other: each arrives 1.1 ms after it was sent (on the event loop
+    # or with the 0.1 ms of tokenization on the tokenizer thread alike)
+    m = ApiServerModel("completions", tokenizer_thread=False)
+    assert ApiServerModel("completions").intake(np.array([0.0, 1.0, 2.0]), np.full(3, 100)) == pytest.approx(
+        [1.1e-3, 1.0011, 2.0011])
     a = m.intake(np.array([0.0, 1.0, 2.0]), np.full(3, 100))
     assert a == pytest.approx([1.1e-3, 1.0011, 2.0011])
 
@@ -96,13 +100,15 @@ def test_delivery_caps_client_throughput():
 def test_burst_intake_delays_first_tokens_of_early_requests():
     # 1,000 requests sent at t=0 put 1,000 x (1 ms + 100 x 1 us) = 1.1 s of intake in the server's
     # FIFO; the 1,000 first tokens the engine emits together at 0.1 s reach the client only after that
-    # work and their own 1,000 x 72 us (the fluid queue serves tokens of one instant together): 1.172 s
-    m = ApiServerModel("completions")
+    # work and their own 1,000 x 72 us (the fluid queue serves tokens of one instant together): 1.172 s.
+    # With the 100 prompt tokens tokenized on the tokenizer thread (vLLM 0.6.5+) the event loop holds only
+    # 1,000 x 1 ms: 1.072 s
     n = 1000
     first = np.full(n, 0.1)
     fin = np.full(n, 0.2)
-    f2, _, _ = m.deliver(first, fin, np.full(n, 2), np.zeros(n), np.full(n, 100))
-    assert f2.min() == pytest.approx(1.1 + 1000 * 72e-6, rel=0.01)
+    for m, loop_s in ((ApiServerModel("completions", tokenizer_thread=False), 1.1), (ApiServerModel("completions"), 1.0)):
+        f2, _, _ = m.deliver(first, fin, np.full(n, 2), np.zeros(n), np.full(n, 100))
+        assert f2.min() == pytest.approx(loop_s + 1000 * 72e-6, rel=0.01)
 
 
 def test_delivery_below_capacity_is_almost_free():
@@ -141,17 +147,24 @@ def test_shipped_bands_give_ordered_ranges_in_the_json():
 
 
 def test_closed_form_throughput_is_capped_by_one_api_server():
-    # engine alone 30,000 tok/s for 100-token prompts and 200-token outputs; one API server streams at most
-    # 1 / (72 us + (1 ms + 100 x 1 us) / 200) = 1 / 77.5 us = 12,903 tok/s, so streams run 2.325x slower
+    # engine alone 30,000 tok/s for 100-token prompts and 200-token outputs. vLLM 0.6.4 tokenizes on the event
+    # loop: one API server streams at most 1 / (72 us + (1 ms + 100 x 1 us) / 200) = 1 / 77.5 us = 12,903 tok/s,
+    # so streams run 2.325x slower. From 0.6.5 the event loop holds 1 / (72 us + 1 ms / 200) = 1 / 77 us, and the
+    # tokenizer thread (100 us per prompt) caps at 200 / 100 us = 2,000,000 tok/s, far above
     from sched_reader.models.cost.performance import _api_server_cap
 
-    out = {"output_throughput": 30000.0, "request_throughput": 150.0, "mean_tpot_ms": 10.0,
-           "median_tpot_ms": 10.0, "mean_ttft_ms": 50.0}
-    _api_server_cap(out, 100.0, 200.0, "completions", [])
-    assert out["output_throughput"] == pytest.approx(1 / 77.5e-6)
-    k = 30000.0 * 77.5e-6
-    assert out["mean_tpot_ms"] == pytest.approx(10.0 * k)
-    assert out["request_throughput"] == pytest.approx(150.0 / k)
+    for release, per_token in (("0.6.4", 77.5e-6), ("0.11.0", 77.0e-6)):
+        out = {"output_throughput": 30000.0, "request_throughput": 150.0, "mean_tpot_ms": 10.0,
+               "median_tpot_ms": 10.0, "mean_ttft_ms": 50.0}
+        _api_server_cap(out, 100.0, 200.0, "completions", [], release)
+        assert out["output_throughput"] == pytest.approx(1 / per_token)
+        k = 30000.0 * per_token
+        assert out["mean_tpot_ms"] == pytest.approx(10.0 * k)
+        assert out["request_throughput"] == pytest.approx(150.0 / k)
+    # 20,000-token prompts and 10-token outputs: the tokenizer thread binds at 10 / 20 ms = 500 tok/s
+    out = {"output_throughput": 2000.0, "request_throughput": 200.0, "mean_tpot_ms": 10.0}
+    _api_server_cap(out, 20000.0, 10.0, "completions", [], "0.11.0")
+    assert out["output_throughput"] == pytest.approx(500.0)
 
 
 def test_range_always_contains_the_estimate():
@@ -215,3 +228,20 @@ def test_model_kind_reads_the_routed_expert_keys():
     assert model_kind({"n_routed_experts": 256}) == "moe"         # DeepSeek-V3
     assert model_kind({"hidden_size": 4096}) == "dense"
     assert model_kind(None) is None
+
+
+def test_prompts_are_tokenized_off_the_event_loop_from_0_6_5():
+    """100 requests of 8,000 prompt tokens sent at once. vLLM 0.6.4 tokenizes on the event loop: each first pass
+    costs 1.0 ms + 8,000 x 1 us - 0.3 ms = 8.7 ms, all 100 run before the first hand-off, so the engine sees
+    nothing until 100 x 8.7 ms + 0.3 ms = 870.3 ms. From 0.6.5 the tokenizer thread takes the 8 ms per prompt:
+    the first passes (0.7 ms each) end at 70 ms and the first prompt was tokenized long before (0.7 + 8 ms), so
+    the first hand-off is at 70.3 ms; the thread still sets the pace of the last: 0.7 + 100 x 8 ms + 0.3 ms."""
+    from sched_reader.models.cost.frontend import api_server_for
+
+    s, p = np.zeros(100), np.full(100, 8000)
+    old = api_server_for("completions", "0.6.4").intake(s, p)
+    new = api_server_for("completions", "0.6.5").intake(s, p)
+    assert old[0] == pytest.approx(0.8703, abs=1e-6) and old[-1] == pytest.approx(0.8703 + 99 * 0.3e-3, abs=1e-6)
+    assert new[0] == pytest.approx(0.0703, abs=1e-6)
+    assert new[-1] == pytest.approx(0.7e-3 + 100 * 8e-3 + 0.3e-3, abs=1e-6)
+    assert api_server_for("completions", None).tokenizer_thread  # an unknown release: the current behaviour

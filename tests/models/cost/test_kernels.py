@@ -42,13 +42,64 @@ def test_fused_moe_latency_floor_is_the_median_of_the_measured_gpus_fastest_one_
     # aiconfigurator moe_perf (balanced routing, the kernel vLLM picks), fastest one-token call per GPU:
     # bf16   A100 24.2, B200 21.5, H100 24.3, H200 20.4, L40S 20.7 us        -> median 21.5 us
     # fp8_block         B200 31.3, H100 30.4, H200 26.7, L40S 21.7 us        -> median (26.7 + 30.4) / 2
-    # int4 (Marlin)     B200 55.9, H100 40.3, H200 48.8, L40S 31.2 us        -> median (40.3 + 48.8) / 2
+    # int4 (Marlin)     B200 43.6, H100 40.3, H200 40.7, L40S 31.2 us        -> median (40.3 + 40.7) / 2
+    #   (vLLM 0.24.0 rows; the 0.19.0 rows timed the Triton W4A16 kernel, not the Marlin kernel vLLM runs)
     if moe_latency_floor("bf16") is None:
         pytest.skip("no kernel table shipped")
     assert moe_latency_floor("bf16")[0] == pytest.approx(21.5e-6, abs=0.1e-6)
     assert moe_latency_floor("fp8_block")[0] == pytest.approx((26.7e-6 + 30.4e-6) / 2, abs=0.1e-6)
-    assert moe_latency_floor("int4")[0] == pytest.approx((40.3e-6 + 48.8e-6) / 2, abs=0.1e-6)
+    assert moe_latency_floor("int4")[0] == pytest.approx((40.3e-6 + 40.7e-6) / 2, abs=0.1e-6)
     assert moe_latency_floor("")[0] == moe_latency_floor("bf16")[0]      # unknown format: the bf16 floor
+
+
+def test_mxfp4_expert_parallel_rows_timed_over_all_experts_are_left_out():
+    """aiconfigurator 0.12.0's H200 MXFP4 MoE rows (vLLM 0.19.0, balanced routing) take the same time at every
+    EP size: h=2880 i=2880 E=128 k=4 at 64 tokens 0.7158 / 0.7146 ms with EP 1 and 0.7162 / 0.7185 ms with
+    EP 8, where EP 8 holds 16 of the 128 experts per GPU (1/8 of the bytes). The collector's FusedMoE module
+    ran all 128 experts, so those rows would rate 16 experts' bytes against 128 experts' time (efficiency
+    0.00-0.06). tools/derive_kernel_efficiency.py (ep_unsplit_rows) leaves them out; an EP layout then takes
+    the nearest genuinely measured shape."""
+    import json
+
+    from sched_reader.models.cost.kernels import DATA, SHAPES_KEY
+
+    cell = json.loads(DATA.read_text())["gpus"]["H200 SXM 141GB"]["moe"]["mxfp4"]
+    shapes = {tuple(s[:4]): s[4] for s in cell[SHAPES_KEY]}
+    assert all(e >= 32 for (_, _, e, _) in shapes)          # no 1-16 local-expert shapes from the EP rows
+    # the EP = 1 call of gpt-oss-20b's shape (E=32), hand-computed from its two measured latencies per count
+    # (H200: 4.8 TB/s, 989.5 TFLOP/s bf16; 0.5 bytes per MXFP4 weight; balanced routing: min(E, 4 T) experts):
+    #   T = 1 : 4 experts x 3 x 2880 x 2880 x 0.5 B = 49.77 MB -> 10.37 us; measured 82.83 / 82.99 us
+    #   T = 64: 32 experts -> 398.1 MB -> 82.94 us (FLOPs 12.9 us); measured 226.4 / 227.7 us
+    eff = shapes[(2880, 2880, 32, 4)]
+    assert eff[0] == pytest.approx(round(10.368 / 82.832, 2))           # the upper of the two: 0.13
+    assert eff[3] == pytest.approx(round(82.944 / 226.427, 2))          # 0.37
+    # gpt-oss-120b with TP 8 and EP 8 holds 16 of 128 experts per GPU at full width: nearest measured shape
+    curve = moe_efficiency_curve("H200 SXM 141GB", "mxfp4", 2880, 2880, 16, 4)
+    assert curve is not None and "h=2880 i=2880 E=32 k=4" in curve[2]
+
+
+def test_w4a16_experts_take_the_marlin_rows_vllm_runs():
+    """The vLLM 0.19.0 int4 MoE rows of H200 and B200 ("vllm_marlin_int4_moe") come from aiconfigurator's
+    collector calling fused_experts() with int4_w4a16_moe_quant_config: the Triton W4A16 kernel, at best 0.21
+    of H200's HBM bandwidth. vLLM serves W4A16 experts with Marlin (Kimi-K2.5: "Using Marlin backend for WNA16
+    MoE (group_size=32, num_bits=4)", vllm-project/vllm#40357), timed by the 0.24.0 rows through vLLM's own
+    CompressedTensorsWNA16MarlinMoEMethod; tools/derive_kernel_efficiency.py (NOT_VLLM_KERNEL) takes those."""
+    import json
+
+    from sched_reader.models.cost.kernels import DATA
+
+    gpus = json.loads(DATA.read_text())["gpus"]
+    for gpu in ("H100 SXM5 80GB", "H200 SXM 141GB", "B200 180GB", "L40S 48GB"):
+        cell = gpus[gpu]["moe"]["int4"]
+        assert cell["kernel"].endswith("_marlin_marlinexperts") and cell["vllm_release"] == "0.24.0"
+    # Kimi-K2.5 at TP 8 on H200: hidden 7168, 2048 / 8 = 256 intermediate per GPU, 384 experts, top-8
+    curve = moe_efficiency_curve("H200 SXM 141GB", "int4", 7168, 256, 384, 8)
+    assert curve is not None and "h=7168 i=256 E=384 k=8" in curve[2] and "vLLM 0.24.0" in curve[2]
+    # hand check (4.8 TB/s, 989.5 TFLOP/s bf16; 0.5 B per weight; balanced routing: min(384, 8 T) experts):
+    #   T = 1 : 8 experts x 3 x 7168 x 256 x 0.5 B = 22.02 MB -> 4.588 us; measured 40.747 us -> 0.11
+    #   T = 16: 128 experts -> 352.3 MB -> 73.40 us (FLOPs 1.42 us); measured 181.931 us -> 0.40
+    assert efficiency_at(curve, 1) == pytest.approx(round(4.588 / 40.747, 2))
+    assert efficiency_at(curve, 16) == pytest.approx(round(73.40 / 181.931, 2))
 
 
 # ------------------------------------------------------------------ dense GEMMs and attention

@@ -73,24 +73,24 @@ class DecodePrior:
 # Llama-3.1-8B-FP8, gpt-oss-120b, MiniMax-M2.5, Qwen3-235B-FP8, Kimi-K2.5 on H100-B300). Nearly all have d < 1
 # (the model's work time runs long) and c > 0, so the prior is centred on their mean, not on the uncalibrated
 # model; and the per-step time the model misses is an engine-generation matter: the V0 engine's host work
-# (scheduling, input preparation, sampling, detokenizing in one process, between GPU steps) costs 2.37 sd
-# 0.59 of the deployment's own one-sequence step (LambdaLabs: 9.7 ms on an 8B, 38 ms on a 70B TP2; dstack
-# 22-30 ms on DeepSeek-R1), V1's overlapped engine core 0.39 sd 0.36 of it. The per-step time in units of
+# (scheduling, input preparation, sampling, detokenizing in one process, between GPU steps) costs 2.63 sd
+# 0.73 of the deployment's own one-sequence step (LambdaLabs: 9.7 ms on an 8B, 38 ms on a 70B TP2; dstack
+# 22-30 ms on DeepSeek-R1), V1's overlapped engine core 0.35 sd 0.38 of it. The per-step time in units of
 # the deployment's own step because what the model misses per step grows with it: an absolute 20 ms would
-# be ten steps of a 0.6B. (d scales the decode work that does not grow with the context:
+# be ten steps of a 0.6B. (d scales the whole decode work, its KV read included:
 # models/calibration_profile.py.)
 PRIOR_BY_ENGINE: dict[str, DecodePrior] = {
-    "v0": DecodePrior(decode_log_sd=0.199, step_ms_sd=11.13, tpot_log_sd=0.035, throughput_log_sd=0.050,
+    "v0": DecodePrior(decode_log_sd=0.175, step_ms_sd=13.50, tpot_log_sd=0.054, throughput_log_sd=0.050,
                       source="measured on the 5 V0-engine deployments (benchmarks/calibration_accuracy.py --terms)",
-                      decode_log_mean=-0.333, step_ms_mean=23.48, step_rel_mean=2.371, step_rel_sd=0.593),
-    "v1": DecodePrior(decode_log_sd=0.248, step_ms_sd=1.89, tpot_log_sd=0.063, throughput_log_sd=0.050,
+                      decode_log_mean=-0.331, step_ms_mean=26.31, step_rel_mean=2.628, step_rel_sd=0.733),
+    "v1": DecodePrior(decode_log_sd=0.222, step_ms_sd=1.87, tpot_log_sd=0.054, throughput_log_sd=0.050,
                       source="measured on 72 V1-engine deployments (benchmarks/calibration_accuracy.py --terms)",
-                      decode_log_mean=-0.263, step_ms_mean=2.50, step_rel_mean=0.390, step_rel_sd=0.361),
+                      decode_log_mean=-0.178, step_ms_mean=2.13, step_rel_mean=0.348, step_rel_sd=0.378),
 }
 # all 77 pooled: for an engine the table does not name
-PRIOR = DecodePrior(decode_log_sd=0.245, step_ms_sd=6.08, tpot_log_sd=0.063, throughput_log_sd=0.050,
+PRIOR = DecodePrior(decode_log_sd=0.221, step_ms_sd=6.99, tpot_log_sd=0.054, throughput_log_sd=0.050,
                     source="measured on 77 deployments (benchmarks/calibration_accuracy.py --terms)",
-                    decode_log_mean=-0.268, step_ms_mean=3.86, step_rel_mean=0.518, step_rel_sd=0.618)
+                    decode_log_mean=-0.188, step_ms_mean=3.70, step_rel_mean=0.496, step_rel_sd=0.694)
 # a prior that lets the data alone decide (for measuring the per-deployment terms themselves)
 FLAT = DecodePrior(decode_log_sd=10.0, step_ms_sd=1e4, tpot_log_sd=0.05, throughput_log_sd=0.05, source="flat")
 

@@ -217,18 +217,18 @@ def test_the_prior_is_centred_on_the_deployments_mean_terms():
 
 
 def test_the_per_step_prior_is_in_units_of_the_deployments_own_step():
-    """The shipped priors' per-step time is in units of the deployment's one-sequence step: V0's engine 2.371 sd
-    0.593 steps, for a 10 ms step 23.71 sd 5.93 ms; V1's 0.390 sd 0.361, for a 1.5 ms step (a 0.6B model on an
-    H100) 0.585 sd 0.5415 ms. A prior without relative terms keeps its ms. unit_step_ms of Llama-3.1-8B on one
+    """The shipped priors' per-step time is in units of the deployment's one-sequence step: V0's engine 2.628 sd
+    0.733 steps, for a 10 ms step 26.28 sd 7.33 ms; V1's 0.348 sd 0.378, for a 1.5 ms step (a 0.6B model on an
+    H100) 0.522 sd 0.567 ms. A prior without relative terms keeps its ms. unit_step_ms of Llama-3.1-8B on one
     H100 is its weights' read (16 GB at the H100's ~3 TB/s effective: ~5 ms) plus the layer floor and host
     time: between 4 and 9 ms."""
     from sched_reader.analyzers.calibrate import unit_step_ms
     from sched_reader.analyzers.calibrate_posterior import PRIOR_BY_ENGINE, DecodePrior
 
     p = PRIOR_BY_ENGINE["v0"].for_step(10.0)
-    assert p.step_ms_mean == pytest.approx(23.71) and p.step_ms_sd == pytest.approx(5.93)
+    assert p.step_ms_mean == pytest.approx(26.28) and p.step_ms_sd == pytest.approx(7.33)
     p = PRIOR_BY_ENGINE["v1"].for_step(1.5)
-    assert p.step_ms_mean == pytest.approx(0.585) and p.step_ms_sd == pytest.approx(0.5415)
+    assert p.step_ms_mean == pytest.approx(0.522) and p.step_ms_sd == pytest.approx(0.567)
     plain = DecodePrior(0.3, 5.0, 0.1, 0.1)
     assert plain.for_step(10.0) == plain
     [s] = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"],
@@ -351,12 +351,12 @@ def test_profile_scales_decode_time():
     assert c.step_time(4, 100, 5, 0.0, 1) == pytest.approx(0.001 + 0.0005 + 2 * 0.010 + 3 * 0.005)
 
 
-def test_profile_keeps_the_kv_read_and_prompt_attention_at_the_models_time():
+def test_profile_scales_the_kv_read_and_keeps_prompt_attention_at_the_models_time():
     """A decode step of 10 ms plus 1 us per context token (its attention's KV read), 1 ms per prompt token and
-    1 ns per attended prompt pair: at 4,000 context tokens
-    the KV part is the step minus the same step at empty context, 4 ms; decode_time_scale 2 doubles the other
-    10 ms only: 1 ms per step + 4 x 0.1 ms per sequence + 2 x 10 ms + 4 ms = 25.4 ms (not 2 x 14 + 1.4).
-    The closed form per batch size agrees (intercept scaled, slope not), and so does the vector form."""
+    1 ns per attended prompt pair: at 4,000 context tokens the decode step is 14 ms, and decode_time_scale 2
+    doubles all of it, KV read included (one HBM stream with the weights): 1 ms per step + 4 x 0.1 ms per
+    sequence + 2 x 14 ms = 29.4 ms. The closed form per batch size agrees (intercept and slope scaled), and
+    so does the vector form. The prompts' attention stays at the model's time."""
     import numpy as np
 
     class Toy:
@@ -371,13 +371,13 @@ def test_profile_keeps_the_kv_read_and_prompt_attention_at_the_models_time():
             return DecodeLinearModel(nd, 0.010, 1e-6, 0.0, 0.0, 0.0, False)
 
     c = CalibratedCost(Toy(), decode_scale=2.0, prefill_scale=3.0, overhead_s=0.001, seq_overhead_s=0.0001)
-    assert c.step_time(4, 4000, 0, 0.0) == pytest.approx(0.0254)
-    assert c.decode_linear(4).time(4000) == pytest.approx(0.0254)
-    assert float(c.decode_step_time_vec(np.array([4]), np.array([4000]))[0]) == pytest.approx(0.0254)
+    assert c.step_time(4, 4000, 0, 0.0) == pytest.approx(0.0294)
+    assert c.decode_linear(4).time(4000) == pytest.approx(0.0294)
+    assert float(c.decode_step_time_vec(np.array([4]), np.array([4000]))[0]) == pytest.approx(0.0294)
     # a mixed step: its decode part as above, the 5 prompt tokens' 5 ms x3, host time for 4 + 1 sequences
-    assert c.step_time(4, 4000, 5, 0.0, 1) == pytest.approx(0.001 + 0.0005 + 0.020 + 0.004 + 0.015)
+    assert c.step_time(4, 4000, 5, 0.0, 1) == pytest.approx(0.001 + 0.0005 + 0.028 + 0.015)
     # with 10^6 attended prompt pairs (1 ns each): their 1 ms of attention stays at the model's time
-    assert c.step_time(4, 4000, 5, 1e6, 1) == pytest.approx(0.001 + 0.0005 + 0.020 + 0.004 + 0.015 + 0.001)
+    assert c.step_time(4, 4000, 5, 1e6, 1) == pytest.approx(0.001 + 0.0005 + 0.028 + 0.015 + 0.001)
 
 
 def test_cli_calibrate_writes_a_profile_that_diagnose_and_simulate_take(run_cli, tmp_path):

@@ -64,21 +64,13 @@ def _calibrated(c: Any, base: StepFn) -> StepFn:
     """CalibratedCost.step_time over a fast base (same expression)."""
     ds, ps, oh, hs = c.ds, c.ps, c.oh, c.hs
 
-    def kv_of(nd: int, S: int, dec: float) -> float:   # CalibratedCost._kv: the KV read, at the model's time
-        if nd <= 0 or S <= 0:
-            return 0.0
-        x = dec - base(nd, 0, 0, 0.0, 0)
-        return x if x > 0.0 else 0.0                      # max(0.0, x)
-
     def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
         if nd + Tp <= 0:
             return 0.0
         whole = base(nd, S, Tp, P, nps)
         if Tp <= 0:
-            kv = kv_of(nd, S, whole)
-            return (oh + hs * nd) + ds * (whole - kv) + kv
+            return (oh + hs * nd) + ds * whole
         dec = base(nd, S, 0, 0.0, 0) if nd > 0 else 0.0
-        kv = kv_of(nd, S, dec)
         host = oh + hs * (nd + (nps if nps > 1 else 1))         # max(1, nps): the builtin's rule
         extra = whole - dec
         extra = extra if extra > 0.0 else 0.0                   # max(0.0, extra)
@@ -87,7 +79,7 @@ def _calibrated(c: Any, base: StepFn) -> StepFn:
             att = whole - base(nd, S, Tp, 0.0, nps)
             att = att if att > 0.0 else 0.0                     # max(0.0, ...)
             att = att if att < extra else extra                 # min(att, extra)
-        return host + ds * (dec - kv) + kv + ps * (extra - att) + att
+        return host + ds * dec + ps * (extra - att) + att
 
     return f
 

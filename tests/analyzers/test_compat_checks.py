@@ -274,7 +274,8 @@ def test_fixture_image_tags_pick_the_release():
     (e,) = _check(DEPLOY / "k8s" / "aibrix__quickstart_model_deployment.yaml")
     assert e["vllm_version"] == "0.7.1" and [f for f in e["findings"] if f.severity == "error"] == []
     (e,) = _check(DEPLOY / "helm-values" / "production-stack__values-25-v100-multi-gpu-tp2.yaml")
-    assert e["vllm_version"] == "0.8.5" and e["findings"] == []
+    # 0.8.5 re-parses the chat template per chat request (SR120, info); nothing else to say about it
+    assert e["vllm_version"] == "0.8.5" and [f.rule for f in e["findings"]] == ["SR120"]
 
 
 def test_fixture_latest_tag_is_approximate():

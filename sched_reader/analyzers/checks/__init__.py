@@ -13,11 +13,12 @@ from __future__ import annotations
 from types import ModuleType
 
 from sched_reader.analyzers.checks import (sr117_max_num_seqs_clamped, sr118_heads_not_divisible_by_tp,
-                                           sr119_v0_on_non_nvidia)
+                                           sr119_v0_on_non_nvidia, sr120_chat_template_reparsed)
 from sched_reader.findings import Finding
 from sched_reader.models.engine_spec import EngineSpec
 
-CHECKS: tuple[ModuleType, ...] = (sr117_max_num_seqs_clamped, sr118_heads_not_divisible_by_tp, sr119_v0_on_non_nvidia)
+CHECKS: tuple[ModuleType, ...] = (sr117_max_num_seqs_clamped, sr118_heads_not_divisible_by_tp, sr119_v0_on_non_nvidia,
+                                   sr120_chat_template_reparsed)
 
 
 def run_checks(spec: EngineSpec) -> list[Finding]:

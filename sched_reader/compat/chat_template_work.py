@@ -34,13 +34,19 @@ WINDOWS: tuple[tuple[tuple[int, int, int], tuple[int, int, int], str, str], ...]
 )
 
 
-def chat_template_work(version: str | None) -> tuple[str | None, str]:
-    """(work kind, source) of the per-request template work for vLLM ``version`` as written: "detect",
-    "kwargs" or None (render only; also for an unknown version)."""
+def chat_template_work(version: str | None) -> str | None:
+    """The per-request template work of vLLM ``version`` as written: "detect", "kwargs", or None (render only;
+    also for an unknown version). WINDOWS says where each fact was read."""
     if not version:
-        return None, "release unknown: render only"
+        return None
     v = parse_version(version)
-    for first, end, kind, source in WINDOWS:
+    for first, end, kind, _source in WINDOWS:
         if first <= v < end:
-            return kind, source
-    return None, "template parse cached (or never done) in this release: render only"
+            return kind
+    return None
+
+
+def cached_from(kind: str) -> str:
+    """The first vLLM release that caches the template work ``kind`` ("detect" or "kwargs"), e.g. "0.11.1"."""
+    end = next(end for _first, end, k, _source in WINDOWS if k == kind)
+    return ".".join(str(x) for x in end)

@@ -12,7 +12,7 @@ the engine after N times that. /v1/completions and gpt-oss (Rust harmony encoder
 
 from __future__ import annotations
 
-from sched_reader.compat.chat_template_work import chat_template_work
+from sched_reader.compat.chat_template_work import cached_from
 from sched_reader.findings import Finding
 from sched_reader.models.cost.frontend import API_INTAKE_S, endpoint_for, intake_base_s
 from sched_reader.models.engine_spec import EngineSpec
@@ -23,27 +23,29 @@ SEVERITY = "info"
 FIX = ("use a release that caches the parse (0.9.2+ after 0.6.5-0.9.1, 0.11.1+ after 0.11.0), or send "
        "/v1/completions requests")
 TAGS = ("api-server", "release", "performance")
-FIRST_FIXED = {"detect": "0.9.2", "kwargs": "0.11.1"}
 
 
 def check(spec: EngineSpec) -> list[Finding]:
     arch = spec.arch
-    if arch is None or str(getattr(arch, "model_type", "") or "") == "gpt_oss":
+    if arch is None:
         return []
-    work, _ = chat_template_work(spec.vllm_version)
-    if work is None:
+    # the API-server model's name for a chat request on this release and model: "chat-template-<work>" only
+    # where the release re-parses a Jinja template (gpt-oss's harmony encoder and render-only releases differ)
+    endpoint = endpoint_for("chat", getattr(arch, "model_type", None), spec.vllm_version)
+    if not endpoint.startswith("chat-template-"):
         return []
-    per_request_ms = 1e3 * intake_base_s(endpoint_for("chat", getattr(arch, "model_type", None), spec.vllm_version))
+    fixed = cached_from(endpoint[len("chat-template-"):])
+    per_request_ms = 1e3 * intake_base_s(endpoint)
     render_ms = 1e3 * API_INTAKE_S["chat"]
     origin = spec.vllm_version_origin   # where the release was read (an image tag, --vllm), when known
     return [Finding(
         rule=ID, severity=SEVERITY,
         message=(f"vLLM {spec.vllm_version} parses the Jinja chat template again on every /v1/chat/completions "
-                 f"request (fixed in {FIRST_FIXED[work]}): about {per_request_ms:.1f} ms of the API server's event "
+                 f"request (fixed in {fixed}): about {per_request_ms:.1f} ms of the API server's event "
                  f"loop per chat request instead of {render_ms:.1f} ms, so 1,000 chat requests sent at once reach the "
                  f"engine only after ~{per_request_ms:.0f} s"),
         file=(origin.file if origin is not None and origin.file else spec.file),
         line=(origin.line if origin is not None and origin.file else spec.line),
         key=(origin.key if origin is not None and origin.key else "vllm version"),
-        fix=f"use vLLM {FIRST_FIXED[work]} or later (the parse is cached there), or send /v1/completions requests",
+        fix=f"use vLLM {fixed} or later (the parse is cached there), or send /v1/completions requests",
     )]

@@ -115,7 +115,7 @@ def endpoint_for(endpoint: str | None, model_type: str | None, release: str | No
         return e
     if str(model_type or "") == "gpt_oss":
         return "chat-harmony"
-    work, _ = chat_template_work(release)
+    work = chat_template_work(release)
     return f"chat-template-{work}" if work else "chat"
 
 

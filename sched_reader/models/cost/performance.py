@@ -23,9 +23,9 @@ from sched_reader.models.cost.speculative import SpeculativeModel
 from sched_reader.models.cost.steady_state import SteadyState, SteadyStateModel
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
-from sched_reader.models.workload import Workload, endpoint_kind
+from sched_reader.models.workload import Workload
 from sched_reader.models.capacity import estimate_capacity
-from sched_reader.models.cost.frontend import ApiServerModel, has_tokenizer_thread
+from sched_reader.models.cost.frontend import api_server_for
 
 
 def _kv_tokens_from_capacity(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig,
@@ -156,9 +156,9 @@ def _api_server_cap(out: dict, I: float, O: float, endpoint: str | None, explain
     the prompt's tokenization, from vLLM 0.6.5 on a thread of its own). When the engine alone would exceed
     it, every stream slows by the same factor (TPOT, ITL and end-to-end latency stretch; request throughput
     falls). An offline run (``vllm bench throughput``) has no API server and no cap."""
-    if endpoint_kind(endpoint) == "offline":
+    api = api_server_for(endpoint, release)
+    if api is None:   # offline
         return
-    api = ApiServerModel(endpoint or "completions", tokenizer_thread=has_tokenizer_thread(release))
     per_token = api.output_token_s + float(api.loop_cost_s([I])[0]) / max(O, 1.0)
     tok = float(api.tokenize_s([I])[0])
     cap = min(1.0 / per_token, max(O, 1.0) / tok) if tok > 0 else 1.0 / per_token

@@ -20,12 +20,16 @@ DATA_FILE = "rocm_kernel_paths"     # models/data/rocm_kernel_paths.yaml
 TRUE_WORDS = ("true", "1")   # vllm/envs.py: os.getenv(...).lower() in ("true", "1")
 
 
-def _paths(arch: str) -> list[dict]:
+def _doc() -> dict:
+    """rocm_kernel_paths.yaml (empty when the file is missing)."""
     try:
-        doc = data_files.load(DATA_FILE) or {}
+        return data_files.load(DATA_FILE) or {}
     except FileNotFoundError:
-        return []
-    fam = (doc.get("families") or {}).get(str(arch or "").lower()) or {}
+        return {}
+
+
+def _paths(arch: str) -> list[dict]:
+    fam = (_doc().get("families") or {}).get(str(arch or "").lower()) or {}
     return list(fam.get("paths") or [])
 
 
@@ -109,11 +113,7 @@ MLA_TRITON_FA_FROM = (0, 8, 0)
 
 
 def _prefill_doc() -> dict:
-    try:
-        doc = data_files.load(DATA_FILE) or {}
-    except FileNotFoundError:
-        return {}
-    return doc.get("prefill_attention") or {}
+    return _doc().get("prefill_attention") or {}
 
 
 def _mla_prefill_kernel(cfg, env: dict, release: tuple) -> tuple[str, str]:

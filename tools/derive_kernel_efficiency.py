@@ -259,6 +259,74 @@ def prefill_attention_cell(df, gpu, peak_bw):
     return out
 
 
+# vLLM's tensor-parallel all-reduce (tensor_model_parallel_all_reduce: the custom one-/two-shot kernel on
+# NVLink, NCCL beyond its buffer or without full NVLink), timed by collector/vllm/collect_comm.py as
+# "custom_allreduce_perf" in CUDA-graph replays ("vllm_graph") of bf16 tensors of message_size ELEMENTS
+COMM_BACKEND = "vllm_graph"
+COMM_ELEM_BYTES = 2.0
+
+
+def allreduce_cell(base: Path, folder: str) -> dict | None:
+    """Per TP size, [message bytes, seconds] of one all-reduce in a CUDA graph: the median over the measured
+    vLLM releases of each (TP, size) point (the kernel changed little between them; the median drops a
+    release's outliers, e.g. H200 TP8 0.14.0 at 2^17-2^19 elements, 2-3x its neighbours)."""
+    import pandas as pd
+
+    rels = sorted((p for p in (base / folder / "comm" / "vllm").glob("*")
+                   if (p / "custom_allreduce_perf.parquet").exists()), key=lambda p: _release_key(p.name))
+    by: dict[tuple[int, int], list[float]] = {}
+    used = []
+    for p in rels:
+        d = pd.read_parquet(p / "custom_allreduce_perf.parquet")
+        d = d[d["backend"] == COMM_BACKEND]
+        if d.empty:
+            continue
+        used.append(p.name)
+        for r in d.itertuples():
+            by.setdefault((int(r.num_gpus), int(r.message_size)), []).append(float(r.latency) * 1e-3)
+    if not by:
+        return None
+    tp: dict[str, list] = {}
+    for (n, size), lat in sorted(by.items()):
+        lat = sorted(lat)
+        m = len(lat)
+        med = lat[m // 2] if m % 2 else 0.5 * (lat[m // 2 - 1] + lat[m // 2])
+        tp.setdefault(str(n), []).append([size * COMM_ELEM_BYTES, round(med, 9)])
+    return {"kernel": "vLLM tensor_model_parallel_all_reduce (custom all-reduce; NCCL beyond its buffer), "
+                      "CUDA graph, bf16", "vllm_releases": used, "tp [bytes, seconds]": tp}
+
+
+# vLLM's whole MLA attention module at decode (DeepseekV2MLAAttention.forward: fused q_a/kv_a projection,
+# q_a/kv_a RMSNorms, q_b projection, W_UK bmm, rotary + KV-cache write, the MLA decode kernel, W_UV bmm,
+# o_proj), timed by collector/vllm/collect_mla_module.py in CUDA-graph replays, with num_heads the heads on
+# one GPU (DeepSeek-V3 shapes otherwise; its TP all-reduce not included). Per GEMM type and KV dtype, the
+# backend vLLM ran for it (bf16 KV: FLASH_ATTN_MLA, fp8 KV: FLASHMLA on Hopper at 0.24.0)
+MLA_MODULE_TABLE = "mla_generation_module_perf.parquet"
+
+
+def mla_module_cell(base: Path, folder: str) -> dict | None:
+    """{gemm type: {kv dtype: {kernel, vllm_release, heads: {h: [[batch, seconds], ...]}}}} at the smallest
+    measured context (2 tokens: the module's latency floor, the KV read negligible)."""
+    import pandas as pd
+
+    m = _oldest(base / folder / "mla" / "vllm", MLA_MODULE_TABLE)
+    if m is None:
+        return None
+    d = pd.read_parquet(m / MLA_MODULE_TABLE)
+    d = d[(d["isl"] == 1) & (d["step"] == d["step"].min())]
+    out: dict[str, dict] = {}
+    for (gemm, kv), sub in d.groupby(["gemm_type", "kv_cache_dtype"]):
+        kernels = sorted(sub["kernel_source"].unique())
+        sub = sub[sub["kernel_source"] == kernels[0]]
+        heads = {}
+        for h, hs in sub.groupby("num_heads"):
+            heads[str(int(h))] = [[int(r.batch_size), round(float(r.latency) * 1e-3, 9)]
+                                  for r in hs.sort_values("batch_size").itertuples()]
+        out.setdefault(str(gemm), {})[str(kv)] = {"kernel": kernels[0], "vllm_release": m.name,
+                                                  "context_tokens": int(d["step"].min()), "heads": heads}
+    return out or None
+
+
 def main(data_dir: str) -> int:
     import pandas as pd
 
@@ -359,12 +427,19 @@ def main(data_dir: str) -> int:
             pre = prefill_attention_cell(pd.read_parquet(a / "context_attention_perf.parquet"), gpu, peak_bw)
             if dec or pre:
                 entry["attention"] = {"vllm_release": a.name, "decode": dec, "prefill": pre}
+    for folder, gpu_name in GPUS.items():
+        cell = allreduce_cell(base, folder)
+        if cell:
+            out.setdefault(resolve_gpu(gpu_name).gpu.name, {"aiconfigurator_system": folder})["allreduce"] = cell
+        mla = mla_module_cell(base, folder)
+        if mla:
+            out.setdefault(resolve_gpu(gpu_name).gpu.name, {"aiconfigurator_system": folder})["mla_decode_module"] = mla
     doc = {
         "about": "Measured efficiency of vLLM kernels relative to the roofline at vendor peak, by GPU: fused "
                  "MoE (by weight format, shape, tokens per step), dense GEMMs (by dtype, log2 weights, tokens "
-                 "per step), decode attention (launch + per-sequence + KV-read fit) and prefill attention (by "
-                 "prompt length) (tools/derive_kernel_efficiency.py).",
-        "source": "NVIDIA aiconfigurator-core (PyPI), systems/data/<gpu>/{moe,gemm,attention}/vllm/<release>/"
+                 "per step), decode attention (launch + per-sequence + KV-read fit), prefill attention (by "
+                 "prompt length), the TP all-reduce latency by message size and the MLA decode module's latency floor (tools/derive_kernel_efficiency.py).",
+        "source": "NVIDIA aiconfigurator-core (PyPI), systems/data/<gpu>/{moe,gemm,attention,comm,mla}/vllm/<release>/"
                   "*.parquet; collector: github.com/ai-dynamo/aiconfigurator collector/vllm/",
         "license": "Apache-2.0; data (c) NVIDIA CORPORATION & AFFILIATES, see LICENSE-aiconfigurator-data.txt",
         "gpus": out,

@@ -12,7 +12,10 @@ fully connected xGMI mesh of MI300X-class platforms only the links to the n - 1 
 
 from __future__ import annotations
 
+import numpy as np
+
 from sched_reader.models.cost.efficiency import Efficiency
+from sched_reader.models.cost.kernels import allreduce_latency, allreduce_table
 from sched_reader.models.gpu import GPU
 
 # PCIe Gen4 x16 per direction, used only when the catalog gives no bandwidth at all (10^9 B/s).
@@ -46,10 +49,31 @@ def link_name(gpu: GPU) -> str:
 
 
 def allreduce_time(nbytes: float, n: int, gpu: GPU, eff: Efficiency) -> float:
-    """Seconds for one ring all-reduce of ``nbytes`` (per GPU buffer size) over ``n`` GPUs."""
+    """Seconds for one all-reduce of ``nbytes`` (per GPU buffer size) over ``n`` GPUs (float or array).
+
+    Measured where NVIDIA's tables cover the GPU and TP size (``allreduce_source``: vLLM's own all-reduce in
+    CUDA graphs, e.g. 4.7 us for a decode step's few KiB on 8 H200, against the alpha-beta model's 10 us);
+    elsewhere the ring alpha-beta model: allreduce_latency_s + 2 (n - 1) / n x bytes / link bandwidth."""
     if n <= 1:
         return 0.0
+    table = allreduce_table(gpu.name, link_name(gpu), int(n))
+    if table is not None:
+        if type(nbytes) is int or type(nbytes) is float or np.ndim(nbytes) == 0:
+            return allreduce_latency(table, float(nbytes))
+        flat = [allreduce_latency(table, float(v)) for v in np.ravel(nbytes)]
+        return np.asarray(flat, dtype=float).reshape(np.shape(nbytes))
     return eff.allreduce_latency_s + 2.0 * (n - 1) / n * nbytes / link_bandwidth_bytes_s(gpu, eff, n)
+
+
+def allreduce_source(n: int, gpu: GPU, eff: Efficiency) -> str:
+    """Where ``allreduce_time`` over ``n`` GPUs of ``gpu`` comes from (for --explain / JSON)."""
+    if n <= 1:
+        return ""
+    table = allreduce_table(gpu.name, link_name(gpu), int(n))
+    if table is not None:
+        return "measured: " + table[2]
+    return (f"constants: allreduce_latency_s {eff.allreduce_latency_s * 1e6:.0f} us + ring traffic at link_bandwidth "
+            f"{eff.link_bandwidth:.2f} of {link_name(gpu)} bandwidth")
 
 
 def allgather_time(shard_bytes: float, n: int, gpu: GPU, eff: Efficiency) -> float:

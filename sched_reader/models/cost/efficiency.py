@@ -139,8 +139,13 @@ SOURCES: dict[str, str] = {
         "catalog gpus.yaml) is typically 300-360 GB/s on 8 GPUs in nccl-tests."
     ),
     "allreduce_latency_s": (
-        "Assumed 10 us per all-reduce of a few MB or less: vLLM's custom one-shot/two-shot all-reduce "
-        "over NVLink completes small messages in single-digit to low-tens of microseconds."
+        "Fallback: the TP all-reduce uses NVIDIA's measured vLLM all-reduce latency by message size where the "
+        "NVLink GPU and TP size were measured (H100/H200/A100/B200 at TP 2/4/8, CUDA graphs; "
+        "models/cost/kernels.py allreduce_table; the tp_allreduce term's source says which). "
+        "Assumed 10 us per all-reduce of a few MB or less elsewhere (PCIe, MI300X xGMI, unmeasured TP sizes) "
+        "and for the logits all-gather and expert-parallel dispatch: vLLM's custom one-shot/two-shot all-reduce "
+        "over NVLink completes small messages in single-digit to low-tens of microseconds (measured 4.4-4.9 us "
+        "up to 4 KiB on H100/H200, 6.6-7.5 us on B200)."
     ),
     "p2p_latency_s": "Assumed 20 us per pipeline stage hand-off (NCCL send/recv of one activation tensor).",
     "layer_overhead_graph_s": (
@@ -148,7 +153,10 @@ SOURCES: dict[str, str] = {
         "KV-cache write) at ~2 us each, the launch/latency floor of a kernel replayed from a CUDA graph. "
         "Measured: vLLM's static_scaled_fp8_quant on 1-64 tokens takes 1.8-2.6 us per call in a CUDA graph on "
         "B200 (aiconfigurator-core b200_sxm/quantize/vllm/0.24.0/scale_matrix_perf). iteration.py also "
-        "charges layer_overhead_graph_s / 6 for each extra small kernel it counts (all-heads QK-norm under TP)."
+        "charges layer_overhead_graph_s / 6 for each extra small kernel it counts (all-heads QK-norm under TP). "
+        "MLA models on a GPU with a measured MLA decode module (H100/H200/B200/L40S) add, per MLA layer, the "
+        "module's measured latency beyond its GEMMs and attention launch (iteration._mla_chain_floor; shown as "
+        "the mla_module_floor term)."
     ),
     "moe_routing_overhead_s": (
         "2 us per MoE layer: one more small kernel at the same ~2 us graph-replay floor as "

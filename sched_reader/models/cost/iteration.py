@@ -42,12 +42,11 @@ from typing import Any, Callable
 import numpy as np
 
 from sched_reader.models.architecture import ModelArch
-from sched_reader.models.cost.collectives import allgather_time, allreduce_time, p2p_time
+from sched_reader.models.cost.collectives import allgather_time, allreduce_source, allreduce_time, p2p_time
 from sched_reader.models.cost.efficiency import Efficiency, efficiency_for
 from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_at, gemm_efficiency_curve,
-                                              gemm_format, interp_scalar, moe_efficiency_curve, moe_format,
-                                              moe_latency_floor,
-                                              prefill_attention_curve)
+                                              gemm_format, interp_scalar, mla_module_floor, moe_efficiency_curve,
+                                              moe_format, moe_latency_floor, prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
 from sched_reader.models.cost.rocm_paths import (mla_decode_occupancy, path_slowdown, prefill_attention_full_tiles,
                                                  prefill_attention_path)
@@ -79,6 +78,13 @@ LAYER_SMALL_KERNELS = 6
 # (sglang PR #14416 shows the same 6 -> 3 kernel reduction). First release with it (vLLM release, tuple):
 QK_NORM_TP_FUSED_FROM = (0, 14, 0)
 QK_NORM_SUM_BYTES = 4  # fp32 sum of squares per token per norm
+# The DeepSeek-V3 MLA attention module NVIDIA timed (kernels.mla_module_floor): hidden 7168, q_lora_rank 1536,
+# kv_lora_rank 512, qk_nope 128 + qk_rope 64 per head, v_head_dim 128 (huggingface.co/deepseek-ai/DeepSeek-V3
+# config.json). Its projections at one token are subtracted from the measured module (see _mla_chain_floor).
+MLA_MODULE_DIMS = {"hidden": 7168, "q_lora": 1536, "kv_lora": 512, "nope": 128, "rope": 64, "v": 128}
+# Of the LAYER_SMALL_KERNELS that layer_overhead_graph_s stands for, those inside the MLA module (rotary and the
+# KV-cache write): not charged twice
+MLA_MODULE_SMALL_KERNELS = 2
 # Sampler: softmax / top-k / top-p passes over fp32 logits per emitted token.
 SAMPLER_LOGIT_PASSES = 3
 LOGIT_BYTES = 4  # logits are materialized in fp32
@@ -460,6 +466,56 @@ class IterationCostModel:
         # ranks a MoE layer dispatches tokens across: the EP group when expert parallelism spans data-parallel
         # ranks; with DP = 1 the layer's TP all-reduce combines the experts (vLLM FusedMoE: dp_size > 1)
         self._ep_dispatch = self.shapes.ep if self._moe_layers and self.dp > 1 else 1
+        # MLA layers: the measured latency floor of vLLM's MLA module beyond what its GEMMs, decode-attention launch
+        # and small kernels already charge, added to every step's per-layer floor (layer_overhead_graph_s, which
+        # fast_step.py reads from self.eff as well); 0 without a measured module table
+        self._mla_extra_s, self._mla_src = self._mla_chain_floor()
+        if self._mla_extra_s > 0.0:
+            mla_layers = sum(g.count for g in s.groups if g.attention.kind == "mla")
+            self.eff = self.eff.with_overrides(layer_overhead_graph_s=self.eff.layer_overhead_graph_s
+                                               + self._mla_extra_s * mla_layers / self._L)
+            self._mla_layers = mla_layers
+
+    def _mla_chain_floor(self) -> tuple[float, str]:
+        """(seconds per MLA layer per step, provenance): vLLM's measured MLA decode module at one sequence
+        (kernels.mla_module_floor, DeepSeek-V3 shapes at this GPU's head count) minus what this model already
+        charges for the same module at one token in those shapes: its five projection GEMMs (q_a, q_b, kv_a, kv_b,
+        o_proj, measured curves or constants), the decode-attention launch and per-sequence time, and the rotary and
+        KV-write kernels of layer_overhead_graph_s. The rest is the latency of the module's other kernels (RMSNorms,
+        W_UK/W_UV bmm, the MLA decode kernel's scheduling and split-KV combine, copies) that no term holds; it does
+        not shrink with the model's size and is charged per MLA layer whatever the batch. (0, "") when the GPU,
+        GEMM type, KV dtype or head count was not measured, or the measured module is no slower than the charges."""
+        groups = [g for g in self.shapes.groups if g.attention.kind == "mla"]
+        if not groups or not self._use_tables:
+            return 0.0, ""
+        p = self.precision
+        key = gemm_format(p.fmt, p.weight_bytes["attn"], p.compute["attn"])
+        key = "fp8_block" if key == "fp8" else key   # per-tensor FP8 runs the same FP8 tensor cores
+        heads = groups[0].attention.heads
+        hit = mla_module_floor(self.gpu.name, key, p.kv_bytes, heads)
+        if hit is None:
+            return 0.0, ""
+        d = MLA_MODULE_DIMS
+        lins = (Linear("q_a_proj", "attn", d["hidden"], d["q_lora"]),
+                Linear("q_b_proj", "attn", d["q_lora"], heads * (d["nope"] + d["rope"])),
+                Linear("kv_a_proj", "attn", d["hidden"], d["kv_lora"] + d["rope"]),
+                Linear("kv_b_proj", "attn", d["kv_lora"], heads * (d["nope"] + d["v"])),
+                Linear("o_proj", "attn", heads * d["v"], d["hidden"]))
+        parts = self._parts(lins, 1)
+        if parts is not None:
+            gemm = sum(_roof(pf, pw + pa, peak, self._peak_bw, max) / efficiency_at(curve, 1)
+                       for pf, pw, pa, peak, curve in parts)
+        else:
+            f, wb, abt, rate = self._lin(lins, 1)
+            gemm = _roof(f, wb + abt, rate, self.bw, max)
+        attn = (self._dec_fit[0] + self._dec_fit[1]) if self._dec_fit is not None else 0.0
+        small = MLA_MODULE_SMALL_KERNELS * self.eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS
+        extra = hit[0] - gemm - attn - small
+        if extra <= 0.0:
+            return 0.0, ""
+        return extra, (f"{hit[1]}, minus this model's charges for the same module at one token ({gemm * 1e6:.1f} us "
+                       f"GEMMs, {attn * 1e6:.1f} us decode-attention launch, {small * 1e6:.1f} us rotary + KV write): "
+                       f"{extra * 1e6:.1f} us per MLA layer")
 
     # ------------------------------------------------------------------ evaluation core
     def _evaluate(self, nd, S, Tp, P, nps, mx: Callable, mn: Callable, detail: bool, q: int = 1):
@@ -567,7 +623,12 @@ class IterationCostModel:
         # sizes) the host launch time bounds the layer stack from below
         floor = self._L * eff.layer_overhead_graph_s + self._moe_layers * eff.moe_routing_overhead_s
         layers = layers + floor
-        add("layer_overhead", 0.0, 0.0, 0.0, floor, "latency")
+        if detail and self._mla_extra_s > 0.0:   # --explain: the MLA module's share of the floor, as its own term
+            mla = self._mla_layers * self._mla_extra_s
+            add("layer_overhead", 0.0, 0.0, 0.0, floor - mla, "latency")
+            add("mla_module_floor", 0.0, 0.0, 0.0, mla, "latency", source="measured: " + self._mla_src)
+        else:
+            add("layer_overhead", 0.0, 0.0, 0.0, floor, "latency")
         graph_miss = 1.0 if self.eager else (T > self._graph_max_tokens)
         host = self._L * eff.layer_overhead_eager_s
         extra = mx(host - layers, 0.0) * graph_miss
@@ -596,7 +657,8 @@ class IterationCostModel:
             t_ar = (2 * self._L + 1) * allreduce_time(T * self._hidden * ab, self.tp, self.gpu, eff)
             t_lg = allgather_time(emit * self._vocab / self.tp * LOGIT_BYTES, self.tp, self.gpu, eff)
             t_comm = t_ar + t_lg
-            add("tp_allreduce", 0.0, 0.0, 0.0, t_comm, "communication")
+            add("tp_allreduce", 0.0, 0.0, 0.0, t_comm, "communication",
+                source=allreduce_source(self.tp, self.gpu, eff))
             if self._qk_norm_tp[0]:
                 t_qk = self.qk_norm_time(T)
                 t_comm = t_comm + t_qk

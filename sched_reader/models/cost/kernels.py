@@ -7,7 +7,7 @@ by NVIDIA inside vLLM (CUDA-graph replays) per GPU. Everywhere
     efficiency = max(FLOPs / peak FLOP/s, bytes / peak B/s) / measured latency
 
 with the FLOPs and bytes counted exactly as ``IterationCostModel`` counts them, so that
-``roofline at peak / efficiency`` reproduces the measured latency. Four tables:
+``roofline at peak / efficiency`` reproduces the measured latency. Four efficiency tables:
 
 * fused MoE (``moe_efficiency_curve``): per expert weight format and MoE shape, by tokens per step.
   Small steps reach only a fraction of HBM bandwidth (~0.2-0.3 at T = 1 on H100), prefill-sized steps
@@ -24,6 +24,13 @@ with the FLOPs and bytes counted exactly as ``IterationCostModel`` counts them, 
   batch + KV bytes / (peak B/s x fraction), fitted to the table (randomised paged block tables).
 * prefill attention (``prefill_attention_curve``): per KV dtype, causal-attention efficiency against
   the 16-bit peak by prompt length (0.1 at 128 tokens, 0.5 at 4k, 0.6 at 16k on H100).
+
+Two latency tables as well:
+
+* TP all-reduce (``allreduce_table``): vLLM's own all-reduce in CUDA graphs by message size, per NVLink GPU
+  and TP size (4.4-4.9 us up to 4 KiB on H100/H200 TP 2-8, where the alpha-beta constants gave 10 us).
+* MLA decode module (``mla_module_floor``): vLLM's whole MLA attention module (projections, norms, W_UK/W_UV
+  bmm, rotary + KV write, MLA decode kernel) for one sequence, per GPU, GEMM type, KV dtype and heads per GPU.
 
 Between measured points efficiencies are interpolated (in log2 of tokens or weights); outside, held.
 A GPU without its own table uses its family's (``FAMILY``: H100 PCIe -> H100 SXM...); a GPU or format
@@ -249,3 +256,61 @@ def interp_scalar(x: float, xs: list[float], ys: list[float]) -> float:
     x0, x1 = xs[i - 1], xs[i]
     y0 = ys[i - 1]
     return y0 + (ys[i] - y0) * (x - x0) / (x1 - x0)
+
+
+# ---------------------------------------------------------------------------------------------- all-reduce
+ALLREDUCE_KEY = "tp [bytes, seconds]"
+
+
+@lru_cache(maxsize=64)
+def allreduce_table(gpu_name: str, interconnect: str, n: int) -> tuple[list[float], list[float], str] | None:
+    """(message bytes, seconds, provenance) of vLLM's TP all-reduce over ``n`` GPUs of ``gpu_name``, measured in
+    CUDA-graph replays (bf16; median over the measured releases, tools/derive_kernel_efficiency.py); None when
+    this GPU (or its family's measured GPU) was not measured at ``n`` GPUs. NVLink GPUs only: over PCIe the
+    all-reduce depends on the host's PCIe topology and peer-to-peer support (NVIDIA's L40S host took 7 ms for
+    7 MiB over 8 GPUs, ~1 GB/s), which the catalog does not know; those keep the alpha-beta model."""
+    if interconnect != "nvlink":
+        return None
+    table = _table()
+    name = gpu_name if gpu_name in table else next((t for p, t in FAMILY if gpu_name.startswith(p)), None)
+    cell = (table.get(name) or {}).get("allreduce") if name else None
+    rows = (cell or {}).get(ALLREDUCE_KEY, {}).get(str(int(n)))
+    if not rows:
+        return None
+    xs = [float(b) for b, _ in rows]
+    ys = [float(s) for _, s in rows]
+    return xs, ys, (f"{name} TP{int(n)} all-reduce measured in CUDA graphs, vLLM {'/'.join(cell['vllm_releases'])} "
+                    "(aiconfigurator)")
+
+
+def allreduce_latency(table: tuple, nbytes: float) -> float:
+    """Seconds for one all-reduce of ``nbytes`` from :func:`allreduce_table`: piecewise linear in bytes between
+    measured sizes (latency + bytes / bandwidth on each segment), the smallest size's latency below them, and
+    the last segment's bandwidth extended beyond the largest (1 GiB)."""
+    xs, ys = table[0], table[1]
+    x = float(nbytes)
+    if x > xs[-1]:
+        return ys[-1] + (ys[-1] - ys[-2]) * (x - xs[-1]) / (xs[-1] - xs[-2])
+    return interp_scalar(x, xs, ys)
+
+
+# ---------------------------------------------------------------------------------------------- MLA module
+MLA_GEMM = {"bf16": "bfloat16", "fp8_block": "fp8_block", "nvfp4": "nvfp4"}
+
+
+def mla_module_floor(gpu_name: str, gemm_key: str, kv_bytes: float, heads: int) -> tuple[float, str] | None:
+    """(seconds, provenance): vLLM's whole MLA attention module at decode for one sequence of a 2-token context,
+    with ``heads`` query heads on the GPU (DeepSeek-V3 shapes), projections in ``gemm_key`` (bf16, fp8_block or
+    nvfp4, the dense-GEMM table key) and the KV cache in ``kv_bytes`` per element: the chain of ~15 kernels
+    (fused q_a/kv_a GEMM, two RMSNorms, q_b GEMM, W_UK bmm, rotary + KV-cache write, MLA decode, W_UV bmm,
+    o_proj) measured in a CUDA graph (tools/derive_kernel_efficiency.py: 88-120 us on H100/H200 at 16 heads,
+    40-50 us on B200). None when not measured for this GPU, GEMM type, KV dtype or head count."""
+    name, entry = _entry(gpu_name)
+    cell = ((entry.get("mla_decode_module") or {}).get(MLA_GEMM.get(gemm_key, "")) or {}).get(_kv_key(kv_bytes))
+    rows = (cell or {}).get("heads", {}).get(str(int(heads)))
+    if not rows:
+        return None
+    batch, seconds = rows[0]
+    return float(seconds), (f"{name} MLA decode module {float(seconds) * 1e6:.1f} us per layer at {int(heads)} heads, "
+                            f"batch {int(batch)} ({cell['kernel']}, {gemm_key} GEMMs, KV {_kv_key(kv_bytes)}, vLLM "
+                            f"{cell['vllm_release']}, aiconfigurator)")

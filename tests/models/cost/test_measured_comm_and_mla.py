@@ -1,0 +1,100 @@
+"""Measured TP all-reduce latency and the MLA decode module's latency floor (aiconfigurator-core tables,
+derived by tools/derive_kernel_efficiency.py into models/cost/data/kernel_efficiency.json).
+
+Every expected value below is read by hand from NVIDIA's parquet files (aiconfigurator-core 0.12.0,
+systems/data/<gpu>/{comm,mla}/vllm/<release>/), quoted in the comments, or computed by hand from them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import effective_config
+
+from sched_reader.models.architecture import ModelArch
+from sched_reader.models.cost import IterationCostModel
+from sched_reader.models.cost.collectives import allreduce_source, allreduce_time
+from sched_reader.models.cost.efficiency import DEFAULT_EFFICIENCY
+from sched_reader.models.cost.iteration import LAYER_SMALL_KERNELS, MLA_MODULE_SMALL_KERNELS
+from sched_reader.models.cost.kernels import allreduce_table, mla_module_floor
+from sched_reader.models.gpu_catalog import resolve_gpu
+
+H200 = resolve_gpu("H200 SXM 141GB").gpu
+H100 = resolve_gpu("H100 SXM5 80GB").gpu
+
+
+def test_h200_tp8_allreduce_is_the_median_of_the_measured_releases():
+    # h200_sxm comm/vllm/<rel>/custom_allreduce_perf.parquet, backend vllm_graph, num_gpus 8 (latency in ms):
+    #   32768 elements (64 KiB): 0.14.0 0.006603, 0.18.0 0.006576, 0.19.0 0.006473, 0.24.0 0.006561
+    #   16384 elements (32 KiB): 0.14.0 0.005768, 0.18.0 0.005734, 0.19.0 0.005676, 0.24.0 0.005665
+    # medians (mean of the middle two): 6.5688 us and 5.7054 us (the data file keeps 1 ns)
+    at64k = (6.561279892921448 + 6.576319932937622) / 2 * 1e-6
+    at32k = (5.676479935646057 + 5.734400153160095) / 2 * 1e-6
+    assert allreduce_time(65536.0, 8, H200, DEFAULT_EFFICIENCY) == pytest.approx(at64k, abs=1e-9)
+    # between measured sizes: latency + bytes / bandwidth of that segment (linear in bytes)
+    assert allreduce_time(49152.0, 8, H200, DEFAULT_EFFICIENCY) == pytest.approx((at32k + at64k) / 2, abs=1e-9)
+    # a decode step of 4 DeepSeek tokens (4 x 7168 x 2 B = 56 KiB) is well under the alpha-beta model's 10 us
+    assert allreduce_time(4 * 7168 * 2.0, 8, H200, DEFAULT_EFFICIENCY) < 7e-6
+    assert "measured" in allreduce_source(8, H200, DEFAULT_EFFICIENCY)
+
+
+def test_allreduce_array_form_equals_scalar_form_bitwise():
+    sizes = [100.0, 65536.0, 3.0e6, 2.0e9]   # below, on, between and beyond the measured sizes
+    vec = allreduce_time(np.array(sizes), 8, H200, DEFAULT_EFFICIENCY)
+    assert [float(v) for v in vec] == [allreduce_time(s, 8, H200, DEFAULT_EFFICIENCY) for s in sizes]
+    # beyond the largest measured message (512 Mi elements = 1 GiB) the last segment's bandwidth holds
+    t1, t2 = (allreduce_time(s, 8, H200, DEFAULT_EFFICIENCY) for s in (2.0e9, 3.0e9))
+    assert t2 > t1 > allreduce_time(2 ** 30, 8, H200, DEFAULT_EFFICIENCY)
+
+
+def test_pcie_and_unmeasured_tp_sizes_keep_the_alpha_beta_model():
+    pcie = resolve_gpu("H100 PCIe").gpu
+    assert allreduce_table(pcie.name, "pcie", 2) is None
+    ab = DEFAULT_EFFICIENCY.allreduce_latency_s + 2 * 1 / 2 * 8192 / (pcie.pcie_unidir_gb_s * 1e9 * 0.7)
+    assert allreduce_time(8192.0, 2, pcie, DEFAULT_EFFICIENCY) == pytest.approx(ab, rel=1e-9)
+    assert allreduce_table(H200.name, "nvlink", 16) is None   # no 16-GPU NVLink table for H200
+    assert allreduce_source(16, H200, DEFAULT_EFFICIENCY).startswith("constants: allreduce_latency_s 10 us")
+
+
+def test_mla_module_floor_is_the_measured_one_sequence_call():
+    # h200_sxm mla/vllm/0.24.0/mla_generation_module_perf.parquet, num_heads 16, batch_size 1, step 2 (ms):
+    #   gemm_type fp8_block, kv bfloat16: FLASH_ATTN_MLA 0.0893; kv fp8: FLASHMLA 0.1119
+    s, src = mla_module_floor(H200.name, "fp8_block", 2.0, 16)
+    assert s == pytest.approx(89.3e-6) and "FLASH_ATTN_MLA" in src
+    s, src = mla_module_floor(H200.name, "fp8_block", 1.0, 16)
+    assert s == pytest.approx(111.9e-6) and "FLASHMLA" in src
+    # h100_sxm, bf16 GEMMs, bf16 KV, 16 heads: 0.0963 ms
+    assert mla_module_floor(H100.name, "bf16", 2.0, 16)[0] == pytest.approx(96.3e-6)
+    assert mla_module_floor(H200.name, "fp8_block", 2.0, 3) is None          # head count not measured
+    assert mla_module_floor("Instinct MI300X 192GB", "fp8_block", 2.0, 16) is None
+
+
+DSV3 = ModelArch(id="deepseek-ai/DeepSeek-V3", model_type="deepseek_v3", config=dict(
+    # huggingface.co/deepseek-ai/DeepSeek-V3 config.json
+    hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048, num_hidden_layers=61,
+    num_attention_heads=128, num_key_value_heads=128, vocab_size=129280, q_lora_rank=1536,
+    kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=256,
+    n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3, n_group=8, topk_group=4,
+    torch_dtype="bfloat16"))
+
+
+def test_deepseek_mla_layer_at_one_sequence_costs_the_measured_module():
+    """At one sequence of a short context, each of DeepSeek-V3's 61 MLA layers costs what NVIDIA measured for
+    vLLM's whole MLA module on H200 (bf16 weights and KV here, 16 heads at TP8: FLASH_ATTN_MLA 0.0877 ms per
+    mla_generation_module_perf.parquet): the model's projections + decode attention + the rotary/KV-write share
+    of the small-kernel floor + the new mla_module_floor term add up to it."""
+    m = IterationCostModel(DSV3, H200, effective_config(tensor_parallel_size=8))
+    b = m.breakdown(1, 2, 0, 0.0)
+    per_layer = (b.terms["qkv_o_proj"].time_s + b.terms["attention_decode"].time_s
+                 + b.terms["mla_module_floor"].time_s) / 61
+    small = MLA_MODULE_SMALL_KERNELS * DEFAULT_EFFICIENCY.layer_overhead_graph_s / LAYER_SMALL_KERNELS
+    assert per_layer + small == pytest.approx(87.7e-6, rel=0.01)   # 2-token KV read ~0.3 ns: within 1%
+    assert b.terms["mla_module_floor"].source.startswith("measured: H200 SXM 141GB MLA decode module 87.7 us")
+    # the floor is per layer per step, whatever the batch: the same at 64 sequences
+    b64 = m.breakdown(64, 64 * 2000, 0, 0.0)
+    assert b64.terms["mla_module_floor"].time_s == pytest.approx(b.terms["mla_module_floor"].time_s)
+    # without the measured tables (or on an unmeasured GPU) there is no such term
+    const = IterationCostModel(DSV3, H200, effective_config(tensor_parallel_size=8), use_kernel_tables=False)
+    assert "mla_module_floor" not in const.breakdown(1, 2, 0, 0.0).terms
+    # the simulator's compiled step agrees with the model (it reads the floor from m.eff)
+    from sched_reader.models.cost.fast_step import compile_step_time
+    assert compile_step_time(m) is not None

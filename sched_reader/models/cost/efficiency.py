@@ -168,7 +168,9 @@ SOURCES: dict[str, str] = {
         "top-k sum) but not vLLM's routing kernel (topk_softmax or grouped top-k) that runs before it; the "
         "router GEMM is its own term (moe_router). Checked, not fitted: on the 42-row corpus of "
         "benchmarks/throughput_accuracy.py it moves TPOT leave-one-source-out from 25.9-29.5% to "
-        "24.9-28.5% and leaves dense rows unchanged."
+        "24.9-28.5% and leaves dense rows unchanged. DeepSeek-style grouped top-k routing (DeepSeek-V2/V3, Kimi) "
+        "runs more kernels per release (9 decomposed up to 0.10.1, 3 in 0.10.2-0.11.0, 1 from 0.11.1 on NVIDIA; "
+        "iteration.GROUPED_TOPK_KERNELS): each further one adds layer_overhead_graph_s / 6."
     ),
     "layer_overhead_eager_s": (
         "Assumed 60 us per layer: about 12 PyTorch ops per layer at ~5 us host dispatch + launch each "

@@ -89,8 +89,10 @@ def _iteration(m: Any) -> StepFn:
     eff = m.eff
     bw = m.bw
     ab = m.precision.act_bytes
-    linear = [(f, wbytes, abytes, rate, parts, slow)
-              for (_, (f, wbytes, abytes, rate), parts), slow in zip(m._linear_terms, m._lin_slow) if f]
+    # kind: 1 shared experts, 2 router gate, 0 other (the shared-experts stream overlap, _it.SHARED_EXPERTS_STREAM_FROM)
+    linear = [(f, wbytes, abytes, rate, parts, slow, 1 if name == "moe_shared" else 2 if name == "moe_router" else 0)
+              for (name, (f, wbytes, abytes, rate), parts), slow in zip(m._linear_terms, m._lin_slow) if f]
+    shared_overlap, shared_max = m._shared_overlap, _it.SHARED_EXPERTS_STREAM_MAX_TOKENS
     moe_slow = m._moe_slow
     peak_bw_all = m._peak_bw
     experts = list(m._experts)
@@ -134,7 +136,8 @@ def _iteration(m: Any) -> StepFn:
 
     def t_terms(T: int) -> tuple[float, float, bool, float, float, float, float, float]:
         layers = 0.0
-        for f, wbytes, abytes, rate, parts, slow in linear:
+        t_sh = t_rt = t_ex = 0.0
+        for f, wbytes, abytes, rate, parts, slow, kind in linear:
             if parts is None:
                 fl = f * T
                 by = wbytes + abytes * T
@@ -146,6 +149,10 @@ def _iteration(m: Any) -> StepFn:
                 for pf, pw, pa, peak, curve in parts:
                     t = t + max(pf * T / peak, (pw + pa * T) / peak_bw_all) / efficiency_at(curve, T)
             layers = layers + t
+            if kind == 1:
+                t_sh = t_sh + t
+            elif kind == 2:
+                t_rt = t_rt + t
         for count, E, k, local, eparams, route_mult, io, excess in experts:
             Tr = T * route_mult
             if excess:
@@ -165,6 +172,9 @@ def _iteration(m: Any) -> StepFn:
                 if moe_slow != 1.0:
                     t = t * moe_slow
             layers = layers + t
+            t_ex = t_ex + t
+        if shared_overlap:
+            layers = layers - min(t_sh, t_rt + t_ex) * (T <= shared_max)
         te = T * elem / bw
         t_emb = emb_c * T / bw
         t_ar = (2 * m._L + 1) * allreduce_time(T * hidden * ab, tp, gpu_spec, eff) if tp > 1 else 0.0

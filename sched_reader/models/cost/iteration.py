@@ -85,6 +85,56 @@ MLA_MODULE_DIMS = {"hidden": 7168, "q_lora": 1536, "kv_lora": 512, "nope": 128, 
 # Of the LAYER_SMALL_KERNELS that layer_overhead_graph_s stands for, those inside the MLA module (rotary and the
 # KV-cache write): not charged twice
 MLA_MODULE_SMALL_KERNELS = 2
+# DeepSeek-style grouped top-k routing (vLLM's DeepseekV2MoE: FusedMoE(use_grouped_topk=True), model types below):
+# kernels per MoE layer per step, read in the release wheels' vllm/model_executor/layers/fused_moe/fused_moe.py.
+# grouped_topk() (torch.compile'd) decomposes into sigmoid/softmax + bias add, topk(2) per group, group sum,
+# topk over groups, zeros + scatter of the group mask, the masked fill over experts, topk(k), gather of the
+# unbiased weights, renormalisation and the two output casts: 9 kernels once inductor fuses the pointwise ones
+# (17 torch ops eager). From 0.10.2 (vLLM PR #23274) configs with an e_score_correction_bias ("noaux_tc") take
+# fused_grouped_topk on CUDA: one pointwise kernel for sigmoid + bias, ops.grouped_topk, one for the casts (3);
+# from 0.11.1 (PR #28124) sigmoid, bias and casts are inside the one CUDA kernel (1). Softmax scoring without a
+# bias (DeepSeek-V2) keeps the decomposition. moe_routing_overhead_s already charges one kernel; each further
+# one costs layer_overhead_graph_s / LAYER_SMALL_KERNELS (~2 us, the CUDA-graph replay floor). vLLM PR #53580
+# (github.com/vllm-project/vllm/pull/53580) counted the decomposition at 7.1x the fused path's launches.
+GROUPED_TOPK_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+GROUPED_TOPK_KERNELS = ((None, 9), ((0, 10, 2), 3), ((0, 11, 1), 1))   # (first release, kernels), noaux_tc on CUDA
+GROUPED_TOPK_NATIVE_KERNELS = 9
+
+
+def grouped_topk_kernels(arch: ModelArch, gpu: GPU, vllm_version: str | None) -> tuple[int, str]:
+    """(kernels, reason) of vLLM's grouped top-k routing per MoE layer per step; (0, "") for other routers."""
+    if str(arch.model_type or "") not in GROUPED_TOPK_MODEL_TYPES:
+        return 0, ""
+    cfg = arch.config or {}
+    if str(cfg.get("topk_method") or "") != "noaux_tc" or str(gpu.vendor or "").upper() != "NVIDIA":
+        if str(gpu.vendor or "").upper() != "NVIDIA":
+            return 0, ""   # ROCm: the fused path is CUDA-only, AITER's per environment (rocm_paths' domain)
+        return GROUPED_TOPK_NATIVE_KERNELS, "grouped_topk decomposed (softmax scoring, no correction bias)"
+    v = parse_version(vllm_version)
+    n, since = GROUPED_TOPK_KERNELS[0][1], None
+    for first, k in GROUPED_TOPK_KERNELS[1:]:
+        if v >= first:
+            n, since = k, first
+    how = ("grouped_topk decomposed by torch.compile" if since is None else
+           f"fused_grouped_topk ({'sigmoid, bias and casts in the CUDA kernel' if n == 1 else 'sigmoid + bias, CUDA kernel, casts'})")
+    return n, how
+
+
+# MLA matrix absorption (vLLM 0.7.1-0.7.x, vllm/attention/backends/mla/utils.py, VLLM_MLA_PERFORM_MATRIX_ABSORPTION
+# default 1; gone in 0.8.0's mla/common.py, which keeps W_UK_T / W_UV for two bmm): at load, W_UK is folded into
+# q_b_proj (W_Q_UK: q_lora x heads x kv_lora) and W_UV into o_proj (W_UV_O: heads x kv_lora x hidden), both
+# re-quantized to the checkpoint's FP8 block format (else kept in the activation dtype), and the rope part of
+# q_b_proj kept apart in the activation dtype (W_QR: q_lora x heads x rope). Decode reads these instead of
+# q_b_proj, kv_b_proj and o_proj: 4x the bytes for o_proj alone (DeepSeek-V3 at TP8: +52.9 MB per layer per GPU)
+MLA_ABSORBED = ((0, 7, 1), (0, 8, 0))   # [first release with MLA, first release without absorption)
+# Shared experts on their own CUDA stream (vLLM 0.11.1+, vllm/model_executor/layers/fused_moe/layer.py: models whose
+# FusedMoE holds its shared experts (SharedFusedMoE: DeepSeek-V2/V3, Kimi, GLM-4.5, Qwen2/3-Next MoE, Llama 4...)
+# run them on aux_stream() in parallel with the router gate and the routed experts when the step holds at most
+# VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD (256) tokens; CUDA only (aux_stream() is None elsewhere), not with
+# data-parallel chunking; absent in 0.11.0). The shorter of the two branches is hidden: min(shared, router +
+# routed experts) comes off the moe_shared term (an upper bound on the gain when both branches stream weights).
+SHARED_EXPERTS_STREAM_FROM = (0, 11, 1)
+SHARED_EXPERTS_STREAM_MAX_TOKENS = 256
 # Sampler: softmax / top-k / top-p passes over fp32 logits per emitted token.
 SAMPLER_LOGIT_PASSES = 3
 LOGIT_BYTES = 4  # logits are materialized in fp32
@@ -469,12 +519,59 @@ class IterationCostModel:
         # MLA layers: the measured latency floor of vLLM's MLA module beyond what its GEMMs, decode-attention launch
         # and small kernels already charge, added to every step's per-layer floor (layer_overhead_graph_s, which
         # fast_step.py reads from self.eff as well); 0 without a measured module table
-        self._mla_extra_s, self._mla_src = self._mla_chain_floor()
-        if self._mla_extra_s > 0.0:
-            mla_layers = sum(g.count for g in s.groups if g.attention.kind == "mla")
+        # grouped top-k routing: kernels beyond the one moe_routing_overhead_s charges (see GROUPED_TOPK_KERNELS)
+        n_route, how = grouped_topk_kernels(self.arch, self.gpu, getattr(self.cfg, "vllm_version", None))
+        self._route_note = ""
+        if self._moe_layers and n_route > 1:
+            per_kernel = self.eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS
+            self.eff = self.eff.with_overrides(moe_routing_overhead_s=self.eff.moe_routing_overhead_s
+                                               + (n_route - 1) * per_kernel)
+            self._route_note = (f"MoE routing: {how}, {n_route} kernels per MoE layer at {per_kernel * 1e6:.1f} us "
+                                f"each (moe_routing_overhead_s {self.eff.moe_routing_overhead_s * 1e6:.1f} us)")
+        self._shared_overlap = (any(name == "moe_shared" and f for name, (f, *_), _ in self._linear_terms)
+                                and str(self.gpu.vendor or "").upper() == "NVIDIA" and self.dp == 1
+                                and parse_version(getattr(self.cfg, "vllm_version", None)) >= SHARED_EXPERTS_STREAM_FROM)
+        # per-step constants folded into layer_overhead_graph_s (so fast_step.py, which reads self.eff, agrees);
+        # the breakdown shows each as its own term: (term, seconds per step, source)
+        self._floor_parts: list[tuple[str, float, str]] = []
+        mla_layers = sum(g.count for g in s.groups if g.attention.kind == "mla")
+        extra, src = self._mla_chain_floor()
+        if extra > 0.0:
+            self._floor_parts.append(("mla_module_floor", extra * mla_layers, "measured: " + src))
+        absorbed, src = self._mla_absorbed_bytes()
+        if absorbed > 0.0:
+            self._floor_parts.append(("mla_absorbed_weights", absorbed * mla_layers / self.bw, src))
+        if self._floor_parts:
             self.eff = self.eff.with_overrides(layer_overhead_graph_s=self.eff.layer_overhead_graph_s
-                                               + self._mla_extra_s * mla_layers / self._L)
-            self._mla_layers = mla_layers
+                                               + sum(t for _, t, _ in self._floor_parts) / self._L)
+
+    def _mla_absorbed_bytes(self) -> tuple[float, str]:
+        """(bytes per MLA layer per decode step, provenance) that vLLM's MLA matrix absorption reads beyond
+        q_b_proj + kv_b_proj + o_proj (MLA_ABSORBED releases only; 0 elsewhere). Charged at memory_bandwidth on
+        every step (prefill-only steps read the unabsorbed weights instead: their cost is over-stated by it)."""
+        groups = [g for g in self.shapes.groups if g.attention.kind == "mla"]
+        v = parse_version(getattr(self.cfg, "vllm_version", None))
+        if not groups or not (MLA_ABSORBED[0] <= v < MLA_ABSORBED[1]):
+            return 0.0, ""
+        c = self.arch.config or {}
+        a = groups[0].attention
+        heads = a.heads
+        q_lora = int(c.get("q_lora_rank") or 0) or self._hidden
+        kv_lora = int(c.get("kv_lora_rank") or 0)
+        rope = int(c.get("qk_rope_head_dim") or 64)
+        nope = int(c.get("qk_nope_head_dim") or 128)
+        vd = int(c.get("v_head_dim") or nope)
+        wb = self.precision.weight_bytes["attn"]
+        ab = self.precision.act_bytes
+        absorbed_wb = wb if wb < ab else ab   # re-quantized to FP8 when the checkpoint is FP8, else activation dtype
+        new = heads * kv_lora * (q_lora + self._hidden) * absorbed_wb + q_lora * heads * rope * ab
+        old = (q_lora * heads * (nope + rope) + kv_lora * heads * (nope + vd) + heads * vd * self._hidden) * wb
+        extra = new - old
+        if extra <= 0.0:
+            return 0.0, ""
+        return extra, (f"vLLM {'.'.join(map(str, MLA_ABSORBED[0]))}-0.7.x MLA matrix absorption (W_Q_UK, W_UV_O, "
+                       f"W_QR; mla/utils.py): {extra / 1e6:.1f} MB per layer beyond q_b/kv_b/o_proj, at "
+                       f"memory_bandwidth {self.eff.memory_bandwidth:.2f} of peak")
 
     def _mla_chain_floor(self) -> tuple[float, str]:
         """(seconds per MLA layer per step, provenance): vLLM's measured MLA decode module at one sequence
@@ -551,6 +648,7 @@ class IterationCostModel:
 
         layers = 0.0
         peak_bw = self._peak_bw
+        t_sh = t_rt = t_ex = 0.0   # shared experts, router gate, routed experts (SHARED_EXPERTS_STREAM_FROM)
         for (name, (f, wbytes, abytes, rate), parts), slow, slow_src in zip(self._linear_terms, self._lin_slow,
                                                                             self._lin_slow_src):
             if not f:
@@ -568,6 +666,10 @@ class IterationCostModel:
                     t = t + _roof(pf * T, pw + pa * T, peak, peak_bw, mx) / efficiency_at(curve, T)
                 add(name, fl, by, parts[0][3], t, bwu=peak_bw, source="measured: " + parts[0][4][2])
             layers = layers + t
+            if name == "moe_shared":
+                t_sh = t_sh + t
+            elif name == "moe_router":
+                t_rt = t_rt + t
         for count, E, k, local, eparams, route_mult, io, excess in self._experts:
             Tr = T * route_mult
             if excess:   # the busiest EP rank: as many routed pairs as Tr + excess x sqrt(Tr) tokens give on average
@@ -591,6 +693,15 @@ class IterationCostModel:
                     t = t * self._moe_slow
                 add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + self._moe_slow_src)
             layers = layers + t
+            t_ex = t_ex + t
+        if self._shared_overlap:   # shared experts on their own stream, hidden behind router + routed experts
+            ov = mn(t_sh, t_rt + t_ex) * (T <= SHARED_EXPERTS_STREAM_MAX_TOKENS)
+            layers = layers - ov
+            if terms is not None and "moe_shared" in terms:
+                add("moe_shared", 0.0, 0.0, 0.0, -ov, source=terms["moe_shared"].source + (
+                    f"; overlapped with router + routed experts on a second CUDA stream (vLLM "
+                    f"{'.'.join(map(str, SHARED_EXPERTS_STREAM_FROM))}+, <= {SHARED_EXPERTS_STREAM_MAX_TOKENS} "
+                    "tokens per step): the shorter branch is hidden"))
         dfit, pcurve = self._dec_fit, self._pre_curve
         for (count, fdec, bdec, fpre, bpre, window), occ, pre_rate, full in zip(self._attn, self._attn_occ,
                                                                                self._pre_rates, self._pre_full):
@@ -623,10 +734,10 @@ class IterationCostModel:
         # sizes) the host launch time bounds the layer stack from below
         floor = self._L * eff.layer_overhead_graph_s + self._moe_layers * eff.moe_routing_overhead_s
         layers = layers + floor
-        if detail and self._mla_extra_s > 0.0:   # --explain: the MLA module's share of the floor, as its own term
-            mla = self._mla_layers * self._mla_extra_s
-            add("layer_overhead", 0.0, 0.0, 0.0, floor - mla, "latency")
-            add("mla_module_floor", 0.0, 0.0, 0.0, mla, "latency", source="measured: " + self._mla_src)
+        if detail and self._floor_parts:   # --explain: the per-step constants folded into the floor, each its own term
+            add("layer_overhead", 0.0, 0.0, 0.0, floor - sum(t for _, t, _ in self._floor_parts), "latency")
+            for name, t, src in self._floor_parts:
+                add(name, 0.0, 0.0, 0.0, t, "latency" if name == "mla_module_floor" else "memory", source=src)
         else:
             add("layer_overhead", 0.0, 0.0, 0.0, floor, "latency")
         graph_miss = 1.0 if self.eager else (T > self._graph_max_tokens)
@@ -719,6 +830,8 @@ class IterationCostModel:
                                                                                    self._pre_path_src] if src})
         if paths:
             notes.append("AMD kernel path (models/data/rocm_kernel_paths.yaml): " + " | ".join(paths))
+        if self._route_note:
+            notes.append(self._route_note)
         if self._dec_fit is not None:
             notes.append(f"decode attention: measured launch + per-sequence time, {self._dec_fit[3]}; KV reads at "
                          f"kv_read_bandwidth {self.eff.kv_read_bandwidth:.2f} of peak")

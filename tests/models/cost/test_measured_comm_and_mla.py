@@ -74,6 +74,7 @@ DSV3 = ModelArch(id="deepseek-ai/DeepSeek-V3", model_type="deepseek_v3", config=
     num_attention_heads=128, num_key_value_heads=128, vocab_size=129280, q_lora_rank=1536,
     kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=256,
     n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3, n_group=8, topk_group=4,
+    topk_method="noaux_tc", scoring_func="sigmoid",
     torch_dtype="bfloat16"))
 
 
@@ -98,3 +99,78 @@ def test_deepseek_mla_layer_at_one_sequence_costs_the_measured_module():
     # the simulator's compiled step agrees with the model (it reads the floor from m.eff)
     from sched_reader.models.cost.fast_step import compile_step_time
     assert compile_step_time(m) is not None
+
+
+def test_grouped_topk_routing_kernels_follow_the_release():
+    """DeepSeek-V3's noaux_tc grouped top-k on CUDA: decomposed by torch.compile up to 0.10.1 (9 kernels, read
+    in the 0.7.3 / 0.8.4 / 0.10.1 wheels' fused_moe.py grouped_topk), fused_grouped_topk from 0.10.2 (PR #23274:
+    sigmoid + bias, ops.grouped_topk, casts = 3), all in one CUDA kernel from 0.11.1 (PR #28124). Each kernel
+    beyond the one moe_routing_overhead_s charges costs 12 us / 6 = 2 us per MoE layer (58 of DeepSeek-V3's 61)."""
+    from sched_reader.models.cost.iteration import grouped_topk_kernels
+
+    per_kernel = DEFAULT_EFFICIENCY.layer_overhead_graph_s / LAYER_SMALL_KERNELS
+    assert per_kernel == pytest.approx(2e-6)
+    for version, kernels in (("0.7.3", 9), ("0.8.4", 9), ("0.10.1", 9), ("0.10.2", 3), ("0.11.0", 3),
+                             ("0.11.1", 1), ("0.19.0", 1)):
+        assert grouped_topk_kernels(DSV3, H200, version)[0] == kernels, version
+        m = IterationCostModel(DSV3, H200, effective_config(tensor_parallel_size=8, vllm_version=version))
+        assert m.eff.moe_routing_overhead_s == pytest.approx(2e-6 + (kernels - 1) * 2e-6)
+    # no correction bias (DeepSeek-V2's softmax group_limited_greedy): the decomposition in every release
+    v2 = ModelArch(id="v2", model_type="deepseek_v2", config=dict(DSV3.config, topk_method="group_limited_greedy"))
+    assert grouped_topk_kernels(v2, H200, "0.19.0")[0] == 9
+    # other routers (softmax top-k kernel) and AMD GPUs: unchanged
+    qwen = ModelArch(id="q", model_type="qwen3_moe", config={})
+    assert grouped_topk_kernels(qwen, H200, "0.8.4") == (0, "")
+    assert grouped_topk_kernels(DSV3, resolve_gpu("MI300X").gpu, "0.8.4") == (0, "")
+
+
+def test_mla_matrix_absorption_reads_the_absorbed_weights_in_0_7():
+    """vLLM 0.7.1-0.7.x absorb W_UK into q_b_proj and W_UV into o_proj (mla/utils.py, re-quantized to FP8 for
+    FP8 checkpoints, the rope part of q_b kept in bf16). DeepSeek-V3 at TP8 (16 heads), FP8 weights, by hand:
+      absorbed: W_Q_UK 16 x 512 x 1536 + W_UV_O 16 x 512 x 7168 = 71.3 M weights (FP8) + W_QR 1536 x 16 x 64 x 2 B
+      replaced: q_b 1536 x 16 x 192 + kv_b 512 x 16 x 256 + o_proj 16 x 128 x 7168 = 21.5 M weights (FP8)
+    With 1 byte per weight: 71,303,168 + 3,145,728 - 21,495,808 = 52,953,088 B per layer."""
+    cfg07 = effective_config(tensor_parallel_size=8, vllm_version="0.7.3")
+    m = IterationCostModel(DSV3, H200, cfg07, checkpoint_quantization="fp8")
+    wb = m.precision.weight_bytes["attn"]
+    extra, src = m._mla_absorbed_bytes()
+    expected = (16 * 512 * (1536 + 7168)) * wb + 1536 * 16 * 64 * 2 - (1536 * 16 * 192 + 512 * 16 * 256
+                                                                        + 16 * 128 * 7168) * wb
+    assert extra == pytest.approx(expected)
+    assert 52.9e6 < extra < 53.2e6   # ~1 B per weight (block scales add 1/16,384)
+    t = m.breakdown(4, 4 * 3600, 0, 0.0).terms["mla_absorbed_weights"].time_s
+    assert t == pytest.approx(61 * extra / m.bw)
+    assert "matrix absorption" in src
+    # 0.8.0 keeps W_UK_T / W_UV for two bmm (mla/common.py): nothing extra
+    m8 = IterationCostModel(DSV3, H200, effective_config(tensor_parallel_size=8, vllm_version="0.8.0"),
+                            checkpoint_quantization="fp8")
+    assert "mla_absorbed_weights" not in m8.breakdown(4, 4 * 3600, 0, 0.0).terms
+
+
+def test_shared_experts_overlap_the_routed_experts_from_0_11_1():
+    """vLLM 0.11.1's FusedMoE runs a model's shared experts on aux_stream() beside the router gate and the routed
+    experts when the step holds <= 256 tokens (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD; fused_moe/layer.py,
+    absent in 0.11.0): the shorter branch, here the shared expert, is hidden."""
+    def model(version, gpu=H200):
+        return IterationCostModel(DSV3, gpu, effective_config(tensor_parallel_size=8, vllm_version=version))
+
+    # 0.11.0 vs 0.11.1 also differ in the grouped top-k kernel count (3 -> 1): compare on the MoE terms
+    for T, hidden in ((4, True), (256, True), (257, False)):
+        old = model("0.11.0").breakdown(T, T * 1000, 0, 0.0).terms
+        new = model("0.11.1").breakdown(T, T * 1000, 0, 0.0).terms
+        shared = old["moe_shared"].time_s
+        assert shared < old["moe_router"].time_s + old["moe_experts"].time_s
+        assert new["moe_experts"].time_s == pytest.approx(old["moe_experts"].time_s)
+        assert new["moe_shared"].time_s == pytest.approx(0.0 if hidden else shared, abs=1e-12), T
+        if hidden:
+            assert "second CUDA stream" in new["moe_shared"].source
+    # the simulator's compiled step agrees bit for bit on both sides of the threshold
+    from sched_reader.models.cost.fast_step import compile_step_time
+    m = model("0.11.1")
+    f = compile_step_time(m)
+    assert f is not None
+    for nd, Tp in ((4, 0), (200, 56), (200, 57), (64, 2048)):
+        assert f(nd, nd * 900, Tp, Tp * Tp / 2.0, 1 if Tp else 0) == m.step_time(nd, nd * 900, Tp, Tp * Tp / 2.0,
+                                                                                1 if Tp else 0)
+    # CUDA only: no aux stream on ROCm
+    assert not model("0.11.1", resolve_gpu("MI300X").gpu)._shared_overlap

@@ -8,6 +8,14 @@ Link: NVLink per-direction bandwidth when the GPU has NVLink (``GPU.link_unidir_
 PCIe per-direction bandwidth (``GPU.pcie_unidir_gb_s``). Bandwidths are 10^9 B/s in the catalog. On the
 fully connected xGMI mesh of MI300X-class platforms only the links to the n - 1 peers carry the traffic
 (``XGMI_MESH_LINKS``).
+
+ALLREDUCE_IN_STEP: on NVLink GPUs NVIDIA measured (models/cost/kernels.py ``allreduce_table``) the TP all-reduce
+is allreduce_latency_s plus the measured growth with message size above the table's fastest call. Evaluated three
+ways on this repository's benchmarks (this session, before -> after): the alpha-beta formula alone; the measured
+latency alone (4.4-4.9 us floor); 10 us + measured growth. Independent batch-1 TP rows (benchmarks/
+throughput_accuracy.py: tenstorrent's Qwen2.5-72B TP2 H100, -6% TPOT at 10 us and -9% with the isolated 4.4 us;
+vultr's MiniMax-M2.5 TP4 B200, -15% / -22%) are already too fast with 10 us per call, so the isolated floor is
+not what a call costs inside a step (ranks reach it at different times).
 """
 
 from __future__ import annotations
@@ -51,16 +59,23 @@ def link_name(gpu: GPU) -> str:
 def allreduce_time(nbytes: float, n: int, gpu: GPU, eff: Efficiency) -> float:
     """Seconds for one all-reduce of ``nbytes`` (per GPU buffer size) over ``n`` GPUs (float or array).
 
-    Measured where NVIDIA's tables cover the GPU and TP size (``allreduce_source``: vLLM's own all-reduce in
-    CUDA graphs, e.g. 4.7 us for a decode step's few KiB on 8 H200, against the alpha-beta model's 10 us);
-    elsewhere the ring alpha-beta model: allreduce_latency_s + 2 (n - 1) / n x bytes / link bandwidth."""
+    Where NVIDIA's tables cover the GPU and TP size (``allreduce_source``: vLLM's own all-reduce replayed in
+    CUDA graphs): allreduce_latency_s + (measured(bytes) - the table's fastest call), i.e. the measured
+    growth with message size (one-shot / two-shot / NCCL, e.g. +23 us from 4 KiB to 7 MiB on 8 H200, 0.5 ms for
+    117 MiB where the ring formula gave 0.66 ms) on top of the in-model fixed cost. The table's own floor
+    (4.4-4.9 us on H100/H200, 6.6-7.5 us on B200) is an isolated replay in which every rank enters each call at
+    the same moment; in a model step the ranks arrive at different times and the call ends when the last one
+    does. Batch-1 TP runs (one sequence, no batching noise) put the per-call cost at or above the 10 us kept
+    (ALLREDUCE_IN_STEP, module docstring). Elsewhere the ring alpha-beta model: allreduce_latency_s +
+    2 (n - 1) / n x bytes / link bandwidth."""
     if n <= 1:
         return 0.0
     table = allreduce_table(gpu.name, link_name(gpu), int(n))
     if table is not None:
+        lat, floor = eff.allreduce_latency_s, table[3]
         if type(nbytes) is int or type(nbytes) is float or np.ndim(nbytes) == 0:
-            return allreduce_latency(table, float(nbytes))
-        flat = [allreduce_latency(table, float(v)) for v in np.ravel(nbytes)]
+            return lat + (allreduce_latency(table, float(nbytes)) - floor)
+        flat = [lat + (allreduce_latency(table, float(v)) - floor) for v in np.ravel(nbytes)]
         return np.asarray(flat, dtype=float).reshape(np.shape(nbytes))
     return eff.allreduce_latency_s + 2.0 * (n - 1) / n * nbytes / link_bandwidth_bytes_s(gpu, eff, n)
 
@@ -71,7 +86,8 @@ def allreduce_source(n: int, gpu: GPU, eff: Efficiency) -> str:
         return ""
     table = allreduce_table(gpu.name, link_name(gpu), int(n))
     if table is not None:
-        return "measured: " + table[2]
+        return (f"allreduce_latency_s {eff.allreduce_latency_s * 1e6:.0f} us per call + the measured growth with "
+                f"message size above the table's fastest call ({table[3] * 1e6:.1f} us isolated): " + table[2])
     return (f"constants: allreduce_latency_s {eff.allreduce_latency_s * 1e6:.0f} us + ring traffic at link_bandwidth "
             f"{eff.link_bandwidth:.2f} of {link_name(gpu)} bandwidth")
 

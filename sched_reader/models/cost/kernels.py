@@ -263,8 +263,8 @@ ALLREDUCE_KEY = "tp [bytes, seconds]"
 
 
 @lru_cache(maxsize=64)
-def allreduce_table(gpu_name: str, interconnect: str, n: int) -> tuple[list[float], list[float], str] | None:
-    """(message bytes, seconds, provenance) of vLLM's TP all-reduce over ``n`` GPUs of ``gpu_name``, measured in
+def allreduce_table(gpu_name: str, interconnect: str, n: int) -> tuple[list[float], list[float], str, float] | None:
+    """(message bytes, seconds, provenance, fastest call in seconds) of vLLM's TP all-reduce over ``n`` GPUs of ``gpu_name``, measured in
     CUDA-graph replays (bf16; median over the measured releases, tools/derive_kernel_efficiency.py); None when
     this GPU (or its family's measured GPU) was not measured at ``n`` GPUs. NVLink GPUs only: over PCIe the
     all-reduce depends on the host's PCIe topology and peer-to-peer support (NVIDIA's L40S host took 7 ms for
@@ -280,7 +280,7 @@ def allreduce_table(gpu_name: str, interconnect: str, n: int) -> tuple[list[floa
     xs = [float(b) for b, _ in rows]
     ys = [float(s) for _, s in rows]
     return xs, ys, (f"{name} TP{int(n)} all-reduce measured in CUDA graphs, vLLM {'/'.join(cell['vllm_releases'])} "
-                    "(aiconfigurator)")
+                    "(aiconfigurator)"), min(ys)
 
 
 def allreduce_latency(table: tuple, nbytes: float) -> float:

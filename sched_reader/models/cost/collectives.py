@@ -9,21 +9,22 @@ PCIe per-direction bandwidth (``GPU.pcie_unidir_gb_s``). Bandwidths are 10^9 B/s
 fully connected xGMI mesh of MI300X-class platforms only the links to the n - 1 peers carry the traffic
 (``XGMI_MESH_LINKS``).
 
-ALLREDUCE_IN_STEP: on NVLink GPUs NVIDIA measured (models/cost/kernels.py ``allreduce_table``) the TP all-reduce
-is allreduce_latency_s plus the measured growth with message size above the table's fastest call. Evaluated three
-ways on this repository's benchmarks (this session, before -> after): the alpha-beta formula alone; the measured
-latency alone (4.4-4.9 us floor); 10 us + measured growth. Independent batch-1 TP rows (benchmarks/
-throughput_accuracy.py: tenstorrent's Qwen2.5-72B TP2 H100, -6% TPOT at 10 us and -9% with the isolated 4.4 us;
-vultr's MiniMax-M2.5 TP4 B200, -15% / -22%) are already too fast with 10 us per call, so the isolated floor is
-not what a call costs inside a step (ranks reach it at different times).
+ALLREDUCE_IN_STEP: NVIDIA's measured vLLM all-reduce (kernels.allreduce_table: CUDA-graph replays of the call
+alone, 4.4-4.9 us up to 4 KiB on H100/H200 at TP 2-8, 28 us for 2 MiB and 0.5 ms for 112 MiB at TP8 on H200) was
+wired in three ways and judged on this repository's benchmarks (before -> after, with this session's MLA and
+routing changes in all three): the measured latency alone: corpus (benchmarks/throughput_accuracy.py) throughput /
+TPOT / TTFT 23.1 / 21.7 / 46.2%, silicon TPOT 15.5%; 10 us + the measured growth with size: 23.0 / 20.3 / 45.8%,
+silicon 15.8%, issue 13's calibrated median over deployments 9.5 -> 11.0% throughput (over its 10% bar); the ring
+formula kept: 22.9 / 19.4 / 43.7%, silicon 15.1%. Independent batch-1 TP rows are too fast even at 10 us per call
+(tenstorrent's Qwen2.5-72B TP2 H100 -6% TPOT, -9% with the isolated 4.4 us; vultr's MiniMax-M2.5 TP4 B200 -15%
+/ -22%): a call inside a step costs more than the isolated, rank-synchronised replay (ranks reach it at different
+times). So the step keeps the formula; the measurement is shown beside it in --explain.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from sched_reader.models.cost.efficiency import Efficiency
-from sched_reader.models.cost.kernels import allreduce_latency, allreduce_table
+from sched_reader.models.cost.kernels import allreduce_table
 from sched_reader.models.gpu import GPU
 
 # PCIe Gen4 x16 per direction, used only when the catalog gives no bandwidth at all (10^9 B/s).
@@ -57,39 +58,25 @@ def link_name(gpu: GPU) -> str:
 
 
 def allreduce_time(nbytes: float, n: int, gpu: GPU, eff: Efficiency) -> float:
-    """Seconds for one all-reduce of ``nbytes`` (per GPU buffer size) over ``n`` GPUs (float or array).
-
-    Where NVIDIA's tables cover the GPU and TP size (``allreduce_source``: vLLM's own all-reduce replayed in
-    CUDA graphs): allreduce_latency_s + (measured(bytes) - the table's fastest call), i.e. the measured
-    growth with message size (one-shot / two-shot / NCCL, e.g. +23 us from 4 KiB to 7 MiB on 8 H200, 0.5 ms for
-    117 MiB where the ring formula gave 0.66 ms) on top of the in-model fixed cost. The table's own floor
-    (4.4-4.9 us on H100/H200, 6.6-7.5 us on B200) is an isolated replay in which every rank enters each call at
-    the same moment; in a model step the ranks arrive at different times and the call ends when the last one
-    does. Batch-1 TP runs (one sequence, no batching noise) put the per-call cost at or above the 10 us kept
-    (ALLREDUCE_IN_STEP, module docstring). Elsewhere the ring alpha-beta model: allreduce_latency_s +
-    2 (n - 1) / n x bytes / link bandwidth."""
+    """Seconds for one ring all-reduce of ``nbytes`` (per GPU buffer size) over ``n`` GPUs (float or array):
+    allreduce_latency_s + 2 (n - 1) / n x bytes / link bandwidth. NVIDIA's measured vLLM all-reduce
+    (kernels.allreduce_table) is reported beside it (``allreduce_source``) but not used: see ALLREDUCE_IN_STEP."""
     if n <= 1:
         return 0.0
-    table = allreduce_table(gpu.name, link_name(gpu), int(n))
-    if table is not None:
-        lat, floor = eff.allreduce_latency_s, table[3]
-        if type(nbytes) is int or type(nbytes) is float or np.ndim(nbytes) == 0:
-            return lat + (allreduce_latency(table, float(nbytes)) - floor)
-        flat = [lat + (allreduce_latency(table, float(v)) - floor) for v in np.ravel(nbytes)]
-        return np.asarray(flat, dtype=float).reshape(np.shape(nbytes))
     return eff.allreduce_latency_s + 2.0 * (n - 1) / n * nbytes / link_bandwidth_bytes_s(gpu, eff, n)
 
 
 def allreduce_source(n: int, gpu: GPU, eff: Efficiency) -> str:
-    """Where ``allreduce_time`` over ``n`` GPUs of ``gpu`` comes from (for --explain / JSON)."""
+    """Where ``allreduce_time`` over ``n`` GPUs of ``gpu`` comes from (for --explain / JSON), with NVIDIA's
+    isolated measurement of the same call where there is one (ALLREDUCE_IN_STEP)."""
     if n <= 1:
         return ""
+    text = (f"constants: allreduce_latency_s {eff.allreduce_latency_s * 1e6:.0f} us + ring traffic at link_bandwidth "
+            f"{eff.link_bandwidth:.2f} of {link_name(gpu)} bandwidth")
     table = allreduce_table(gpu.name, link_name(gpu), int(n))
     if table is not None:
-        return (f"allreduce_latency_s {eff.allreduce_latency_s * 1e6:.0f} us per call + the measured growth with "
-                f"message size above the table's fastest call ({table[3] * 1e6:.1f} us isolated): " + table[2])
-    return (f"constants: allreduce_latency_s {eff.allreduce_latency_s * 1e6:.0f} us + ring traffic at link_bandwidth "
-            f"{eff.link_bandwidth:.2f} of {link_name(gpu)} bandwidth")
+        text += f" (isolated call measured from {table[3] * 1e6:.1f} us: {table[2]}; not used, see collectives.py)"
+    return text
 
 
 def allgather_time(shard_bytes: float, n: int, gpu: GPU, eff: Efficiency) -> float:

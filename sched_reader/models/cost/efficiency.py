@@ -139,13 +139,12 @@ SOURCES: dict[str, str] = {
         "catalog gpus.yaml) is typically 300-360 GB/s on 8 GPUs in nccl-tests."
     ),
     "allreduce_latency_s": (
-        "Fallback: the TP all-reduce uses NVIDIA's measured vLLM all-reduce latency by message size where the "
-        "NVLink GPU and TP size were measured (H100/H200/A100/B200 at TP 2/4/8, CUDA graphs; "
-        "models/cost/kernels.py allreduce_table; the tp_allreduce term's source says which). "
-        "Assumed 10 us per all-reduce of a few MB or less elsewhere (PCIe, MI300X xGMI, unmeasured TP sizes) "
-        "and for the logits all-gather and expert-parallel dispatch: vLLM's custom one-shot/two-shot all-reduce "
-        "over NVLink completes small messages in single-digit to low-tens of microseconds (measured 4.4-4.9 us "
-        "up to 4 KiB on H100/H200, 6.6-7.5 us on B200)."
+        "Assumed 10 us per all-reduce of a few MB or less: vLLM's custom one-shot/two-shot all-reduce "
+        "over NVLink completes small messages in single-digit to low-tens of microseconds. NVIDIA measured the "
+        "call alone at 4.4-4.9 us up to 4 KiB on H100/H200 (6.6-7.5 us on B200; models/cost/kernels.py "
+        "allreduce_table), but inside a step the ranks reach each call at different times: batch-1 TP rows are "
+        "too fast even at 10 us, and the measured figures made three benchmarks worse (collectives.py "
+        "ALLREDUCE_IN_STEP), so 10 us stays and --explain shows the measurement beside it."
     ),
     "p2p_latency_s": "Assumed 20 us per pipeline stage hand-off (NCCL send/recv of one activation tensor).",
     "layer_overhead_graph_s": (

@@ -15,7 +15,7 @@ wired in three ways and judged on this repository's benchmarks (before -> after,
 routing changes in all three): the measured latency alone: corpus (benchmarks/throughput_accuracy.py) throughput /
 TPOT / TTFT 23.1 / 21.7 / 46.2%, silicon TPOT 15.5%; 10 us + the measured growth with size: 23.0 / 20.3 / 45.8%,
 silicon 15.8%, issue 13's calibrated median over deployments 9.5 -> 11.0% throughput (over its 10% bar); the ring
-formula kept: 22.9 / 19.4 / 43.7%, silicon 15.1%. Independent batch-1 TP rows are too fast even at 10 us per call
+formula kept: 22.9 / 19.4 / 43.7%, silicon 15.1%, calibrated median 9.9%. Independent batch-1 TP rows are too fast even at 10 us per call
 (tenstorrent's Qwen2.5-72B TP2 H100 -6% TPOT, -9% with the isolated 4.4 us; vultr's MiniMax-M2.5 TP4 B200 -15%
 / -22%): a call inside a step costs more than the isolated, rank-synchronised replay (ranks reach it at different
 times). So the step keeps the formula; the measurement is shown beside it in --explain.

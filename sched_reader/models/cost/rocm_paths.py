@@ -13,6 +13,7 @@ Units: the factor is dimensionless (kernel time on the path taken / time of the 
 
 from __future__ import annotations
 
+from sched_reader.compat import rocm_builds
 from sched_reader.models import data_files
 from sched_reader.versions import parse_version
 
@@ -148,9 +149,12 @@ def prefill_attention_kernel(cfg, mla: bool = False) -> tuple[str, str]:
     chosen = str(env.get("VLLM_ATTENTION_BACKEND") or "").strip().upper()
     if release >= EXPLICIT_BACKEND_FROM and chosen in EXPLICIT_BACKENDS:
         return EXPLICIT_BACKENDS[chosen], f"V1, VLLM_ATTENTION_BACKEND={chosen}"
-    if release >= AITER_FA_FROM and aiter_enabled(env, "VLLM_ROCM_USE_AITER_MHA"):
-        return "aiter_fa", "V1, VLLM_ROCM_USE_AITER on and VLLM_ROCM_USE_AITER_MHA on: AiterFlashAttentionBackend"
-    why = ("VLLM_ROCM_USE_AITER off" if release >= AITER_FA_FROM else "no AITER attention backend before vLLM 0.10.0")
+    build = str(getattr(cfg, "rocm_build", "") or "")
+    has_fa = release >= AITER_FA_FROM or rocm_builds.has(build, "aiter_fa_v1")
+    if has_fa and aiter_enabled(env, "VLLM_ROCM_USE_AITER_MHA"):
+        fork = f" ({rocm_builds.why(build, 'aiter_fa_v1')})" if release < AITER_FA_FROM else ""
+        return "aiter_fa", f"V1, VLLM_ROCM_USE_AITER on and VLLM_ROCM_USE_AITER_MHA on: AiterFlashAttentionBackend{fork}"
+    why = ("VLLM_ROCM_USE_AITER off" if has_fa else "no AITER attention backend before vLLM 0.10.0")
     return "triton_fa", f"V1 Triton attention ({why}: context_attention_fwd in 0.7-0.8, unified_attention from 0.9)"
 
 
@@ -184,6 +188,8 @@ def prefill_attention_full_tiles(gpu, cfg) -> str | None:
     release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
     if not (parse_version(str(full["from"])) <= release < parse_version(str(full["until"]))):
         return None
+    if rocm_builds.has(str(getattr(cfg, "rocm_build", "") or ""), "unified_causal_skip"):
+        return None   # an AMD image built from fork code that already has the causal tile skip
     if _on(getattr(cfg, "rocm_env", None) or {}, "VLLM_V1_USE_PREFILL_DECODE_ATTENTION", False):
         return None
     return (f"unified_attention without causal tile skip (vLLM {full['from']} to before {full['until']}): a prompt "

@@ -65,6 +65,25 @@ def image_version(tag: str) -> str | None:
     return f"{m.group(1)}+rocm.{m.group(2)}" if m else None
 
 
+# a dated tag that names no release (rocm/vllm-dev:nightly_main_20250801): the build date alone
+DATED_TAG = re.compile(r"(?:^|[_-])(20\d{2})(\d{2})(\d{2})(?:[_-]|$)")
+
+
+def dated_version(tag: str) -> str | None:
+    """A dated AMD tag that names no release (``nightly_main_20250801``) -> the newest vLLM release whose wheel was
+    built on or before that date, with the build date as the local label (``0.10.0+rocm.20250801``): a nightly of
+    main is at least that release (release dates: compat/releases index, ``wheel_build_date``). None without a
+    date or when no release predates it."""
+    m = DATED_TAG.search(tag or "")
+    if not m:
+        return None
+    day = f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
+    from sched_reader.compat.releases import known_releases, release_info
+
+    older = [r for r in known_releases() if str(release_info(r).get("wheel_build_date") or "9999") <= day]
+    return f"{older[-1]}+rocm.{m.group(1)}{m.group(2)}{m.group(3)}" if older else None
+
+
 def code_date(requested: str | None) -> str:
     """ISO date of the fork code behind a version string from :func:`image_version` (``0.9.1+rocm.20250715`` ->
     ``2025-07-01``); "" for any other version (an upstream release: its own release facts apply)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from sched_reader.compat.rocm_builds import dated_version as rocm_dated_version
 from sched_reader.compat.rocm_builds import image_version as rocm_image_version
 from sched_reader.limits import MAX_INT_DIGITS
 from sched_reader.origin import Origin
@@ -80,12 +81,14 @@ def vllm_version_from_image(image: str) -> str | None:
     """The vLLM release an image tag names: ``v0.8.5`` -> ``0.8.5``, ``0.8.5.post1``, ``v0.11.0rc2`` ->
     ``0.11.0rc2``; a non-version tag of a vLLM image (``latest``, ``nightly``) is returned as written.
     None when the image is not a vLLM image (``ghcr.io/llm-d/llm-d-cuda:v0.5.0`` names llm-d's release). AMD's dated
-    images keep their build date: ``rocm/vllm:rocm6.4.1_vllm_0.9.1_20250715`` -> ``0.9.1+rocm.20250715``."""
+    images keep their build date: ``rocm/vllm:rocm6.4.1_vllm_0.9.1_20250715`` -> ``0.9.1+rocm.20250715``; a dated one
+    that names no release is the newest release built by then: ``rocm/vllm-dev:nightly_main_20250801`` ->
+    ``0.10.0+rocm.20250801``."""
     repo, tag = split_image(image)
     if repo.lower().startswith("rocm/") and tag:
         # AMD's dated images (rocm6.4.1_vllm_0.9.1_20250715) are ROCm/vllm fork builds ahead of the release they name:
         # the build date travels as a local version label (compat/rocm_builds.py)
-        dated = rocm_image_version(tag)
+        dated = rocm_image_version(tag) or rocm_dated_version(tag)
         if dated:
             return dated
     embedded = _EMBEDDED_VERSION.search(tag or "")

@@ -87,3 +87,13 @@ def test_unified_attention_full_tiles_follow_the_fork_code_date():
     assert before.engine == after.engine == "v1"
     assert prefill_attention_full_tiles(gpu, before) is not None
     assert prefill_attention_full_tiles(gpu, after) is None
+
+
+def test_dated_nightly_tag_is_the_newest_release_built_by_then():
+    # compat releases index: 0.10.0's wheel was built 2025-07-24, 0.10.1's 2025-08-18; a nightly of 2025-08-01 is
+    # at least 0.10.0 (before: any moving tag was taken as the newest release known, 0.3x)
+    assert vllm_version_from_image("rocm/vllm-dev:nightly_main_20250801") == "0.10.0+rocm.20250801"
+    assert vllm_version_from_image("rocm/vllm-dev:nightly_main_20250818") == "0.10.1+rocm.20250818"
+    # undated tags keep the earlier behaviour
+    assert vllm_version_from_image("rocm/vllm-dev:vllm-ds3-staging-0217") == "vllm-ds3-staging-0217"
+    assert vllm_version_from_image("rocm/vllm:latest") == "latest"

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 
-# rocm6.4.1_vllm_0.9.1_20250715 -> ("0.9.1", "20250715"); the image repository is rocm/vllm or rocm/vllm-dev
-IMAGE_TAG = re.compile(r"(?:^|_)vllm_v?(\d+\.\d+(?:\.\d+)*)_(20\d{6})(?:_|$)")
+from sched_reader.compat.releases import known_releases, release_info
+
 # the local version label the image readers give such a tag: 0.9.1+rocm.20250715 (resolves to the 0.9.1 release data)
 LOCAL_LABEL = re.compile(r"\+rocm\.(20\d{6})$")
 SOURCE = "github.com/ROCm/vllm release branches (git history), the branches behind AMD's dated rocm/vllm images"
@@ -58,34 +58,24 @@ FEATURES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def image_version(tag: str) -> str | None:
-    """``rocm6.4.1_vllm_0.9.1_20250715`` -> ``0.9.1+rocm.20250715`` (the release the tag names, with the build date as
-    a local version label); None when the tag is not of that form."""
-    m = IMAGE_TAG.search(tag or "")
-    return f"{m.group(1)}+rocm.{m.group(2)}" if m else None
-
-
-# a dated tag that names no release (rocm/vllm-dev:nightly_main_20250801): the build date alone
+# a dated moving tag (rocm/vllm-dev:nightly_main_20250801): the build date alone
 DATED_TAG = re.compile(r"(?:^|[_-])(20\d{2})(\d{2})(\d{2})(?:[_-]|$)")
 
 
-def dated_version(tag: str) -> str | None:
-    """A dated AMD tag that names no release (``nightly_main_20250801``) -> the newest vLLM release whose wheel was
-    built on or before that date, with the build date as the local label (``0.10.0+rocm.20250801``): a nightly of
-    main is at least that release (release dates: compat/releases index, ``wheel_build_date``). None without a
-    date or when no release predates it."""
+def dated_release(tag: str) -> str | None:
+    """A dated nightly / main build tag that names no release (``nightly_main_20250801``) -> the newest vLLM release
+    whose wheel was built on or before that date (``0.10.0``): a build of main is at least that release (release
+    dates: compat/releases index, ``wheel_build_date``). None without a date or when no release predates it."""
     m = DATED_TAG.search(tag or "")
     if not m:
         return None
     day = f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
-    from sched_reader.compat.releases import known_releases, release_info
-
     older = [r for r in known_releases() if str(release_info(r).get("wheel_build_date") or "9999") <= day]
-    return f"{older[-1]}+rocm.{m.group(1)}{m.group(2)}{m.group(3)}" if older else None
+    return older[-1] if older else None
 
 
 def code_date(requested: str | None) -> str:
-    """ISO date of the fork code behind a version string from :func:`image_version` (``0.9.1+rocm.20250715`` ->
+    """ISO date of the fork code behind a version string the image readers give an AMD dated tag (``0.9.1+rocm.20250715`` ->
     ``2025-07-01``); "" for any other version (an upstream release: its own release facts apply)."""
     m = LOCAL_LABEL.search(str(requested or ""))
     if not m:

@@ -152,8 +152,11 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
         if origin.source == "cli-option":
             raise
         moving = any(w in requested.lower() for w in ("nightly", "latest", "main", "master"))
-        release = newest() if moving else default_release()
-        why = (f"a moving build at least as new as the newest known release; checking against {release}" if moving
+        dated = rocm_builds.dated_release(requested) if moving else None
+        release = dated or (newest() if moving else default_release())
+        why = (f"a build of main dated {rocm_builds.DATED_TAG.search(requested).group(0).strip('_-')}: checking "
+               f"against {release}, the newest release built by then" if dated else
+               f"a moving build at least as new as the newest known release; checking against {release}" if moving
                else f"a dated or custom build; checking against {release}, sched-reader's default release")
         findings.append(
             Finding(

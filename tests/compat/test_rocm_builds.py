@@ -92,8 +92,13 @@ def test_unified_attention_full_tiles_follow_the_fork_code_date():
 def test_dated_nightly_tag_is_the_newest_release_built_by_then():
     # compat releases index: 0.10.0's wheel was built 2025-07-24, 0.10.1's 2025-08-18; a nightly of 2025-08-01 is
     # at least 0.10.0 (before: any moving tag was taken as the newest release known, 0.3x)
-    assert vllm_version_from_image("rocm/vllm-dev:nightly_main_20250801") == "0.10.0+rocm.20250801"
-    assert vllm_version_from_image("rocm/vllm-dev:nightly_main_20250818") == "0.10.1+rocm.20250818"
-    # undated tags keep the earlier behaviour
-    assert vllm_version_from_image("rocm/vllm-dev:vllm-ds3-staging-0217") == "vllm-ds3-staging-0217"
+    assert rocm_builds.dated_release("nightly_main_20250801") == "0.10.0"
+    assert rocm_builds.dated_release("nightly_main_20250818") == "0.10.1"
+    assert rocm_builds.dated_release("vllm-ds3-staging-0217") is None
+    spec = spec_for("rocm/vllm-dev:nightly_main_20250801")
+    assert spec.vllm_version == "0.10.0"
+    [f] = [f for f in spec.findings if f.rule == "SR110"]
+    assert "dated 20250801" in f.message and "newest release built by then" in f.message
+    # the reader itself knows no release: it passes undated and dated moving tags on as written
+    assert vllm_version_from_image("rocm/vllm-dev:nightly_main_20250801") == "nightly_main_20250801"
     assert vllm_version_from_image("rocm/vllm:latest") == "latest"

@@ -220,7 +220,8 @@ def _measured_moe_efficiency(shape: list, tokens: list, us: list, peak_flops: fl
 
 def moe_curve(gpu, cfg, fmt_key: str, hidden: int, inter: int, experts: int, top_k: int, peak_flops: float,
               wb: float, ab: float) -> tuple | None:
-    """Measured fused-MoE efficiency by tokens per step on an AMD GPU (rocm_kernel_paths.yaml, moe_measured), in
+    """Measured fused-MoE efficiency by tokens per step on an AMD GPU of a family AITER's tuning tables cover
+    (rocm_kernel_paths.yaml, moe_measured: CDNA3 MI300X/MI325X, CDNA4 MI355X/MI350X), in
     the form of models/cost/kernels.moe_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as
     lists), for a MoE of ``hidden`` x per-GPU ``inter``, ``experts`` routed experts (all ranks), ``top_k``, weights
     in kernel-table format ``fmt_key`` (``wb`` bytes per weight, ``ab`` per activation; ``peak_flops`` of the
@@ -228,9 +229,10 @@ def moe_curve(gpu, cfg, fmt_key: str, hidden: int, inter: int, experts: int, top
     intermediate size is moved by tokens per expert; on vLLM's Triton path (no AITER in the release or AITER off)
     the efficiency is divided by the format's Triton slowdown (paths, term moe). None: no measurement applies."""
     doc = _doc().get("moe_measured") or {}
-    if str(getattr(gpu, "arch", "") or "").lower() not in (doc.get("families") or []):
+    fam = (doc.get("families") or {}).get(str(getattr(gpu, "arch", "") or "").lower())
+    if not fam:
         return None
-    rows = (doc.get("tables") or {}).get(fmt_key) or []
+    rows = (fam.get("tables") or {}).get(fmt_key) or []
     lim = math.log(float(doc.get("max_shape_ratio") or 1.0)) + 1e-9
     near = [(abs(math.log(max(1.0, hidden) / r["shape"][0])) + abs(math.log(max(1.0, inter) / r["shape"][1])), r)
             for r in rows
@@ -254,7 +256,7 @@ def moe_curve(gpu, cfg, fmt_key: str, hidden: int, inter: int, experts: int, top
                 "measurement of the Triton kernel against AITER's for this format on this GPU")
     eff = [v / slow for v in eff]
     h, i, e, k = row["shape"]
-    prov = (f"{gpu.name} {fmt_key} fused MoE measured on MI300X (cu_num 304), shape h={h} i={i} E={e} k={k} "
+    prov = (f"{gpu.name} {fmt_key} fused MoE measured by AITER on cu_num {fam.get('cu_num')}, shape h={h} i={i} E={e} k={k} "
             f"({row['model']}), moved by tokens per expert; {path}; {row['kernel']}; {row['source']}")
     return np.asarray(xs), np.asarray(eff), prov, xs, eff
 

@@ -219,3 +219,29 @@ def test_measured_block_fp8_moe_is_three_times_slower_on_triton():
     off = moe_curve(MI300X, cfg("0.10.1"), "fp8_block", 7168, 2048, 256, 8, 2614.9e12, 1.0 + 4 / 16384, 2.0)
     assert [x / 3.0 for x in on[4]] == pytest.approx(off[4], rel=1e-12)
     assert "a8w8_blockscale_tuned_fmoe_ds_v3.csv" in off[2] and "triton_block_fp8_fused_moe x3" in off[2]
+
+
+# AITER's tables for cu_num 256 (MI355X / MI350X): Qwen3-235B-A22B-FP8 at TP4 (hidden 4096, 384 intermediate per GPU,
+# 128 experts, top-8), block-scale FP8: 27.435 us at 1 token, 379.7565 us at 2,048 (aiter/configs/model_configs/
+# a8w8_blockscale_tuned_fmoe_qwen3_235b.csv, commit 1638f9e7a9); Qwen3-Next-80B-A3B-FP8 at TP1 (2048, 512, 512
+# experts, top-10): 2808.0146 us at 32,768 tokens (qwen3next_80b_fp8_tuned_fmoe.csv, commit 602817ff57, Silu rows).
+def test_mi355x_block_fp8_moe_reproduces_aiter_latency():
+    _, m = _model(["VLLM_ROCM_USE_AITER=1", "vllm", "serve", "Qwen/Qwen3-235B-A22B-FP8", "--tensor-parallel-size", "4"],
+                  gpu="MI355X", vllm="0.10.1")
+    one = m.breakdown(1, 1000, 0, 0.0).terms["moe_experts"]
+    assert one.time_s == pytest.approx(94 * 27.435e-6, rel=1e-9)
+    two_k = m.breakdown(0, 0, 2048, 2048 * 1024.0, 1).terms["moe_experts"]
+    assert two_k.time_s == pytest.approx(94 * 379.7565e-6, rel=1e-9)
+    assert "cu_num 256" in two_k.source and "a8w8_blockscale_tuned_fmoe_qwen3_235b.csv" in two_k.source
+
+
+def test_mi355x_measured_efficiency_by_hand():
+    # 32,768 tokens x 10 routes x 2 x 3 x 2048 x 512 = 2.0616e12 FLOPs in 2808.0146 us = 734.2 TFLOPS, 0.1459 of
+    # MI355X's 5033.2 TFLOPS FP8; the bytes bind as iteration.py counts them: all 512 experts' weights
+    # 512 x 3 x 2048 x 512 x 1 B = 1.6106e9 plus bf16 activations in and out per route 2 x 327,680 x (2 x 2048 +
+    # 3 x 512) = 3.6910e9, 5.3016e9 B at 8.0 TB/s = 662.7 us, 0.2360 of the measured 2808.0 us
+    from sched_reader.models.cost.rocm_paths import _measured_moe_efficiency
+
+    [eff] = _measured_moe_efficiency([2048, 512, 512, 10], [32768], [2808.0146], 5033.2e12, 8.0e12, 1.0, 2.0)
+    assert 2 * 32768 * 10 * 3 * 2048 * 512 / 2808.0146e-6 / 1e12 == pytest.approx(734.2, abs=0.1)
+    assert eff == pytest.approx(0.2360, abs=1e-4)

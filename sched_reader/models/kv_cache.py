@@ -28,7 +28,7 @@ from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
 from sched_reader.models.hybrid import RECURRENT, layer_mixers, resolved_ssm_dtype, state_bytes
-from sched_reader.models import drafter, layer_geometry
+from sched_reader.models import drafter, dsv4, layer_geometry
 
 
 def cdiv(a: int, b: int) -> int:
@@ -105,6 +105,9 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     eb = kv_bytes_per_element(kv_dtype, dtb)
     tp = max(1, cfg.tensor_parallel_size)
     out = []
+    if dsv4.is_dsv4(arch):   # DeepSeek-V4: a window cache per layer + compressed rows (models/dsv4.py)
+        out = [LayerKV(index=i, kind=k, window=w, bytes_per_token=b) for i, k, w, b in dsv4.layer_caches(arch, eb)]
+        return out + _drafter_layers(arch, cfg, out)
     mixers = layer_mixers(arch)
     for i, (kind, win) in enumerate(_layer_kinds(arch)):
         if kind == "none":

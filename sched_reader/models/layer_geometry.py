@@ -61,6 +61,29 @@ def v_head_dim(arch: ModelArch, i: int) -> int:
     return int(c.get(key) or hd)
 
 
+def q_heads(arch: ModelArch, i: int) -> int:
+    """Query heads of layer ``i``: ``num_attention_heads_per_layer[i]`` where the config lists one per layer
+    (Laguna: 48 on full-attention layers, 64 / 72 on sliding ones, one KV geometry for all), else
+    ``num_attention_heads``."""
+    per = arch.config.get("num_attention_heads_per_layer")
+    if isinstance(per, list) and 0 <= i < len(per) and per[i]:
+        return int(per[i])
+    return arch.num_attention_heads
+
+
+def output_gate_width(arch: ModelArch, i: int) -> int:
+    """Columns of layer ``i``'s attention output gate projection (hidden -> gate), 0 when none. Laguna
+    (``gating``): ``"per-head"`` one softplus gate per query head, ``true`` / ``"per-element"`` one per
+    (head, head_dim) channel (transformers / vLLM ``laguna.py`` LagunaAttention ``g_proj``)."""
+    if arch.model_type != "laguna":
+        return 0
+    g = arch.config.get("gating")
+    if g in (None, False):
+        return 0
+    heads = q_heads(arch, i)
+    return heads if str(g).lower().replace("_", "-") == "per-head" else heads * q_head_dim(arch, i)
+
+
 def q_head_dim(arch: ModelArch, i: int) -> int:
     """Query head width of layer ``i``."""
     return int(arch.config["global_head_dim"]) if is_global_layer(arch, i) else arch.head_dim

@@ -28,7 +28,7 @@ from sched_reader.models.config_keys import FALCON_TYPES
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.versions import parse_version
-from sched_reader.models import layer_geometry, nas
+from sched_reader.models import dsv4, layer_geometry, nas
 from sched_reader.models.hybrid import layer_mixers, mixer_params
 
 GIB = 2**30
@@ -273,6 +273,14 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
                   "compressed-tensors", "compressed_tensors"):
         blk = qc.get("weight_block_size")
         extra = 4.0 / (blk[0] * blk[1]) if blk else 0.0
+        if str(arch.config.get("expert_dtype") or "").lower() == "fp4" and checkpoint_quantization in (None, "fp8"):
+            # DeepSeek-V4 releases: routed experts FP4 (E2M1 + a UE8M0 scale per 32, ``expert_dtype: fp4``),
+            # everything else block FP8 (``quantization_config``)
+            fp8 = 1.0 + extra
+            return QuantLayout(name="fp8", bytes_per_weight=fp8,
+                               by_kind={"attention": fp8, "mlp_dense": fp8, "moe_shared": fp8,
+                                        "moe_routed_experts": 0.5 + 1 / 32},
+                               note="routed experts FP4 (E2M1 + UE8M0 per 32), the rest block FP8")
         return QuantLayout(name="fp8", bytes_per_weight=1.0 + extra,
                            note="FP8 E4M3" + (f", fp32 scale per {blk[0]}x{blk[1]} block" if blk else ""))
     if method in ("mxfp8", "modelopt_mxfp8"):   # OCP MX FP8: E4M3 elements + one E8M0 scale byte per 32
@@ -332,6 +340,9 @@ def is_moe_layer(c: dict[str, Any], i: int) -> bool:
         return step > 0 and (i + 1) % step == 0
     if i in (c.get("mlp_only_layers") or []):
         return False
+    mlt = c.get("mlp_layer_types")
+    if isinstance(mlt, list) and i < len(mlt):    # Laguna: "dense" / "sparse" per layer
+        return str(mlt[i]) != "dense"
     step = int(c.get("decoder_sparse_step", 1) or 1)
     return (i + 1) % step == 0
 
@@ -360,7 +371,7 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
         per_rank_sharded = sharded // tp
         total = sharded + replicated
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
-    heads = arch.num_attention_heads
+    heads = layer_geometry.q_heads(arch, layer)             # Laguna: per-layer query heads
     kv, hd = layer_geometry.kv_geometry(arch, layer)       # Gemma 4 full layers: fewer, wider KV heads
     vhd = layer_geometry.v_head_dim(arch, layer)            # MiMo-V2: V narrower than Q / K
     q_out, kv_out = heads * layer_geometry.q_head_dim(arch, layer), kv * hd
@@ -376,6 +387,9 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
     qkv_rank = h * (q_out // tp + kv_cols_rank) + ((q_out // tp + kv_cols_rank) if bias else 0)
     o_total = o_in * h + (h if o_bias else 0)
     o_rank = (o_in // tp) * h + (h if o_bias else 0)
+    gate = layer_geometry.output_gate_width(arch, layer)    # Laguna g_proj (hidden -> heads or heads x dim)
+    qkv_total += h * gate
+    qkv_rank += h * gate // tp
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
     if arch.model_type == "gemma4_text":     # q_norm + k_norm over the layer's head width
@@ -384,7 +398,7 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
         # OLMo 2 / 3: q_norm / k_norm RMSNorms span all heads (num_heads x head_dim, num_kv_heads x head_dim),
         # not one head (transformers Olmo2Attention; vLLM olmo2.py normalises the gathered q / k)
         norms = (heads + kv) * hd
-    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or arch.model_type.startswith(
+    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "laguna") or arch.model_type.startswith(
             "qwen3_vl") or (                                # Qwen3-VL text attention keeps Qwen3's q_norm / k_norm
             c.get("use_qk_norm") and not arch.model_type.startswith("llama4")):  # Llama-4's qk norm has no weight
         norms = 2 * hd
@@ -479,7 +493,9 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     h = arch.hidden_size
     mixers = layer_mixers(arch)
     mixer = mixers[i] if mixers else "attention"
-    if mixer == "attention":
+    if mixer == "attention" and dsv4.is_dsv4(arch):   # DeepSeek-V4 compressed attention (models/dsv4.py)
+        a_tot, a_rank, qk_norms = dsv4.attention_params(arch, i, tp)
+    elif mixer == "attention":
         a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp, i)
         if arch.has_indexer(i):   # DSA lightning indexer, replicated on every rank (vLLM deepseek_v2.py Indexer)
             ih, idim = int(c.get("index_n_heads") or 64), int(c.get("index_head_dim") or 128)
@@ -539,7 +555,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
         if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts") or \
                 c.get("moe_router_activation_func") == "sigmoid" or c.get("use_moe_router_bias") or \
-                (arch.model_type == "minimax_m3" and c.get("use_routing_bias")):
+                (arch.model_type == "minimax_m3" and c.get("use_routing_bias")) or arch.model_type == "laguna":
             r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics; Kimi-Linear)
         lay.router = (r, r)
         si = shared_expert_intermediate(arch)
@@ -718,15 +734,15 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
     mixers = layer_mixers(arch)
     mixer = mixers[i] if mixers else "attention"
     out: list[tuple[str, int, int]] = []
-    if mixer == "attention" and not arch.is_mla:
+    if mixer == "attention" and not arch.is_mla and not dsv4.is_dsv4(arch):
         kvh, hd = layer_geometry.kv_geometry(arch, i)
-        q_rank = arch.num_attention_heads * layer_geometry.q_head_dim(arch, i) // tp
+        q_rank = layer_geometry.q_heads(arch, i) * layer_geometry.q_head_dim(arch, i) // tp
         gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
         n_v = 2 if layer_geometry.has_v_proj(arch, i) else 1
         vhd = layer_geometry.v_head_dim(arch, i)
         kvr = kv_heads_per_rank(kvh, tp)
         n_qkv = gate * q_rank + kvr * hd + (n_v - 1) * kvr * vhd
-        o_in = arch.num_attention_heads * vhd // tp if vhd != hd else q_rank
+        o_in = layer_geometry.q_heads(arch, i) * vhd // tp if vhd != hd else q_rank
         out += [("attention", h * n_qkv, n_qkv), ("attention", o_in * h, h)]
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str):

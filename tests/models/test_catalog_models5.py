@@ -1,0 +1,94 @@
+"""Catalog entries for the vLLM recipes' newer model ids the catalog could not resolve: Laguna (poolside XS-2.1 /
+XS.2 / S-2.1 / M.1, per-layer query heads and an attention output gate), DeepSeek-V4 (Flash / Pro: a 128-token
+window on every layer plus compressed KV rows, models/dsv4.py), and the families added after them.
+
+Independent pins: the vendors' stated totals (model cards; the vLLM recipes' model metadata) and KV bytes per token
+written out by hand from the published layouts.
+"""
+
+from __future__ import annotations
+
+import pytest
+from helpers import effective_config
+
+from sched_reader.models.kv_cache import kv_bytes_per_token, kv_layers
+from sched_reader.models.model_catalog import resolve_model
+from sched_reader.models.weights import weight_breakdown
+
+
+def _text_total(name: str) -> int:
+    wb = weight_breakdown(resolve_model(name).arch, effective_config())
+    vis = wb.components.get("vision")
+    return wb.params_total - (vis.params_total if vis else 0)
+
+
+@pytest.mark.parametrize("name, published, tol", [
+    # vLLM recipes models/poolside/*.yaml parameter_count; the Laguna model cards
+    ("poolside/Laguna-XS-2.1", 33e9, 0.02),
+    ("poolside/Laguna-XS.2", 33e9, 0.04),
+    ("poolside/Laguna-S-2.1", 118e9, 0.01),
+    ("poolside/Laguna-M.1", 225e9, 0.01),
+    # DeepSeek-V4 model cards (via the recipes): 284B Flash, 1.6T Pro (the card's rounding)
+    ("deepseek-ai/DeepSeek-V4-Flash", 284e9, 0.005),
+    ("deepseek-ai/DeepSeek-V4-Pro", 1.6e12, 0.03),
+])
+def test_totals_match_the_vendors_sizes(name, published, tol):
+    assert abs(_text_total(name) / published - 1) <= tol
+
+
+def test_laguna_m1_active_parameters_match_the_card():
+    # card: 67 MoE layers of 256 experts, top-16; 23B activated. Active = total - idle experts' weights.
+    h, mi = 4096, 1024
+    idle = 67 * (256 - 16) * 3 * h * mi
+    assert abs((_text_total("poolside/Laguna-M.1") - idle) / 23e9 - 1) <= 0.03
+
+
+@pytest.mark.parametrize("name, layers", [
+    ("poolside/Laguna-XS-2.1", 40), ("poolside/Laguna-S-2.1", 48), ("poolside/Laguna-M.1", 70),
+])
+def test_laguna_kv_bytes_per_token_by_hand(name, layers):
+    # every layer caches 8 KV heads of 128 (the per-layer head counts change only the query side), BF16
+    assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == layers * 2 * 8 * 128 * 2
+
+
+def test_laguna_windows_and_per_layer_query_heads():
+    arch = resolve_model("poolside/Laguna-XS-2.1").arch
+    kinds = [(x.kind, x.window) for x in kv_layers(arch, effective_config())]
+    assert kinds.count(("sliding", 512)) == 30 and kinds.count(("full", None)) == 10   # card: 30 SWA, 10 global
+    # one layer by hand: q (64 heads x 128) + k, v (8 x 128) + o + per-head gate (64) from hidden 2048, + q/k norms
+    h = 2048
+    wide = weight_breakdown(arch, effective_config())
+    assert wide.components["attention"].params_total == sum(
+        h * heads * 128 + 2 * h * 8 * 128 + heads * 128 * h + h * heads
+        for heads in [48 if i % 4 == 0 else 64 for i in range(40)])
+
+
+@pytest.mark.parametrize("name, q", [
+    ("poolside/Laguna-XS.2-INT4", "w4a16"), ("poolside/Laguna-S-2.1-NVFP4", "nvfp4"), ("poolside/Laguna-M.1-FP8", "fp8"),
+    ("nvidia/DeepSeek-V4-Pro-NVFP4", "nvfp4"), ("deepseek-ai/DeepSeek-V4-Flash-0731", "fp8"),
+])
+def test_recipe_variants_resolve_exactly_with_their_format(name, q):
+    r = resolve_model(name)
+    assert not r.guessed and r.checkpoint_quantization == q
+
+
+def test_dsv4_flash_kv_by_hand():
+    # 43 layers: 0-1 window only, then CSA (ratio 4) on even layers and HCA (ratio 128) on odd ones up to layer 42.
+    # Window rows: 512 elements x 2 B; a CSA row adds a 128-element FP4 indexer key (64 B) and is shared by 4 tokens.
+    arch = resolve_model("deepseek-ai/DeepSeek-V4-Flash").arch
+    layers = kv_layers(arch, effective_config())
+    window = [x for x in layers if x.kind == "sliding"]
+    compressed = [x.bytes_per_token for x in layers if x.kind == "full"]
+    assert len(window) == 43 and all(x.window == 128 and x.bytes_per_token == 1024 for x in window)
+    assert sorted(compressed) == [8] * 20 + [(1024 + 64) // 4] * 21
+    # DeepSeek-V3's MLA (61 x 576 x 2 B per token) is ~12x the compressed per-token cost
+    assert 61 * 576 * 2 / sum(compressed) > 10
+
+
+def test_dsv4_weights_fp4_experts_fp8_rest():
+    wb = weight_breakdown(resolve_model("deepseek-ai/DeepSeek-V4-Flash").arch, effective_config(),
+                          "fp8")
+    experts = wb.components["moe_routed_experts"]
+    assert experts.params_total == 43 * 256 * 3 * 4096 * 2048
+    assert experts.bytes_per_weight == pytest.approx(0.5 + 1 / 32)
+    assert wb.components["attention"].bytes_per_weight == pytest.approx(1 + 4 / 128 ** 2)

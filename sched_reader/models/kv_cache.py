@@ -55,6 +55,8 @@ def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     """Per layer (kind, window); hybrid models: "mamba" for recurrent layers, "none" for cache-less ones."""
 
     base = _attention_kinds(arch)
+    if arch.config.get("num_kv_shared_layers"):   # Gemma 4 E2B / E4B, Gemma 3n: the last layers cache nothing
+        base = [("none", None) if layer_geometry.is_kv_shared_layer(arch, i) else k for i, k in enumerate(base)]
     mixers = layer_mixers(arch)
     if not mixers:
         return base

@@ -71,6 +71,9 @@ def _sfx(regex: str, scheme: str, method: str | None) -> _Suffix:
 
 
 _SUFFIXES: tuple[_Suffix, ...] = (
+    # Google's quantization-aware-trained Gemma releases in compressed-tensors form ("-qat-w4a16-ct": 4-bit weights,
+    # 16-bit activations; "-qat-mobile-ct": the on-device 4-bit weight variant, taken as w4a16 too)
+    _sfx(r"qat[-_]w4a16[-_]ct|qat[-_]mobile[-_]ct", "w4a16", "compressed-tensors"),
     _sfx(r"quantized\.w4a16", "w4a16", "compressed-tensors"),
     _sfx(r"quantized\.w8a16", "w8a16", "compressed-tensors"),
     _sfx(r"quantized\.w8a8", "w8a8", "compressed-tensors"),

@@ -460,6 +460,8 @@ def dense_intermediate(arch: ModelArch, i: int | None = None) -> int:
         w = nas.layer_ffn_width(arch, i)
         if w is not None:
             return w
+        if c.get("use_double_wide_mlp") and layer_geometry.is_kv_shared_layer(arch, i):
+            return 2 * int(c["intermediate_size"])   # Gemma 4 E2B: KV-shared layers run a 2x-wide MLP
     return int(c.get("intermediate_size_mlp") or c.get("intermediate_size"))
 
 
@@ -570,6 +572,11 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     else:
         lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp,
                                           bias=_opt_bias(arch))
+    ple = layer_geometry.ple_width(arch)
+    if ple:   # Gemma 4 E2B / E4B per-layer input: per_layer_input_gate (h -> ple) + per_layer_projection (ple -> h)
+        t = 2 * h * ple
+        lay.mlp_dense = (lay.mlp_dense[0] + t, lay.mlp_dense[1] + t)
+        lay.norms = (lay.norms[0] + h, lay.norms[1] + h)        # post_per_layer_input_norm
     return lay
 
 
@@ -835,7 +842,14 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                     acc[kind][2] += outs * q.channel_scale_bytes
         if s == 0:
             pos = position_embedding_params(arch)      # replicated on every rank
-            acc["embedding"] = [vocab * h + pos, emb_rank + pos, (emb_rank + pos) * dt]
+            ple_tot = ple_rank = 0
+            ple = layer_geometry.ple_width(arch)
+            if ple:   # Gemma 4 E2B / E4B: embed_tokens_per_layer (vocab x layers x ple) + per_layer_model_projection
+                v_ple = int(c.get("vocab_size_per_layer_input") or vocab)
+                ple_tot = v_ple * L * ple + h * L * ple + ple
+                ple_rank = -(-v_ple // tp) * L * ple + h * L * ple // tp + ple
+            acc["embedding"] = [vocab * h + pos + ple_tot, emb_rank + pos + ple_rank,
+                                (emb_rank + pos + ple_rank) * dt]
             rounding += allocator_rounding(emb_rank * dt) + (allocator_rounding(pos * dt) if pos else 0)
         if s == pp - 1:
             fn = final_norm_params(arch)

@@ -92,3 +92,46 @@ def test_dsv4_weights_fp4_experts_fp8_rest():
     assert experts.params_total == 43 * 256 * 3 * 4096 * 2048
     assert experts.bytes_per_weight == pytest.approx(0.5 + 1 / 32)
     assert wb.components["attention"].bytes_per_weight == pytest.approx(1 + 4 / 128 ** 2)
+
+
+# --- Gemma 4 E2B / E4B: KV-shared layers, double-wide MLPs, per-layer embeddings --------------------------------
+
+@pytest.mark.parametrize("name, by_hand", [
+    # E2B: layers 0-14 cache (12 sliding of 1 KV head x 256, 3 full of 1 x 512); 15-34 reuse them
+    ("google/gemma-4-E2B-it", 12 * 2 * 1 * 256 * 2 + 3 * 2 * 1 * 512 * 2),
+    # E4B: layers 0-23 cache (20 sliding of 2 x 256, 4 full of 2 x 512); the last 18 share
+    ("google/gemma-4-E4B-it", 20 * 2 * 2 * 256 * 2 + 4 * 2 * 2 * 512 * 2),
+])
+def test_gemma4_small_kv_bytes_per_token_by_hand(name, by_hand):
+    assert kv_bytes_per_token(resolve_model(name).arch, effective_config()) == by_hand
+
+
+@pytest.mark.parametrize("name, published", [
+    # vLLM recipes models/Google/gemma-4-E2B-it.yaml "5B", gemma-4-E4B-it.yaml "8B" (with a ~0.3B audio tower,
+    # not counted here: text + vision must land within 7% below)
+    ("google/gemma-4-E2B-it", 5e9), ("google/gemma-4-E4B-it", 8e9),
+])
+def test_gemma4_small_totals(name, published):
+    total = weight_breakdown(resolve_model(name).arch, effective_config()).params_total
+    assert 0.93 <= total / published <= 1.0
+
+
+def test_gemma4_e2b_per_layer_embeddings_and_double_wide_mlp_by_hand():
+    wb = weight_breakdown(resolve_model("google/gemma-4-E2B-it").arch, effective_config())
+    h, ple, layers, vocab = 1536, 256, 35, 262_144
+    # token embedding (tied head) + per-layer embedding table + per_layer_model_projection + its norm
+    assert wb.components["embedding"].params_total == vocab * h + vocab * layers * ple + h * layers * ple + ple
+    # GeGLU 6144 on layers 0-14, 12288 on the 20 KV-shared layers; per-layer input gate + projection on every layer
+    mlp = 15 * 3 * h * 6144 + 20 * 3 * h * 12288 + layers * 2 * h * ple
+    assert wb.components["mlp_dense"].params_total == mlp
+
+
+@pytest.mark.parametrize("name, base, q", [
+    ("google/gemma-4-E2B-it-qat-w4a16-ct", "google/gemma-4-E2B-it", "w4a16"),
+    ("google/gemma-4-E4B-it-qat-mobile-ct", "google/gemma-4-E4B-it", "w4a16"),
+    ("google/gemma-4-31B-it-qat-w4a16-ct", "google/gemma-4-31B-it", "w4a16"),
+    ("RedHatAI/gemma-4-E2B-it-FP8-dynamic", "google/gemma-4-E2B-it", "fp8"),
+])
+def test_gemma4_qat_and_fp8_releases_resolve_to_their_base(name, base, q):
+    r = resolve_model(name)
+    assert r.arch.id == base and r.checkpoint_quantization == q and not r.guessed

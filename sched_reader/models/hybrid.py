@@ -177,6 +177,9 @@ def mixer_params(arch: ModelArch, kind: str, tp: int) -> tuple[int, int]:
         # q/k/v, short convs (no bias), A_log, f_b, dt_bias, b_proj, g_b, o_proj: split over ranks;
         # f_a / g_a (hidden -> head_dim) and the o_norm weight: one copy per rank
         whole = 2 * h * d + d
+        if lac.get("use_full_rank_gate"):   # Kimi-K3: f and g are full-rank hidden -> heads x head_dim projections
+            split += 2 * h * p - 2 * d * p
+            whole = d
         return split + whole, split // tp + whole
     if kind == "mamba2":
         nh = int(c.get("mamba_num_heads") or c.get("mamba_n_heads"))

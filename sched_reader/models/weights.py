@@ -174,7 +174,16 @@ def _compressed_tensors_layout(qc: dict[str, Any]) -> QuantLayout:
         return QuantLayout(name="int8", bytes_per_weight=1.0, channel_scale_bytes=ch,
                            note="compressed-tensors INT8" + (" (fp32 scale per output channel)" if ch else ""))
     if bits == 4 and typ == "float":
-        return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="compressed-tensors NVFP4")
+        kept = _ignored_kinds(qc.get("ignore"))
+        left = f"; {', '.join(sorted(kept))} left in 16 bits (ignore list)" if kept else ""
+        if "mxfp4" in str(qc.get("format") or "") or (gs and int(gs) == 32):
+            # MXFP4 (E2M1 + one uint8 E8M0 scale per 32; Kimi-K3's "mxfp4-pack-quantized" routed experts)
+            return QuantLayout(name="mxfp4", bytes_per_weight=0.5 + 1 / 32, quantize_attention="attention" not in kept,
+                               quantize_dense_mlp="mlp_dense" not in kept, quantize_shared="moe_shared" not in kept,
+                               note="compressed-tensors MXFP4 (E2M1 + E8M0 per 32)" + left)
+        return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, quantize_attention="attention" not in kept,
+                           quantize_dense_mlp="mlp_dense" not in kept, quantize_shared="moe_shared" not in kept,
+                           note="compressed-tensors NVFP4" + left)
     g = int(gs) if gs else 128
     zp = 0.0 if sym else 0.5 / g
     kept = _ignored_kinds(qc.get("ignore"))
@@ -368,6 +377,8 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
         else:
             q_b = h * heads * (nope + rope)          # q_proj
         sharded += q_b + kvr * heads * (nope + v) + heads * v * h
+        if c.get("mla_use_output_gate"):     # Kimi-K3 gated MLA: hidden -> heads x v_head_dim output gate
+            sharded += h * heads * v
         per_rank_sharded = sharded // tp
         total = sharded + replicated
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
@@ -548,7 +559,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts")
                     or c.get("moe_num_experts"))
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-        per_expert = 3 * h * mi
+        lat = int(c.get("routed_expert_hidden_size") or 0)   # Kimi-K3 LatentMoE: experts in a latent width
+        per_expert = 3 * (lat or h) * mi
         lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
         r = h * n_exp
         if arch.model_type == "gpt_oss":
@@ -567,6 +579,9 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         elif si:
             t = 3 * h * si
             lay.moe_shared = (t, t // tp)
+        if lat:   # hidden -> latent down and latent -> hidden up projections (+ latent norm), replicated
+            t = 2 * h * lat + lat
+            lay.moe_shared = (lay.moe_shared[0] + t, lay.moe_shared[1] + t)
         if c.get("enable_moe_block"):     # Gemma 4 MoE: a dense MLP runs beside the routed experts in every layer
             lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp)
     else:
@@ -868,7 +883,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
         n_exp = int(c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts") or 0)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
 
-        per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
+        h_exp = int(c.get("routed_expert_hidden_size") or h)   # LatentMoE experts work in the latent width
+        per_layer, mx_note, _ = _mxfp4_expert_bytes(h_exp, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
         for s_i in range(pp):
             a, b = get_pp_indices(L, s_i, pp)
             n_moe = sum(1 for i in range(a, b) if is_moe_layer(c, i))

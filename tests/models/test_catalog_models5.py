@@ -135,3 +135,28 @@ def test_gemma4_e2b_per_layer_embeddings_and_double_wide_mlp_by_hand():
 def test_gemma4_qat_and_fp8_releases_resolve_to_their_base(name, base, q):
     r = resolve_model(name)
     assert r.arch.id == base and r.checkpoint_quantization == q and not r.guessed
+
+
+# --- Kimi-K3: KDA + gated MLA hybrid with a latent MoE, MXFP4 routed experts ------------------------------------
+
+def test_kimi_k3_total_and_latent_experts():
+    wb = weight_breakdown(resolve_model("moonshotai/Kimi-K3").arch, effective_config())
+    assert abs(wb.params_total / 2.8e12 - 1) <= 0.01             # vLLM recipes models/moonshotai/Kimi-K3.yaml "2.8T"
+    # 92 MoE layers (layer 1 dense) x 896 experts, each gate / up / down between the 3584 latent and 3072
+    assert wb.components["moe_routed_experts"].params_total == 92 * 896 * 3 * 3584 * 3072
+    # MXFP4 routed experts; attention, shared experts, dense MLP kept in BF16 by the checkpoint's ignore list
+    assert wb.components["moe_routed_experts"].bytes_per_weight < 0.6
+    assert wb.components["attention"].bytes_per_weight == 2.0 and wb.components["moe_shared"].bytes_per_weight == 2.0
+
+
+def test_kimi_k3_kv_by_hand():
+    # only the 24 MLA layers hold per-token KV: one 512 + 64 latent, BF16; the 69 KDA layers keep a fixed state
+    arch = resolve_model("moonshotai/Kimi-K3").arch
+    assert kv_bytes_per_token(arch, effective_config()) == 24 * (512 + 64) * 2
+    assert sum(1 for x in kv_layers(arch, effective_config()) if x.kind == "mamba") == 69
+
+
+def test_kimi_k3_checkpoint_format_and_nvfp4_requant():
+    assert resolve_model("moonshotai/Kimi-K3").checkpoint_quantization == "mxfp4"
+    r = resolve_model("RedHatAI/Kimi-K3-NVFP4")
+    assert r.arch.id == "moonshotai/Kimi-K3" and r.checkpoint_quantization == "nvfp4" and not r.guessed

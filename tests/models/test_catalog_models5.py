@@ -160,3 +160,54 @@ def test_kimi_k3_checkpoint_format_and_nvfp4_requant():
     assert resolve_model("moonshotai/Kimi-K3").checkpoint_quantization == "mxfp4"
     r = resolve_model("RedHatAI/Kimi-K3-NVFP4")
     assert r.arch.id == "moonshotai/Kimi-K3" and r.checkpoint_quantization == "nvfp4" and not r.guessed
+
+
+# --- Ling-1T / Ring-1T, Intern-S1 / S2, Qwen3.5-0.8B / 2B --------------------------------------------------------
+
+def test_ling_1t_total_is_the_published_999_7b():
+    # the HF model pages (via a public model table): Ling-1T and Ring-1T 999.7B
+    assert round(_text_total("inclusionAI/Ling-1T") / 1e9, 1) == 999.7
+    r = resolve_model("inclusionAI/Ring-1T-FP8")                 # the recipes' Ring-1T-FP8 id
+    assert r.arch.id == "inclusionAI/Ring-1T" and r.checkpoint_quantization == "fp8" and not r.guessed
+    assert r.arch.config["max_position_embeddings"] == 65536    # recipes: 65,536 context
+
+
+def test_ling_1t_kv_by_hand():
+    assert kv_bytes_per_token(resolve_model("inclusionAI/Ling-1T").arch, effective_config()) == 80 * 2 * 8 * 128 * 2
+
+
+@pytest.mark.parametrize("name, arch_id", [
+    ("internlm/Intern-S1", "OpenGVLab/InternVL3_5-241B-A28B"),         # InternViT-6B + Qwen3-235B-A22B: 241B / 28B
+    ("internlm/Intern-S1-FP8", "OpenGVLab/InternVL3_5-241B-A28B"),
+    ("internlm/Intern-S2-Preview", "Qwen/Qwen3.5-35B-A3B"),            # "continued pre-trained from Qwen3.5", 35B-A3B
+    ("internlm/Intern-S2-Preview-FP8", "Qwen/Qwen3.5-35B-A3B"),
+])
+def test_intern_s_models_resolve_to_their_published_base(name, arch_id):
+    r = resolve_model(name)
+    assert r.arch.id == arch_id and not r.guessed
+
+
+def test_intern_s1_total_matches_the_recipes_241b():
+    total = weight_breakdown(resolve_model("internlm/Intern-S1").arch, effective_config()).params_total
+    assert abs(total / 241e9 - 1) <= 0.01
+
+
+def test_qwen35_0p8b_reproduces_the_vllm_block_size_and_padding_log():
+    # vLLM start-up log (Qwen3.5-0.8B, TP1): "Setting attention block size to 544 tokens",
+    # "Padding mamba page size by 2.64%". By hand: state = conv (2 x 16 x 128 + 16 x 128) x 3 x 2 B
+    # + temporal 16 x 128 x 128 x 4 B (fp32) = 1,085,440 B; attention 2 x 2 x 256 x 2 B = 2,048 B per token;
+    # ceil(1,085,440 / 2,048) = 530 -> 544 (a multiple of 16); 544 x 2,048 / 1,085,440 = 1.0264
+    from sched_reader.models.engine_spec import EffectiveConfig
+    from sched_reader.models.kv_cache import kv_capacity
+    cfg = EffectiveConfig(vllm_version="0.17.0", tensor_parallel_size=1, max_model_len=32768,
+                          gpu_memory_utilization=0.9, dtype="bfloat16", max_num_seqs=256,
+                          max_num_batched_tokens=8192, enable_chunked_prefill=True, enable_prefix_caching=False)
+    r = kv_capacity(resolve_model("Qwen/Qwen3.5-0.8B").arch, cfg, [20 * 2**30])
+    assert r.block_size == 544
+    assert round(100 * (r.page_size_bytes / 1_085_440 - 1), 2) == 2.64
+
+
+@pytest.mark.parametrize("name, published", [("Qwen/Qwen3.5-0.8B", 0.8e9), ("Qwen/Qwen3.5-2B", 2e9)])
+def test_qwen35_small_totals(name, published):
+    total = weight_breakdown(resolve_model(name).arch, effective_config()).params_total
+    assert abs(total / published - 1) <= 0.1       # the recipes' one-significant-digit sizes

@@ -409,7 +409,7 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
         # OLMo 2 / 3: q_norm / k_norm RMSNorms span all heads (num_heads x head_dim, num_kv_heads x head_dim),
         # not one head (transformers Olmo2Attention; vLLM olmo2.py normalises the gathered q / k)
         norms = (heads + kv) * hd
-    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "laguna") or arch.model_type.startswith(
+    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "laguna", "lfm2") or arch.model_type.startswith(
             "qwen3_vl") or (                                # Qwen3-VL text attention keeps Qwen3's q_norm / k_norm
             c.get("use_qk_norm") and not arch.model_type.startswith("llama4")):  # Llama-4's qk norm has no weight
         norms = 2 * hd

@@ -211,3 +211,35 @@ def test_qwen35_0p8b_reproduces_the_vllm_block_size_and_padding_log():
 def test_qwen35_small_totals(name, published):
     total = weight_breakdown(resolve_model(name).arch, effective_config()).params_total
     assert abs(total / published - 1) <= 0.1       # the recipes' one-significant-digit sizes
+
+
+# --- LFM2 / LFM2.5: gated short-convolution layers (fixed conv state) + GQA attention ----------------------------
+
+def test_lfm2_350m_element_count_by_hand():
+    # config.json: hidden 1024, 16 layers (10 conv, 6 attention: 16 / 8 heads of 64), block_ff_dim 6656 auto-adjusted:
+    # int(2 x 6656 / 3) = 4437 -> 4608 (a multiple of 256); tied 65,536 vocabulary; conv_L_cache 3, no conv bias
+    h, ff, vocab = 1024, 4608, 65536
+    conv = 3 * h * h + h * 3 + h * h                              # in_proj (B, C, x), depthwise conv, out_proj
+    attn = h * 16 * 64 + 2 * h * 8 * 64 + 16 * 64 * h + 2 * 64    # q, k, v, o + q / k layernorms
+    per_layer_rest = 3 * h * ff + 2 * h                            # SwiGLU + operator / ffn norms
+    total = vocab * h + 10 * conv + 6 * attn + 16 * per_layer_rest + h
+    assert weight_breakdown(resolve_model("LiquidAI/LFM2-350M").arch, effective_config()).params_total == total
+    assert abs(total / 354e6 - 1) < 0.01                          # Liquid AI: LFM2-350M, 354M parameters
+
+
+def test_lfm2_kv_and_conv_state_by_hand():
+    from sched_reader.models.hybrid import layer_mixers, state_bytes
+    arch = resolve_model("LiquidAI/LFM2.5-1.2B-Instruct").arch
+    assert layer_mixers(arch).count("shortconv") == 10
+    assert kv_bytes_per_token(arch, effective_config()) == 6 * 2 * 8 * 64 * 2
+    assert state_bytes(arch, "shortconv", 1, 2) == 2048 * (3 - 1) * 2      # (conv_dim, L_cache - 1) x 2 B
+
+
+@pytest.mark.parametrize("name, published, tol", [
+    ("LiquidAI/LFM2.5-1.2B-Thinking", 1.17e9, 0.01),   # LFM2-1.2B: 1.17B
+    ("LiquidAI/LFM2.5-VL-450M", 450e6, 0.03),           # recipes: 450M
+    ("LiquidAI/LFM2.5-VL-1.6B", 1.6e9, 0.03),           # recipes: 1.6B
+])
+def test_lfm2_family_totals(name, published, tol):
+    total = weight_breakdown(resolve_model(name).arch, effective_config()).params_total
+    assert abs(total / published - 1) <= tol and not resolve_model(name).guessed

@@ -243,3 +243,24 @@ def test_lfm2_kv_and_conv_state_by_hand():
 def test_lfm2_family_totals(name, published, tol):
     total = weight_breakdown(resolve_model(name).arch, effective_config()).params_total
     assert abs(total / published - 1) <= tol and not resolve_model(name).guessed
+
+
+# --- Nemotron Nano 12B v2 (+ VL) -----------------------------------------------------------------------------------
+
+def test_nemotron_nano_12b_v2_total_and_kv():
+    # NVIDIA: Nemotron Nano 2 12B = 12.31B parameters (the 9B-v2's unpruned parent); 6 attention blocks cache KV
+    arch = resolve_model("nvidia/NVIDIA-Nemotron-Nano-12B-v2").arch
+    assert round(_text_total("nvidia/NVIDIA-Nemotron-Nano-12B-v2") / 1e9, 2) == 12.31
+    assert kv_bytes_per_token(arch, effective_config()) == 6 * 2 * 8 * 128 * 2
+    assert arch.config["hybrid_override_pattern"].count("M") == 28
+
+
+@pytest.mark.parametrize("name, q", [
+    ("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16", None),
+    ("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-FP8", "fp8"),
+    ("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-NVFP4-QAD", "nvfp4"),
+])
+def test_nemotron_nano_12b_v2_vl_variants(name, q):
+    r = resolve_model(name)
+    assert not r.guessed and r.checkpoint_quantization == q
+    assert r.arch.config["hidden_size"] == 5120 and r.arch.vision_config is not None

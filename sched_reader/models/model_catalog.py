@@ -80,6 +80,7 @@ _SUFFIXES: tuple[_Suffix, ...] = (
     _sfx(r"quantized\.w4a4", "nvfp4", "compressed-tensors"),
     _sfx(r"w8a8[-_]fp8", "fp8", "compressed-tensors"),
     _sfx(r"w[-_]?mxfp4[-_]a[-_]?fp8", "mxfp4", "mxfp4"),   # AMD Quark: MXFP4 weights, FP8 activations
+    _sfx(r"nvfp4[-_]w4a4", "nvfp4", None),   # "-NVFP4-W4A4": NVFP4 weights and activations (Inferact/Muse-Glimmer-30B)
     _sfx(r"fp8[-_]dynamic|fp8[-_]static|fp8[-_]block|fp8[-_]kv|fp8[-_]e4m3", "fp8", None),
     _sfx(r"fp8", "fp8", None),
     _sfx(r"nvfp4|fp4", "nvfp4", None),

@@ -428,8 +428,9 @@ _LAYERNORM_BIAS = ("opt", "phimoe")
 
 
 def _opt_bias(arch: ModelArch) -> bool:
-    """OPT: every linear layer has a bias (``enable_bias``, OPTConfig default True; vLLM opt.py)."""
-    return arch.model_type == "opt" and bool(arch.config.get("enable_bias", True))
+    """OPT: every linear layer has a bias (``enable_bias``, OPTConfig default True; vLLM opt.py); Phi-1 / Phi-2 too
+    (PhiAttention q / k / v / dense and PhiMLP fc1 / fc2 with bias; vLLM phi.py)."""
+    return (arch.model_type == "opt" and bool(arch.config.get("enable_bias", True))) or arch.model_type == "phi"
 
 
 def position_embedding_params(arch: ModelArch) -> int:
@@ -459,7 +460,7 @@ def _norms_per_layer(arch: ModelArch) -> int:
 
 def final_norm_params(arch: ModelArch) -> int:
     """Parameters of the norm after the last layer (Falcon's ln_f is a LayerNorm with bias)."""
-    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in _LAYERNORM_BIAS \
+    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in (*_LAYERNORM_BIAS, "phi") \
         else arch.hidden_size
 
 

@@ -264,3 +264,38 @@ def test_nemotron_nano_12b_v2_vl_variants(name, q):
     r = resolve_model(name)
     assert not r.guessed and r.checkpoint_quantization == q
     assert r.arch.config["hidden_size"] == 5120 and r.arch.vision_config is not None
+
+
+# --- older ids the look-alike matcher got wrong by > 10% of KV: phi-2, SmolLM2-1.7B; Qwen2.5 Coder / Math aliases --
+
+def test_phi2_element_count_is_the_published_total():
+    # microsoft/phi-2: 2,779,683,840 parameters (HF safetensors total; biases on every linear and LayerNorm)
+    assert weight_breakdown(resolve_model("microsoft/phi-2").arch, effective_config()).params_total == 2_779_683_840
+
+
+@pytest.mark.parametrize("name, by_hand", [
+    ("microsoft/phi-2", 32 * 2 * 32 * 80 * 2),                         # MHA, FP16
+    ("HuggingFaceTB/SmolLM2-1.7B-Instruct", 24 * 2 * 32 * 64 * 2),     # MHA
+    ("Qwen/Qwen2.5-Coder-1.5B-Instruct", 28 * 2 * 2 * 128 * 2),
+    ("Qwen/Qwen2.5-Math-7B-Instruct", 28 * 2 * 4 * 128 * 2),
+])
+def test_old_ids_kv_by_hand(name, by_hand):
+    r = resolve_model(name)
+    assert not r.guessed and kv_bytes_per_token(r.arch, effective_config()) == by_hand
+
+
+def test_smollm2_total():
+    assert abs(weight_breakdown(resolve_model("HuggingFaceTB/SmolLM2-1.7B").arch, effective_config()).params_total
+               / 1.71e9 - 1) < 0.005                              # HF: 1.71B
+
+
+def test_muse_glimmer_nvfp4_w4a4_name():
+    # the recipes' Inferact/Muse-Glimmer-30B-NVFP4-W4A4: NVFP4 weights and activations of Muse-Glimmer-30B
+    r = resolve_model("Inferact/Muse-Glimmer-30B-NVFP4-W4A4")
+    assert r.arch.id == "meta-models/Muse-Glimmer-30B" and r.checkpoint_quantization == "nvfp4" and not r.guessed
+
+
+def test_mimo_v25_is_the_v2_flash_backbone():
+    r = resolve_model("XiaomiMiMo/MiMo-V2.5")
+    assert r.arch.id == "XiaomiMiMo/MiMo-V2-Flash" and not r.guessed
+    assert abs(_text_total("XiaomiMiMo/MiMo-V2.5") / 310e9 - 1) < 0.01   # recipes: 310B with ~1B of encoders

@@ -445,8 +445,8 @@ def _norms_per_layer(arch: ModelArch) -> int:
     """Norm parameters of one decoder layer (weights, plus biases where the norm is a LayerNorm with bias)."""
     h = arch.hidden_size
     c = arch.config
-    if arch.model_type in ("gemma2", "gemma3", "gemma3_text", "gemma4_text"):
-        return 4 * h
+    if arch.model_type in ("gemma2", "gemma3", "gemma3_text", "gemma4_text", "glm4"):
+        return 4 * h        # glm4 (GLM-4-0414): input, post_self_attn, post_attention, post_mlp norms
     if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
         return h
     if arch.model_type in _LAYERNORM_BIAS:   # two LayerNorms with bias (OPT: self_attn / final_layer_norm)

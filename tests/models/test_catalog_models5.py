@@ -299,3 +299,18 @@ def test_mimo_v25_is_the_v2_flash_backbone():
     r = resolve_model("XiaomiMiMo/MiMo-V2.5")
     assert r.arch.id == "XiaomiMiMo/MiMo-V2-Flash" and not r.guessed
     assert abs(_text_total("XiaomiMiMo/MiMo-V2.5") / 310e9 - 1) < 0.01   # recipes: 310B with ~1B of encoders
+
+
+# --- GLM-4.7-Flash (MLA + MoE), GLM-4-32B-0414 (GQA 24:1) ---------------------------------------------------------
+
+def test_glm47_flash_total_and_mla_kv():
+    # NVIDIA Megatron-Bridge: "about 30B total parameters and 3B active"; 47 MLA layers cache 512 + 64 per token
+    assert abs(_text_total("zai-org/GLM-4.7-Flash") / 30e9 - 1) < 0.02
+    assert kv_bytes_per_token(resolve_model("zai-org/GLM-4.7-Flash").arch, effective_config()) == 47 * (512 + 64) * 2
+
+
+def test_glm4_32b_0414_total_and_kv():
+    assert abs(_text_total("zai-org/GLM-4-32B-0414") / 32.6e9 - 1) < 0.005     # HF: 32.6B
+    r = resolve_model("THUDM/GLM-Z1-32B-0414")
+    assert r.arch.id == "zai-org/GLM-4-32B-0414" and not r.guessed
+    assert kv_bytes_per_token(r.arch, effective_config()) == 61 * 2 * 2 * 128 * 2

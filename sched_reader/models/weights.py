@@ -447,7 +447,7 @@ def _norms_per_layer(arch: ModelArch) -> int:
     c = arch.config
     if arch.model_type in ("gemma2", "gemma3", "gemma3_text", "gemma4_text", "glm4"):
         return 4 * h        # glm4 (GLM-4-0414): input, post_self_attn, post_attention, post_mlp norms
-    if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
+    if arch.model_type in ("cohere", "cohere2"):   # parallel block: one input_layernorm, weight only (vLLM commandr.py)
         return h
     if arch.model_type in _LAYERNORM_BIAS:   # two LayerNorms with bias (OPT: self_attn / final_layer_norm)
         return 4 * h

@@ -314,3 +314,20 @@ def test_glm4_32b_0414_total_and_kv():
     r = resolve_model("THUDM/GLM-Z1-32B-0414")
     assert r.arch.id == "zai-org/GLM-4-32B-0414" and not r.guessed
     assert kv_bytes_per_token(r.arch, effective_config()) == 61 * 2 * 2 * 128 * 2
+
+
+# --- Cohere2: Command A, Command R7B (3 sliding : 1 full) -----------------------------------------------------------
+
+@pytest.mark.parametrize("name, published, tol", [
+    ("CohereLabs/c4ai-command-a-03-2025", 111e9, 0.002),       # Cohere: 111B
+    ("CohereLabs/c4ai-command-r7b-12-2024", 8.03e9, 0.002),    # HF: 8.03B
+])
+def test_cohere2_totals(name, published, tol):
+    assert abs(_text_total(name) / published - 1) <= tol
+
+
+def test_command_a_windows():
+    arch = resolve_model("CohereLabs/c4ai-command-a-03-2025").arch
+    kinds = [(x.kind, x.window) for x in kv_layers(arch, effective_config())]
+    assert kinds.count(("sliding", 4096)) == 48 and kinds.count(("full", None)) == 16 and kinds[3] == ("full", None)
+    assert kv_bytes_per_token(arch, effective_config()) == 64 * 2 * 8 * 128 * 2   # full-length sum over all 64 layers

@@ -331,3 +331,18 @@ def test_command_a_windows():
     kinds = [(x.kind, x.window) for x in kv_layers(arch, effective_config())]
     assert kinds.count(("sliding", 4096)) == 48 and kinds.count(("full", None)) == 16 and kinds[3] == ("full", None)
     assert kv_bytes_per_token(arch, effective_config()) == 64 * 2 * 8 * 128 * 2   # full-length sum over all 64 layers
+
+
+# --- Qwen2-57B-A14B, Gemma 3 270M -------------------------------------------------------------------------------------
+
+def test_qwen2_57b_a14b_total_and_kv():
+    assert round(_text_total("Qwen/Qwen2-57B-A14B-Instruct") / 1e9, 1) == 57.4         # Qwen: 57.4B
+    arch = resolve_model("Qwen/Qwen2-57B-A14B-Instruct").arch
+    assert kv_bytes_per_token(arch, effective_config()) == 28 * 2 * 4 * 128 * 2
+
+
+def test_gemma3_270m_total_and_windows():
+    assert abs(_text_total("google/gemma-3-270m-it") / 268e6 - 1) < 0.01               # Google: 268M
+    arch = resolve_model("google/gemma-3-270m-it").arch
+    kinds = [(x.kind, x.window) for x in kv_layers(arch, effective_config())]
+    assert [i for i, k in enumerate(kinds) if k == ("full", None)] == [5, 11, 17]

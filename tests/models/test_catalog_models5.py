@@ -346,3 +346,12 @@ def test_gemma3_270m_total_and_windows():
     arch = resolve_model("google/gemma-3-270m-it").arch
     kinds = [(x.kind, x.window) for x in kv_layers(arch, effective_config())]
     assert [i for i, k in enumerate(kinds) if k == ("full", None)] == [5, 11, 17]
+
+
+def test_an_unknown_lfm_size_is_not_mapped_onto_a_dense_model():
+    # "lfm" is a family word: LFM2.5-230M (a hybrid whose config the catalog lacks) is refused with a hint rather
+    # than sized onto Gemma-3-270M (dense, 18 attention layers where LFM2 has 6 of 16)
+    from sched_reader.errors import UnknownModelError
+    with pytest.raises(UnknownModelError) as exc:
+        resolve_model("LiquidAI/LFM2.5-230M")
+    assert "--model-config" in exc.value.hint

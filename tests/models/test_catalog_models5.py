@@ -355,3 +355,19 @@ def test_an_unknown_lfm_size_is_not_mapped_onto_a_dense_model():
     with pytest.raises(UnknownModelError) as exc:
         resolve_model("LiquidAI/LFM2.5-230M")
     assert "--model-config" in exc.value.hint
+
+
+# --- MiMo-7B, InternLM2.5-7B (2.3-2.6x the KV of the Qwen2-7B look-alike they were guessed as) ------------------------
+
+def test_internlm25_7b_element_count_is_the_published_total():
+    arch = resolve_model("internlm/internlm2_5-7b-chat").arch
+    assert weight_breakdown(arch, effective_config()).params_total == 7_737_708_544
+    assert kv_bytes_per_token(arch, effective_config()) == 32 * 2 * 8 * 128 * 2
+
+
+def test_mimo_7b_kv_and_size():
+    r = resolve_model("XiaomiMiMo/MiMo-7B-RL")
+    assert r.arch.id == "XiaomiMiMo/MiMo-7B-Base" and not r.guessed
+    assert kv_bytes_per_token(r.arch, effective_config()) == 36 * 2 * 8 * 128 * 2
+    # Xiaomi: 7.8B with the MTP layer (one decoder layer, not loaded without --speculative-config)
+    assert 7.5e9 < weight_breakdown(r.arch, effective_config()).params_total < 7.8e9

@@ -371,3 +371,18 @@ def test_mimo_7b_kv_and_size():
     assert kv_bytes_per_token(r.arch, effective_config()) == 36 * 2 * 8 * 128 * 2
     # Xiaomi: 7.8B with the MTP layer (one decoder layer, not loaded without --speculative-config)
     assert 7.5e9 < weight_breakdown(r.arch, effective_config()).params_total < 7.8e9
+
+
+def test_dsv4_capacity_counts_windows_per_request_and_compressed_rows_per_token():
+    # one request of 65,536 tokens: 43 windows of (128 + one 16-token block) rows x 1,024 B, plus
+    # 65,536 x (21 CSA layers x 272 B + 20 HCA layers x 8 B) -- by hand, not through the layer list
+    from sched_reader.models.engine_spec import EffectiveConfig
+    from sched_reader.models.kv_cache import kv_capacity
+    cfg = EffectiveConfig(vllm_version="0.25.0", tensor_parallel_size=4, max_model_len=65536,
+                          gpu_memory_utilization=0.9, dtype="bfloat16", max_num_seqs=256,
+                          max_num_batched_tokens=8192, enable_chunked_prefill=True, enable_prefix_caching=False)
+    need = 43 * (128 + 16) * 1024 + 65536 * (21 * 272 + 20 * 8)
+    r = kv_capacity(resolve_model("deepseek-ai/DeepSeek-V4-Flash").arch, cfg, [40 * 2**30])
+    assert r.fits and r.max_concurrency == round(40 * 2**30 / need, 2)
+    small = kv_capacity(resolve_model("deepseek-ai/DeepSeek-V4-Flash").arch, cfg, [need - 1])
+    assert not small.fits and "65536" in small.error

@@ -386,3 +386,15 @@ def test_dsv4_capacity_counts_windows_per_request_and_compressed_rows_per_token(
     assert r.fits and r.max_concurrency == round(40 * 2**30 / need, 2)
     small = kv_capacity(resolve_model("deepseek-ai/DeepSeek-V4-Flash").arch, cfg, [need - 1])
     assert not small.fits and "65536" in small.error
+
+
+# --- LLaVA-1.5-7B (multi-head Llama-2 decoder), ChatGLM3-6B (2 KV groups) ------------------------------------------------
+
+@pytest.mark.parametrize("name, published, by_hand", [
+    ("llava-hf/llava-1.5-7b-hf", 7.06e9, 32 * 2 * 32 * 128 * 2),   # HF: 7.06B with the CLIP tower; MHA FP16
+    ("THUDM/chatglm3-6b", 6.24e9, 28 * 2 * 2 * 128 * 2),           # HF: 6.24B; 2 KV groups of 128
+])
+def test_llava15_and_chatglm3(name, published, by_hand):
+    r = resolve_model(name)
+    assert not r.guessed and kv_bytes_per_token(r.arch, effective_config()) == by_hand
+    assert abs(weight_breakdown(r.arch, effective_config()).params_total / published - 1) < 0.005

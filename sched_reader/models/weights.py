@@ -460,7 +460,7 @@ def _norms_per_layer(arch: ModelArch) -> int:
 
 def final_norm_params(arch: ModelArch) -> int:
     """Parameters of the norm after the last layer (Falcon's ln_f is a LayerNorm with bias)."""
-    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in (*_LAYERNORM_BIAS, "phi") \
+    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in (*_LAYERNORM_BIAS, "phi", "gptj") \
         else arch.hidden_size
 
 
@@ -587,7 +587,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp)
     else:
         lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp,
-                                          bias=_opt_bias(arch))
+                                          bias=_opt_bias(arch) or arch.model_type == "gptj")   # GPT-J fc_in / fc_out
     ple = layer_geometry.ple_width(arch)
     if ple:   # Gemma 4 E2B / E4B per-layer input: per_layer_input_gate (h -> ple) + per_layer_projection (ple -> h)
         t = 2 * h * ple

@@ -398,3 +398,10 @@ def test_llava15_and_chatglm3(name, published, by_hand):
     r = resolve_model(name)
     assert not r.guessed and kv_bytes_per_token(r.arch, effective_config()) == by_hand
     assert abs(weight_breakdown(r.arch, effective_config()).params_total / published - 1) < 0.005
+
+
+def test_gpt_j_6b_total_and_multi_head_kv():
+    # EleutherAI: 6,053,381,344 parameters; 16 heads of 256 all cached (multi-head)
+    arch = resolve_model("EleutherAI/gpt-j-6b").arch
+    assert abs(weight_breakdown(arch, effective_config()).params_total / 6_053_381_344 - 1) < 0.001
+    assert kv_bytes_per_token(arch, effective_config()) == 28 * 2 * 16 * 256 * 2

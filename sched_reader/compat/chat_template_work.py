@@ -23,6 +23,7 @@ fix when its code date is on or after the fix's merge date (``FIXED_MERGED``).
 
 from __future__ import annotations
 
+from sched_reader.compat.rocm_builds import code_date
 from sched_reader.versions import parse_version
 
 # (first release, first release without it, work kind, source)
@@ -59,16 +60,12 @@ def chat_template_work(version: str | None) -> str | None:
 def template_release(spec) -> str | None:
     """The version string whose template work applies to an engine spec: the version as requested when it names an
     AMD fork build (``0.9.1+rocm.20250715``: its code date decides), else the resolved release."""
-    from sched_reader.compat.rocm_builds import code_date
-
     requested = getattr(spec, "vllm_version_requested", None)
     return requested if code_date(requested) else getattr(spec, "vllm_version", None)
 
 
 def _fork_has_fix(version: str, kind: str) -> bool:
     """Whether ``version`` is an AMD fork build (``+rocm.<date>``) whose code already carries the fix of ``kind``."""
-    from sched_reader.compat.rocm_builds import code_date
-
     build = code_date(version)
     return bool(build) and kind in FIXED_MERGED and build >= FIXED_MERGED[kind][0]
 

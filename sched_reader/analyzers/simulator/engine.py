@@ -409,22 +409,29 @@ class Engine(SimCore):
 
         One stretch takes as many identical pure-decode iterations as certainly happen, up to and including
         the next one where a steady decoder finishes: none when a request other than the steady decoders
-        runs, when the first WAITING request could be admitted, or when no KV block is left for the growth."""
+        runs, when the first WAITING request could be admitted, or when no KV block is left for the growth.
+        A short one (k <= SMALL_STRETCH: most of them, a finish or an arrival is usually a few iterations
+        away) is stepped here, :meth:`_stretch_py` with ``merged`` False and :meth:`_finish_dec` inlined
+        (the same arithmetic, in the same order; the lookups hoisted out of the loop)."""
         if self.multi_step:
             return None
         arr, N, maxc, mnbt = self.arr_ns, self.n, self.maxc, self.mnbt
         running, waiting, heap, alloc, bs, sh = self.running, self.waiting, self.heap, self.alloc, self.bs, self.sh
+        hist, rec, timer, max_seqs, v0_whole = self.hist, self.rec, self.timer, self.max_seqs, self.v0_whole
+        forms = timer._forms
+        ts_t, ts_batch, ts_blocks, ts_step, itl_v, itl_w = (rec.ts_t, rec.ts_batch, rec.ts_blocks, rec.ts_step,
+                                                             rec.itl_v, rec.itl_w)
         end = None
         t = now
         while True:
             n = self.n_dec
             if n == 0 or len(running) != n or mnbt < n:
                 return end
-            t_arr = None
+            t_arr = _NEVER
             if waiting:
                 if not self._head_blocked():
                     return end
-            elif n < self.max_seqs and (mnbt > n or self.v0_whole):
+            elif n < max_seqs and (mnbt > n or v0_whole):
                 i = self.nxt                  # SimCore.next_send_time
                 if i < N and (maxc is None or self.inflight < maxc):
                     t_arr = arr[i]
@@ -433,34 +440,104 @@ class Engine(SimCore):
             k = (heap[0] >> sh) - S
             if k > STRETCH_CAP:
                 k = STRETCH_CAP
-            avail = alloc.free + alloc.evictable_blocks
+            free = alloc.free
+            avail = free + alloc.evictable_blocks
             if (avail // n) * bs < k:   # blocks may run out: exact count of the iterations that fit
                 q, rem = divmod(avail, n)
                 m, cum = 0, 0
                 while True:
-                    cum += self.hist[(-(S + m)) % bs]
+                    cum += hist[(-(S + m)) % bs]
                     if cum > rem:
                         break
                     m += 1
                 k = min(k, q * bs + m)
                 if k <= 0:
                     return end
-            if k <= SMALL_STRETCH:
-                t = self._stretch_py(t, n, k, t_arr, False)
+            if k > SMALL_STRETCH:
+                ta = None if t_arr == _NEVER else t_arr
+                e = self._stretch_py(t, n, k, ta, True)
+                t2 = self._stretch_numpy(t, n, k, ta) if e is False else e
+                if t2 is None:
+                    return end
+                t = t2
+                S = self.S
             else:
-                e = self._stretch_py(t, n, k, t_arr, True)
-                t = self._stretch_numpy(t, n, k, t_arr) if e is False else e
-            if t is None:
-                return end
+                # _stretch_py(t, n, k, t_arr, merged=False), inlined
+                if t >= t_arr:
+                    return end
+                form = forms.get(n, False)
+                if form is False:
+                    form = timer.form(n)
+                ctx = n * (S + 1) + self.sum_off
+                used0 = used = alloc.num_blocks - free - alloc.evictable_blocks
+                t0 = t
+                kvb = kvt = 0
+                h = -S
+                if form is not None:
+                    gi, sf, sw, cap, cpu, asy = form
+                    for j in range(k):
+                        if t >= t_arr:
+                            break
+                        used += hist[(h - j) % bs]
+                        g = gi + sf * ctx        # StepTimer.decode, inlined: the same expression
+                        if sw:
+                            g = g + sw * (ctx if ctx < cap else cap)
+                        d = round_float(((g if g >= cpu else cpu) if asy else g + cpu) * NS_PER_S)
+                        if d < 1:
+                            d = 1
+                        t += d
+                        ts_t.append(t)
+                        ts_batch.append(n)
+                        ts_blocks.append(used)
+                        ts_step.append(d)
+                        itl_v.append(d)
+                        itl_w.append(n)
+                        kvb += used * d
+                        kvt += ctx * d
+                        ctx += n
+                    else:                        # all k taken (a break: j taken, the arrival came first)
+                        j = k
+                else:
+                    scalar = timer._scalar
+                    j = 0
+                    while j < k and t < t_arr:   # StepTimer.decode without a closed form: the same call
+                        used += hist[(h - j) % bs]
+                        d = to_ns(scalar(n, ctx, 0, 0.0, 0))
+                        t += d
+                        ts_t.append(t)
+                        ts_batch.append(n)
+                        ts_blocks.append(used)
+                        ts_step.append(d)
+                        itl_v.append(d)
+                        itl_w.append(n)
+                        kvb += used * d
+                        kvt += ctx * d
+                        ctx += n
+                        j += 1
+                if not j:
+                    return end
+                if used > used0:
+                    grow_by = used - used0       # one claim evicts exactly what the per-step claims would
+                    if grow_by <= free:
+                        alloc.free = free - grow_by
+                    else:
+                        alloc.take(grow_by)
+                rec.steps += j
+                rec.busy_ns += t - t0
+                rec.kv_blocks_ns += kvb
+                rec.kv_tokens_ns += kvt
+                if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
+                    rec.peak_blocks = used
+                S += j
+                self.S = S
             self.t_last = t
             self.stretches += 1
-            S = self.S
             if heap and heap[0] >> sh == S:
                 # the reference admits arrivals at the start of every iteration; before the finish step
                 # that only matters now, under a concurrency cap, because a finish changes the gate (uncapped,
                 # each is sent at its arrival time whenever it is admitted, and a finish does not read WAITING)
                 if maxc is not None:
-                    self.admit_arrivals(t - self.rec.ts_step[-1])
+                    self.admit_arrivals(t - ts_step[-1])
                 while heap and heap[0] >> sh == S:
                     self._finish_dec(heappop(heap) & self.mask, t)
             end = t

@@ -700,6 +700,9 @@ class Engine(SimCore):
         off_of, out_off, isdec = self.off, self.out_off, self.isdec
         bs, sh, mask, mnbt, max_seqs, thr, chunked, wm = (self.bs, self.sh, self.mask, self.mnbt, self.max_seqs,
                                                           self.thr, self.chunked, self.wm)
+        # the recorder's sums (steps, busy time, KV integrals, peak) and the engine's counters, kept here and
+        # added at the end (_flush): the methods called for the uncommon cases add to the recorder's own
+        steps = busy = kvb = kvt = peak = stretches = fast_steps = 0
         now = 0
         loops = 0
         while self.finished < n:
@@ -717,7 +720,28 @@ class Engine(SimCore):
                 self.inflight += j - i
                 self.nxt = j
             # ---- Engine.stretch, when the first WAITING request (if any) cannot be admitted
-            if not waiting or self._head_blocked():
+            if waiting:
+                r = waiting[0]
+                if pid_of[r] >= 0 or len(running) >= max_seqs:
+                    blocked = self._head_blocked()
+                else:                             # Engine._head_blocked without a prefix: the same tests
+                    budget = mnbt - self.n_dec
+                    if budget <= 0:
+                        blocked = True
+                    else:
+                        num_new = prompt[r] + out[r]
+                        if 0 < thr < num_new:
+                            num_new = thr
+                        if num_new > budget:
+                            blocked = not chunked
+                            num_new = budget
+                        else:
+                            blocked = False
+                        if not blocked:
+                            blocked = -(-num_new // bs) > alloc.free + alloc.evictable_blocks - wm
+            else:
+                blocked = True
+            if blocked:
                 end = None
                 t = now
                 while True:
@@ -767,32 +791,53 @@ class Engine(SimCore):
                         ctx = nd * (S + 1) + self.sum_off
                         used0 = used = alloc.num_blocks - free - alloc.evictable_blocks
                         t0 = t
-                        kvb = kvt = 0
                         h = -S
                         if form is not None:
                             gi, sf, sw, cap, cpu, asy = form
-                            for j in range(k):
-                                if t >= t_arr:
-                                    break
-                                used += hist[(h - j) % bs]
-                                g = gi + sf * ctx        # StepTimer.decode: the same expression
-                                if sw:
-                                    g = g + sw * (ctx if ctx < cap else cap)
-                                d = rf(((g if g >= cpu else cpu) if asy else g + cpu) * NS)
-                                if d < 1:
-                                    d = 1
-                                t += d
-                                ts_t.append(t)
-                                ts_batch.append(nd)
-                                ts_blocks.append(used)
-                                ts_step.append(d)
-                                itl_v.append(d)
-                                itl_w.append(nd)
-                                kvb += used * d
-                                kvt += ctx * d
-                                ctx += nd
-                            else:                        # all k taken (a break: j taken, the arrival came first)
-                                j = k
+                            if asy and not sw:           # the same, less the two tests that cannot change
+                                for j in range(k):
+                                    if t >= t_arr:
+                                        break
+                                    used += hist[(h - j) % bs]
+                                    g = gi + sf * ctx
+                                    d = rf((g if g >= cpu else cpu) * NS)
+                                    if d < 1:
+                                        d = 1
+                                    t += d
+                                    ts_t.append(t)
+                                    ts_batch.append(nd)
+                                    ts_blocks.append(used)
+                                    ts_step.append(d)
+                                    itl_v.append(d)
+                                    itl_w.append(nd)
+                                    kvb += used * d
+                                    kvt += ctx * d
+                                    ctx += nd
+                                else:
+                                    j = k
+                            else:
+                                for j in range(k):
+                                    if t >= t_arr:
+                                        break
+                                    used += hist[(h - j) % bs]
+                                    g = gi + sf * ctx        # StepTimer.decode: the same expression
+                                    if sw:
+                                        g = g + sw * (ctx if ctx < cap else cap)
+                                    d = rf(((g if g >= cpu else cpu) if asy else g + cpu) * NS)
+                                    if d < 1:
+                                        d = 1
+                                    t += d
+                                    ts_t.append(t)
+                                    ts_batch.append(nd)
+                                    ts_blocks.append(used)
+                                    ts_step.append(d)
+                                    itl_v.append(d)
+                                    itl_w.append(nd)
+                                    kvb += used * d
+                                    kvt += ctx * d
+                                    ctx += nd
+                                else:                        # all k taken (a break: j taken, the arrival came first)
+                                    j = k
                         else:
                             scalar = timer._scalar
                             j = 0
@@ -818,16 +863,14 @@ class Engine(SimCore):
                                 alloc.free = free - grow_by
                             else:
                                 alloc.take(grow_by)
-                        rec.steps += j
-                        rec.busy_ns += t - t0
-                        rec.kv_blocks_ns += kvb
-                        rec.kv_tokens_ns += kvt
-                        if used > rec.peak_blocks:
-                            rec.peak_blocks = used
+                        steps += j
+                        busy += t - t0
+                        if used > peak:                  # blocks only grow during a stretch: the last is the peak
+                            peak = used
                         S += j
                         self.S = S
                     self.t_last = t
-                    self.stretches += 1
+                    stretches += 1
                     # uncapped: no arrival needs admitting before the finish step (Engine.stretch)
                     while heap and heap[0] >> sh == S:
                         # Engine._finish_dec(r, t)
@@ -877,8 +920,11 @@ class Engine(SimCore):
                             alloc.take(dem)
                 self.last_preempted = False
                 ctx0 = nd * (S + 1) + self.sum_off
+                # Engine.plan_waiting, with core.step_shape of each admitted request; the first admitted request
+                # is (r1, k1), a list ``sched`` of them all is built only when there are more
+                nsched = 0
+                r1 = k1 = 0
                 sched: list[tuple[int, int]] = []
-                # Engine.plan_waiting, with core.step_shape of each admitted request
                 ndx, ctx = nd, ctx0
                 pf = pairs2 = npf = 0
                 if waiting:
@@ -917,7 +963,13 @@ class Engine(SimCore):
                         computed[r] = cmp
                         kv += cmp + num_new
                         running.append(r)
-                        sched.append((r, num_new))
+                        if nsched:
+                            if nsched == 1:
+                                sched.append((r1, k1))
+                            sched.append((r, num_new))
+                        else:
+                            r1, k1 = r, num_new
+                        nsched += 1
                         budget -= num_new
                         if num_new == 1 and o > 0 and cmp + 1 == prompt[r] + o:
                             ndx += 1
@@ -927,7 +979,7 @@ class Engine(SimCore):
                             pf += num_new
                             pairs2 += num_new * (2 * cmp + num_new)
                     self.kv_tokens += kv
-                if not sched and not nd:
+                if not nsched and not nd:
                     end = None
                 else:
                     # Engine._run_fast
@@ -939,14 +991,14 @@ class Engine(SimCore):
                             dur = 1
                     end = now + dur
                     blocks = alloc.num_blocks - alloc.free - alloc.evictable_blocks
-                    rec.steps += 1
-                    rec.busy_ns += dur
-                    rec.kv_blocks_ns += blocks * dur
-                    rec.kv_tokens_ns += (self.kv_tokens + ctx0) * dur
-                    if blocks > rec.peak_blocks:
-                        rec.peak_blocks = blocks
+                    steps += 1
+                    busy += dur
+                    kvb += blocks * dur
+                    kvt += (self.kv_tokens + ctx0) * dur
+                    if blocks > peak:
+                        peak = blocks
                     ts_t.append(end)
-                    ts_batch.append(len(sched) + nd)
+                    ts_batch.append(nsched + nd)
                     ts_blocks.append(blocks)
                     ts_step.append(dur)
                     S += 1
@@ -956,7 +1008,34 @@ class Engine(SimCore):
                         itl_w.append(nd)
                     while heap and heap[0] >> sh == S:
                         self._finish_dec(heappop(heap) & mask, end)
-                    if sched:
+                    if nsched == 1:                # the loops below for one request, written out
+                        c = computed[r1] + k1
+                        computed[r1] = c
+                        if pid_of[r1] >= 0:
+                            self._maybe_register(r1, c, k1)
+                        o = out[r1]
+                        if c == prompt[r1] + o:      # SimCore.emit
+                            if o == 0:
+                                first_ns[r1] = end
+                            else:
+                                itl_v.append(end - last_emit[r1])
+                                itl_w.append(1)
+                            last_emit[r1] = end
+                            o += 1
+                            out[r1] = o
+                            if o == target[r1]:
+                                self.finish(r1, end)
+                            else:                    # Engine.lazify
+                                off = c - S
+                                off_of[r1] = off
+                                out_off[r1] = o - S
+                                isdec[r1] = True
+                                hist[off % bs] += 1
+                                heappush(heap, ((S + target[r1] - o) << sh) | r1)
+                                self.n_dec += 1
+                                self.sum_off += off
+                                self.kv_tokens -= c
+                    elif nsched:
                         done: list[int] = []
                         emitted: list[int] = []
                         for r, k in sched:
@@ -997,7 +1076,7 @@ class Engine(SimCore):
                             self.sum_off += sum_off
                             self.kv_tokens -= kv
                     self.t_last = end
-                    self.fast_steps += 1
+                    fast_steps += 1
             else:
                 end = self.fast_step(now)
                 if end is False:
@@ -1009,6 +1088,7 @@ class Engine(SimCore):
                     continue
                 t = self.next_send_time()
                 if t is None or running:
+                    self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps)
                     raise RuntimeError("engine stalled")  # unreachable when prepare() validated
                 if t > now:
                     now = t
@@ -1018,7 +1098,21 @@ class Engine(SimCore):
             if progress is not None and loops % 4096 == 0:
                 progress(self.finished, n)
             if loops > MAX_SIM_STEPS:
+                self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps)
                 raise _too_many_steps(self, loops)
+        self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps)
+
+    def _flush(self, steps: int, busy: int, kvb: int, kvt: int, peak: int, stretches: int, fast_steps: int) -> None:
+        """Add :meth:`loop_v1`'s sums to the recorder's and its counters to the engine's."""
+        rec = self.rec
+        rec.steps += steps
+        rec.busy_ns += busy
+        rec.kv_blocks_ns += kvb
+        rec.kv_tokens_ns += kvt
+        if peak > rec.peak_blocks:
+            rec.peak_blocks = peak
+        self.stretches += stretches
+        self.fast_steps += fast_steps
 
 
 _NEVER = 1 << 62     # ns: a time no arrival reaches

@@ -267,18 +267,24 @@ def _one_group(group: tuple, dfit: Any, pcurve: Any, memo_t: dict, t_terms: Call
     has_fit = dfit is not None
     log2 = math.log2
     floor = te_floor
+    memo4: dict[int, tuple] = {}        # memo_t's first four terms, by token count
+    memo_fit: dict[int, float] = {}     # the measured decode-kernel term, by decoding sequences
 
     def f1(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
         T = nd + Tp
         if T <= 0:
             return 0.0
         try:
-            layers, te, miss, t_emb, _a, _b, _c, _d = memo_t[T]
+            layers, te, miss, t_emb = memo4[T]
         except KeyError:
-            layers, te, miss, t_emb, _a, _b, _c, _d = t_terms(T)
+            layers, te, miss, t_emb = memo4[T] = t_terms(T)[:4]
         td = count * S * dec_s
         if has_fit:
-            td = td + count * (d0 * (nd > 0) + d1 * nd)
+            try:
+                td = td + memo_fit[nd]
+            except KeyError:
+                fit = memo_fit[nd] = count * (d0 * (nd > 0) + d1 * nd)
+                td = td + fit
         if measured_pre and Tp:
             if P > Tp / 2.0:    # the efficiency at x = log2(q), memoised by q
                 q = 2.0 * P / Tp

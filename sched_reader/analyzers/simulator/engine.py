@@ -703,6 +703,7 @@ class Engine(SimCore):
         # the recorder's sums (steps, busy time, KV integrals, peak) and the engine's counters, kept here and
         # added at the end (_flush): the methods called for the uncommon cases add to the recorder's own
         steps = busy = kvb = kvt = peak = stretches = fast_steps = 0
+        never = _NEVER
         now = 0
         loops = 0
         while self.finished < n:
@@ -748,7 +749,7 @@ class Engine(SimCore):
                     nd = self.n_dec
                     if nd == 0 or len(running) != nd or mnbt < nd:
                         break
-                    t_arr = _NEVER
+                    t_arr = never
                     if waiting:
                         if not self._head_blocked():
                             break
@@ -774,7 +775,7 @@ class Engine(SimCore):
                         if k <= 0:
                             break
                     if k > SMALL_STRETCH:
-                        ta = None if t_arr == _NEVER else t_arr
+                        ta = None if t_arr == never else t_arr
                         e = self._stretch_py(t, nd, k, ta, True)
                         t2 = self._stretch_numpy(t, nd, k, ta) if e is False else e
                         if t2 is None:
@@ -785,8 +786,9 @@ class Engine(SimCore):
                         # Engine._stretch_py(t, nd, k, t_arr, merged=False)
                         if t >= t_arr:
                             break
-                        form = forms.get(nd, False)
-                        if form is False:
+                        try:
+                            form = forms[nd]
+                        except KeyError:
                             form = timer.form(nd)
                         ctx = nd * (S + 1) + self.sum_off
                         used0 = used = alloc.num_blocks - free - alloc.evictable_blocks
@@ -873,7 +875,7 @@ class Engine(SimCore):
                     stretches += 1
                     # uncapped: no arrival needs admitting before the finish step (Engine.stretch)
                     while heap and heap[0] >> sh == S:
-                        # Engine._finish_dec(r, t)
+                        # Engine._finish_dec(r, t), inlined
                         r = heappop(heap) & mask
                         off = off_of[r]
                         c = S + off
@@ -1007,7 +1009,33 @@ class Engine(SimCore):
                         itl_v.append(dur)
                         itl_w.append(nd)
                     while heap and heap[0] >> sh == S:
-                        self._finish_dec(heappop(heap) & mask, end)
+                        # Engine._finish_dec(r, t), inlined
+                        r = heappop(heap) & mask
+                        off = off_of[r]
+                        c = S + off
+                        computed[r] = c
+                        out[r] = S + out_off[r]
+                        isdec[r] = False
+                        self.n_dec -= 1
+                        self.sum_off -= off
+                        hist[off % bs] -= 1
+                        last_emit[r] = end
+                        finish_ns[r] = end
+                        pr = pref[r]
+                        if pr >= 0:
+                            alloc.free += -(-c // bs) - pblocks[r]
+                            alloc.unref(pr)
+                            pref[r] = -1
+                        else:
+                            alloc.free += -(-c // bs)
+                        held[r] = 0
+                        i = bisect_left(running, r)       # remove_running
+                        if i < len(running) and running[i] == r:
+                            del running[i]
+                        else:
+                            running.remove(r)
+                        self.finished += 1
+                        self.inflight -= 1
                     if nsched == 1:                # the loops below for one request, written out
                         c = computed[r1] + k1
                         computed[r1] = c

@@ -704,6 +704,10 @@ class Engine(SimCore):
         # added at the end (_flush): the methods called for the uncommon cases add to the recorder's own
         steps = busy = kvb = kvt = peak = stretches = fast_steps = 0
         never = _NEVER
+        # uncapped, every request is sent at its arrival time (max(arrival, reopen_ns), reopen_ns 0) and the
+        # count in flight gates nothing: both are written once (send_ns now, inflight's change by _flush)
+        send_ns[:] = arr
+        inflight = 0
         now = 0
         loops = 0
         while self.finished < n:
@@ -713,12 +717,10 @@ class Engine(SimCore):
                 j = i + 1
                 if j < n and arr[j] <= now:
                     j = bisect_right(arr, now, j + 1)
-                    send_ns[i:j] = arr[i:j]
                     waiting.extend(range(i, j))
                 else:
-                    send_ns[i] = arr[i]
                     waiting.append(i)
-                self.inflight += j - i
+                inflight += j - i
                 self.nxt = j
             # ---- Engine.stretch, when the first WAITING request (if any) cannot be admitted
             if waiting:
@@ -901,7 +903,7 @@ class Engine(SimCore):
                         else:
                             running.remove(r)
                         self.finished += 1
-                        self.inflight -= 1
+                        inflight -= 1
                     end = t
                     if waiting or (self.nxt < n and arr[self.nxt] <= t):
                         break
@@ -1035,7 +1037,7 @@ class Engine(SimCore):
                         else:
                             running.remove(r)
                         self.finished += 1
-                        self.inflight -= 1
+                        inflight -= 1
                     if nsched == 1:                # the loops below for one request, written out
                         c = computed[r1] + k1
                         computed[r1] = c
@@ -1116,7 +1118,7 @@ class Engine(SimCore):
                     continue
                 t = self.next_send_time()
                 if t is None or running:
-                    self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps)
+                    self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps, inflight)
                     raise RuntimeError("engine stalled")  # unreachable when prepare() validated
                 if t > now:
                     now = t
@@ -1126,12 +1128,14 @@ class Engine(SimCore):
             if progress is not None and loops % 4096 == 0:
                 progress(self.finished, n)
             if loops > MAX_SIM_STEPS:
-                self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps)
+                self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps, inflight)
                 raise _too_many_steps(self, loops)
-        self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps)
+        self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps, inflight)
 
-    def _flush(self, steps: int, busy: int, kvb: int, kvt: int, peak: int, stretches: int, fast_steps: int) -> None:
+    def _flush(self, steps: int, busy: int, kvb: int, kvt: int, peak: int, stretches: int, fast_steps: int,
+               inflight: int) -> None:
         """Add :meth:`loop_v1`'s sums to the recorder's and its counters to the engine's."""
+        self.inflight += inflight
         rec = self.rec
         rec.steps += steps
         rec.busy_ns += busy

@@ -798,15 +798,15 @@ class Engine(SimCore):
                         h = -S
                         if form is not None:
                             gi, sf, sw, cap, cpu, asy = form
-                            if asy and not sw:           # the same, less the two tests that cannot change
+                            if asy and not sw and cpu * NS >= 1.0:
+                                # the same, less the tests that cannot change: no window, and d >= 1 (d is
+                                # round(max(g, cpu) * NS) >= round(cpu * NS) >= 1)
                                 for j in range(k):
                                     if t >= t_arr:
                                         break
                                     used += hist[(h - j) % bs]
                                     g = gi + sf * ctx
                                     d = rf((g if g >= cpu else cpu) * NS)
-                                    if d < 1:
-                                        d = 1
                                     t += d
                                     ts_t.append(t)
                                     ts_batch.append(nd)
@@ -847,7 +847,9 @@ class Engine(SimCore):
                             j = 0
                             while j < k and t < t_arr:   # StepTimer.decode without a closed form: the same call
                                 used += hist[(h - j) % bs]
-                                d = to_ns(scalar(nd, ctx, 0, 0.0, 0))
+                                d = int(round(scalar(nd, ctx, 0, 0.0, 0) * NS))     # to_ns, inlined
+                                if d <= 0:
+                                    d = 1
                                 t += d
                                 ts_t.append(t)
                                 ts_batch.append(nd)

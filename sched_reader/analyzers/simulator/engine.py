@@ -15,6 +15,10 @@ one integer ``(finish_step << shift) | request`` (ordered as the pair would be, 
 * Anything else (preemption, a budget smaller than the decoders, V0 prefill steps, decoders out of
   order) materializes every request and runs the explicit step of :class:`~.core.SimCore`.
 
+Without a concurrency cap, speculative decoding or multi-step rounds, :meth:`Engine.loop_v1` runs the loop
+with the common cases of the above written out in one function (the same decisions and arithmetic: an
+arrival or a finish comes every few iterations, so calls and attribute lookups were most of the cost).
+
 Results are identical to :func:`~.reference.run_reference` (asserted by the tests).
 """
 

@@ -17,6 +17,9 @@ a stand-in for that module whose ``get_plugins`` gives what the real one gives w
 (none); should plugins be enabled after all (``PYDANTIC_DISABLE_PLUGINS`` changed during the run), it
 loads the real loader and hands over to it. Only the process entry point does this, never a library import.
 
+PyYAML is imported with its non-printable-character check compiled on first use (``cli/startup.py``: ~4% of a
+``diagnose`` process's instructions).
+
 A plain ``diagnose FILE...`` command line is run without importing typer (``cli/fast_diagnose.py``, ~7%
 of that process's instructions); any other goes to the typer app.
 
@@ -72,6 +75,10 @@ def _skip_plugin_loader_import() -> None:
 if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
     os.environ["OPENBLAS_NUM_THREADS"] = "1"   # before numpy is imported (see the module docstring)
 _skip_plugin_loader_import()   # the package (sched_reader/cli/__init__.py) has set PYDANTIC_DISABLE_PLUGINS
+
+from sched_reader.cli import startup  # noqa: E402
+
+startup.import_yaml()
 
 from sched_reader.cli import fast_diagnose  # noqa: E402 - after gc.disable(), on purpose
 

@@ -111,3 +111,43 @@ def test_the_cli_asks_openblas_for_one_thread_before_numpy_is_imported():
 def test_a_user_thread_setting_is_kept():
     assert _entry_env({"OPENBLAS_NUM_THREADS": "8"}) == ["8", "False"]
     assert _entry_env({"OMP_NUM_THREADS": "4"}) == ["None", "False"]
+
+
+_YAML_PROBE = """
+import re, sys, sched_reader.cli.entry, yaml
+from sched_reader.cli.startup import _LazyPattern, _compile_caches
+lazy = yaml.reader.Reader.NON_PRINTABLE
+print(type(lazy).__name__, lazy._real is None)
+print(any(isinstance(v, _LazyPattern) for c in _compile_caches() for v in c.values()))
+try:
+    yaml.load("a: \\x01", Loader=yaml.SafeLoader)
+except yaml.YAMLError as err:
+    print(str(err).splitlines()[0])
+print(type(lazy._real).__name__)
+"""
+
+
+def test_the_cli_compiles_pyyamls_non_printable_check_only_when_the_pure_python_reader_runs():
+    """``cli/startup.py``: the check (~56 M instructions to compile) is compiled by the first pure-Python
+    read, which then rejects a control character as PyYAML always has; ``re``'s cache keeps no stand-in."""
+    r = subprocess.run([sys.executable, "-c", _YAML_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["_LazyPattern True", "False",
+                                     "unacceptable character #x0001: special characters are not allowed",
+                                     "Pattern"]
+
+
+def test_the_deferred_non_printable_check_matches_as_pyyamls_own():
+    import re
+
+    import yaml
+
+    from sched_reader.cli.startup import NON_PRINTABLE, _LazyPattern
+
+    own = yaml.reader.Reader.NON_PRINTABLE
+    assert NON_PRINTABLE == own.pattern       # the same text as the installed PyYAML compiles
+    lazy = _LazyPattern(NON_PRINTABLE)
+    for text in ["plain: text", "tab\there", "bell\x07", "nel\x85ok", "\ufffe", "\U0001F600 emoji", "\x7f"]:
+        got, want = lazy.search(text), own.search(text)
+        assert (got and (got.start(), got.group())) == (want and (want.start(), want.group())), text
+    assert isinstance(lazy._real, re.Pattern)

@@ -22,7 +22,9 @@ run compiled something new, atomically, and never when bytecode writing is off o
 ``PYTHONDONTWRITEBYTECODE``, ``-B``, ``PYTHONPYCACHEPREFIX``). A method whose source is not in the file is compiled as before, so a stale or missing file costs time,
 never a difference: ``exec`` of the cached code builds the very function ``exec`` of the text would. It replaces
 ``dataclasses._create_fn`` on CPython 3.11 (the same body, the code looked up before it is compiled) and does
-nothing on another Python.
+nothing on another Python. The same file keeps the code of the annotations ``typing.ForwardRef`` compiles
+(~740 in a ``diagnose``, nearly all for the ``TypedDict`` classes of ``pydantic_core.core_schema``), through
+a ``compile`` that ``typing``'s own global name finds before the builtin.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import marshal
 import os
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +81,9 @@ def import_yaml() -> None:
 
 
 _DC_FILE = Path(__file__).resolve().parents[1] / "__pycache__" / f"dataclass_methods.{sys.implementation.cache_tag}.bin"
-_dc_code: dict[str, Any] = {}     # source text of a generated method's factory -> its code object
+_dc_code: dict[str, Any] = {}     # source text of a generated method's factory (or _EVAL + an annotation) -> code
 _dc_new: list[str] = []           # texts compiled in this run, not found in the file
+_EVAL = "eval\0"                 # key prefix of a ForwardRef's expression
 
 
 def _load_dc_code(path: Path) -> dict[str, Any]:
@@ -117,6 +121,19 @@ def _create_fn(name, args, body, *, globals=None, locals=None, return_type=datac
     return ns["__create_fn__"](**locals)
 
 
+def _typing_compile(source, filename, mode, flags=0, dont_inherit=False, optimize=-1):  # noqa: ANN001, ANN202
+    """``compile`` as ``typing`` calls it (``ForwardRef``: an annotation's text, ``'<string>'``, ``'eval'``),
+    with that code looked up first. ``dont_inherit``: typing.py has no ``__future__`` flag to pass on."""
+    if not (type(source) is str and filename == "<string>" and mode == "eval" and flags == 0 and optimize == -1):
+        return compile(source, filename, mode, flags, True, optimize)
+    key = _EVAL + source
+    code = _dc_code.get(key)
+    if code is None:
+        code = _dc_code[key] = compile(source, filename, mode, 0, True)
+        _dc_new.append(key)
+    return code
+
+
 def cache_dataclass_code(path: Path = _DC_FILE) -> bool:
     """Compile dataclass methods from the cache at ``path`` from now on (see the module docstring); False when
     this Python's ``dataclasses`` is not the one the replacement copies (then nothing changes)."""
@@ -126,6 +143,7 @@ def cache_dataclass_code(path: Path = _DC_FILE) -> bool:
     _DC_FILE = path
     _dc_code.update(_load_dc_code(path))
     dataclasses._create_fn = _create_fn
+    typing.compile = _typing_compile      # a global of typing's shadows the builtin for ForwardRef alone
     return True
 
 

@@ -179,6 +179,13 @@ try:
     a.x = 3
 except dataclasses.FrozenInstanceError as err:
     print(type(err).__name__, err)
+from typing import ForwardRef
+ref = ForwardRef("dict[str, list[int]]")
+print(ref.__forward_code__ == compile("dict[str, list[int]]", "<string>", "eval"), eval(ref.__forward_code__))
+try:
+    ForwardRef("1 +")
+except SyntaxError as err:
+    print(err)
 print(len(startup._dc_new))
 startup.save_dataclass_code()
 """
@@ -195,8 +202,9 @@ def _dc_run(*args: str, env: dict[str, str] | None = None) -> list[str]:
 
 
 def test_dataclass_methods_from_the_code_cache_behave_as_freshly_compiled_ones(tmp_path):
-    """``cli/startup.py``: the first run compiles the generated methods and writes them; the next one reads
-    them back (nothing compiled) and the classes print, compare, hash, freeze and sign as plain dataclasses."""
+    """``cli/startup.py``: the first run compiles the generated methods (and a ForwardRef's expression) and
+    writes them; the next one reads them back (nothing compiled) and the classes print, compare, hash, freeze
+    and sign as plain dataclasses; the ForwardRef holds the same code, and a bad one fails as before."""
     cache = tmp_path / "dc.bin"
     plain = _dc_run("plain")
     first = _dc_run("cached", str(cache))
@@ -204,7 +212,8 @@ def test_dataclass_methods_from_the_code_cache_behave_as_freshly_compiled_ones(t
     second = _dc_run("cached", str(cache))
     assert plain[:-1] == first[:-1] == second[:-1]
     assert plain[0] == "Point(x=1, y=2.0, tags=()) True False True Box(p=Point(x=1, y=2.0, tags=()), n=4, items=[]) True"
-    assert int(first[-1]) >= 8 and second[-1] == "0"       # __init__, __repr__, __eq__, 4 orderings, ... of 2 classes
+    assert plain[3:5] == ["True dict[str, list[int]]", "Forward reference must be an expression -- got '1 +'"]
+    assert int(first[-1]) >= 9 and second[-1] == "0"  # __init__, __repr__, __eq__, 4 orderings ..., the ForwardRef
 
 
 def test_the_dataclass_code_cache_is_not_written_when_bytecode_writing_is_off(tmp_path):

@@ -16,6 +16,7 @@ and host path) even though the release's default engine is V1.
 
 from __future__ import annotations
 
+from sched_reader.compat import rocm_builds
 from sched_reader.versions import parse_version
 
 SOURCE = "vllm/engine/arg_utils.py EngineArgs._is_v1_supported_oracle, vLLM 0.8.0-0.9.1 wheels"
@@ -24,10 +25,14 @@ WINDOWS: tuple[tuple[tuple[int, int, int], tuple[int, int, int], frozenset[str]]
 )
 
 
-def v0_by_platform(release: str, vendor: str | None) -> str | None:
+def v0_by_platform(release: str, vendor: str | None, requested: str | None = None) -> str | None:
     """The reason V0 runs on ``vendor``'s GPUs under ``release`` without ``VLLM_USE_V1``, or None when the
-    release's default engine applies (NVIDIA, or a release outside the windows)."""
+    release's default engine applies (NVIDIA, or a release outside the windows, or an AMD image build of the
+    ROCm/vllm fork that already has V1 as ROCm's default: ``requested`` as the image tag gave it, e.g.
+    ``0.9.1+rocm.20250715``; compat/rocm_builds.py)."""
     if not vendor:
+        return None
+    if vendor == "AMD" and rocm_builds.has(rocm_builds.code_date(requested), "v1_default"):
         return None
     ver = parse_version(release)[:3]
     for lo, hi, vendors in WINDOWS:

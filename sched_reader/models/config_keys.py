@@ -25,6 +25,8 @@ config classes (and vLLM's model code) derive them, and says which keys it fille
   spellings filled, so ``first_k_dense_replace`` keeps the first layers dense).
 - Hy3 (``model_type: hy_v3``): ``num_experts`` / ``num_shared_experts`` / ``expert_hidden_dim`` (DeepSeek spellings).
 - MiMo-V2-Flash (``model_type: mimo_v2_flash``): ``layer_types`` from ``hybrid_layer_pattern`` (1 = sliding window).
+- LFM2 (``model_type: lfm2``): ``tie_embedding``; with ``block_auto_adjust_ff_dim`` the SwiGLU is
+  ``ceil(int(2 x block_ff_dim / 3) x multiplier / multiple_of) x multiple_of`` wide (``intermediate_size_mlp``).
 - OPT (``model_type: opt``): the MLP width is ``ffn_dim`` (transformers ``OPTConfig``; vLLM ``opt.py``).
 - Nemotron-NAS (``model_type: nemotron-nas``): ``num_key_value_heads`` and ``intermediate_size`` are null at the
   top; the per-layer ``block_configs`` give them (models/nas.py).
@@ -149,6 +151,17 @@ def normalize_config(model_type: str, config: dict[str, Any]) -> tuple[dict[str,
         _nas_keys(cfg, filled)
     elif model_type in ("hunyuan_v1_moe", "hunyuan_v1_dense", "hunyuan"):
         _hunyuan_keys(cfg, filled)
+    elif model_type == "lfm2":   # Lfm2Config: tie_embedding; the SwiGLU width block_ff_dim shrunk by auto-adjust
+        _set(cfg, filled, "tie_word_embeddings", cfg.get("tie_embedding"), "tie_embedding")
+        ff = cfg.get("block_ff_dim") or cfg.get("intermediate_size")
+        if isinstance(ff, int) and cfg.get("block_auto_adjust_ff_dim"):
+            # vLLM lfm2.py Lfm2MLP: int(2 x ff / 3), x block_ffn_dim_multiplier, rounded up to block_multiple_of
+            ff = int(2 * ff / 3)
+            if cfg.get("block_ffn_dim_multiplier") is not None:
+                ff = int(float(cfg["block_ffn_dim_multiplier"]) * ff)
+            m = int(cfg.get("block_multiple_of") or 256)
+            ff = m * -(-ff // m)
+            _set(cfg, filled, "intermediate_size_mlp", ff, "block_ff_dim auto-adjusted")
     elif model_type == "opt":   # OPTConfig: ffn_dim is the MLP width (fc1 / fc2, ReLU)
         _set(cfg, filled, "intermediate_size", cfg.get("ffn_dim"), "ffn_dim")
     if model_type in _TIED_BY_DEFAULT and "tie_word_embeddings" not in cfg:

@@ -95,6 +95,9 @@ class EffectiveConfig(DataModel):
     # VLLM_USE_TRITON_FLASH_ATTN, as
     # written: they pick the kernels vLLM runs on AMD Instinct GPUs (models/cost/rocm_paths.py); {} when none
     rocm_env: dict[str, str] = Field(default_factory=new_dict)
+    # ISO date of the ROCm/vllm fork code an AMD dated image runs (rocm/vllm:rocm6.4.1_vllm_0.9.1_20250715 ->
+    # "2025-07-01"; compat/rocm_builds.py): upstream changes it has beyond the release it names; "" otherwise
+    rocm_build: str = ""
     # vLLM's custom all-reduce: False when --disable-custom-all-reduce is set or the log says it is disabled
     # (no GPU P2P, a process group across nodes); None: decided by the GPU's interconnect
     custom_all_reduce: bool | None = None

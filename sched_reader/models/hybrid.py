@@ -10,6 +10,7 @@ Which layer is what (HF config keys):
 * Jamba: attention where ``i % attn_layer_period == attn_layer_offset``, Mamba-1 elsewhere.
 * Kimi-Linear: Kimi Delta Attention (``kda``) on the 1-based ``linear_attn_config.kda_layers``, MLA elsewhere.
 * MiniMax-M1 / MiniMax-Text-01: ``attn_type_list`` per layer, 0 = lightning (linear) attention, 1 = softmax.
+* LFM2 / LFM2.5: ``layer_types`` entries ``conv`` (gated short convolution, ``conv_L_cache`` taps) / ``full_attention``.
 
 State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_config``;
 ``MambaSpec.page_size_bytes`` = sum of the state tensors' bytes):
@@ -24,6 +25,8 @@ State per request per layer on one TP rank (vLLM ``get_mamba_state_shape_from_co
   ``MambaStateDtypeCalculator.kda_state_dtype``: conv states in the cache dtype, recurrent torch.float32).
 * Lightning attention (MiniMax): one state ``H / tp x D x D`` in the cache dtype, no conv state
   (``linear_attention_state_shape`` / ``linear_attention_state_dtype``).
+* Short convolution (LFM2): one conv state ``conv_dim / tp x (L_cache - 1)`` in the model dtype
+  (``short_conv_state_shape``).
 
 Dtypes: the conv state takes the model dtype; the SSM / temporal state takes ``mamba_ssm_dtype`` from
 the config when present (Qwen3.5 ships float32), else the model dtype; Nemotron-H: ``resolved_ssm_dtype``. Both checked against real logs:
@@ -39,7 +42,7 @@ from typing import Any
 from sched_reader.models import nas
 from sched_reader.models.architecture import ModelArch
 
-RECURRENT = ("gdn", "mamba2", "mamba1", "kda", "lightning")   # mixers that keep a fixed-size state per request
+RECURRENT = ("gdn", "mamba2", "mamba1", "kda", "lightning", "shortconv")   # mixers that keep a fixed-size state per request
 _DTYPE_BYTES = {"float32": 4, "float": 4, "fp32": 4, "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2}
 
 
@@ -58,8 +61,10 @@ def layer_mixers(arch: ModelArch) -> list[str] | None:
     if blocks is not None and len(blocks) == n:   # Nemotron-NAS: attention-free blocks hold no cache
         return ["attention" if nas.has_attention(b) else "none" for b in blocks]
     lt = c.get("layer_types")
-    if isinstance(lt, list) and len(lt) == n and any("linear" in str(t) or "mamba" in str(t) for t in lt):
-        return ["gdn" if "linear" in str(t) else "mamba2" if "mamba" in str(t) else "attention" for t in lt]
+    if isinstance(lt, list) and len(lt) == n and any("linear" in str(t) or "mamba" in str(t) or str(t) == "conv"
+                                                     for t in lt):
+        return ["gdn" if "linear" in str(t) else "mamba2" if "mamba" in str(t) else "shortconv" if str(t) == "conv"
+                else "attention" for t in lt]
     if c.get("linear_num_value_heads") and (c.get("full_attention_interval") or arch.model_type.startswith(
             ("qwen3_next", "qwen3_5"))):
         k = int(c.get("full_attention_interval") or 4)
@@ -114,6 +119,9 @@ def state_shapes(arch: ModelArch, kind: str, tp: int) -> list[tuple[int, int]]:
         n = int(c.get("mamba_d_state") or 16)
         kern = int(c.get("mamba_d_conv") or 4)
         return [(inter // tp * (kern - 1), 0), (inter // tp * n, 1)]
+    if kind == "shortconv":   # LFM2: one conv state (conv_dim / tp, L_cache - 1), vLLM short_conv_state_shape
+        dim = int(c.get("conv_dim") or arch.hidden_size)
+        return [(dim // tp * (int(c.get("conv_L_cache") or 3) - 1), 0)]
     return []
 
 
@@ -177,6 +185,9 @@ def mixer_params(arch: ModelArch, kind: str, tp: int) -> tuple[int, int]:
         # q/k/v, short convs (no bias), A_log, f_b, dt_bias, b_proj, g_b, o_proj: split over ranks;
         # f_a / g_a (hidden -> head_dim) and the o_norm weight: one copy per rank
         whole = 2 * h * d + d
+        if lac.get("use_full_rank_gate"):   # Kimi-K3: f and g are full-rank hidden -> heads x head_dim projections
+            split += 2 * h * p - 2 * d * p
+            whole = d
         return split + whole, split // tp + whole
     if kind == "mamba2":
         nh = int(c.get("mamba_num_heads") or c.get("mamba_n_heads"))
@@ -192,6 +203,12 @@ def mixer_params(arch: ModelArch, kind: str, tp: int) -> tuple[int, int]:
         out = inter * h
         total = in_proj + conv + small + out
         return total, total // tp
+    if kind == "shortconv":   # LFM2 Lfm2ShortConv: in_proj (h -> 3 x dim: B, C, x), depthwise conv, out_proj
+        dim = int(c.get("conv_dim") or h)
+        kern = int(c.get("conv_L_cache") or 3)
+        bias = bool(c.get("conv_bias"))
+        total = h * 3 * dim + dim * kern + dim * h + ((3 * dim + dim + h) if bias else 0)
+        return total, (h * 3 * dim + dim * kern + dim * h) // tp + ((3 * dim + dim) // tp + h if bias else 0)
     if kind == "mamba1":
         inter = int(c.get("mamba_expand", 2)) * h
         n = int(c.get("mamba_d_state") or 16)

@@ -28,7 +28,7 @@ from sched_reader.models.memory_profile import parse_version
 from sched_reader.models.weights import GIB, Term, get_pp_indices, kv_heads_per_rank, model_dtype_bytes
 from sched_reader.models.quantization import kv_bytes_per_element as catalog_bytes
 from sched_reader.models.hybrid import RECURRENT, layer_mixers, resolved_ssm_dtype, state_bytes
-from sched_reader.models import drafter, layer_geometry
+from sched_reader.models import drafter, dsv4, layer_geometry
 
 
 def cdiv(a: int, b: int) -> int:
@@ -55,6 +55,8 @@ def _layer_kinds(arch: ModelArch) -> list[tuple[str, int | None]]:
     """Per layer (kind, window); hybrid models: "mamba" for recurrent layers, "none" for cache-less ones."""
 
     base = _attention_kinds(arch)
+    if arch.config.get("num_kv_shared_layers"):   # Gemma 4 E2B / E4B, Gemma 3n: the last layers cache nothing
+        base = [("none", None) if layer_geometry.is_kv_shared_layer(arch, i) else k for i, k in enumerate(base)]
     mixers = layer_mixers(arch)
     if not mixers:
         return base
@@ -105,6 +107,9 @@ def kv_layers(arch: ModelArch, cfg: EffectiveConfig) -> list[LayerKV]:
     eb = kv_bytes_per_element(kv_dtype, dtb)
     tp = max(1, cfg.tensor_parallel_size)
     out = []
+    if dsv4.is_dsv4(arch):   # DeepSeek-V4: a window cache per layer + compressed rows (models/dsv4.py)
+        out = [LayerKV(index=i, kind=k, window=w, bytes_per_token=b) for i, k, w, b in dsv4.layer_caches(arch, eb)]
+        return out + _drafter_layers(arch, cfg, out)
     mixers = layer_mixers(arch)
     for i, (kind, win) in enumerate(_layer_kinds(arch)):
         if kind == "none":
@@ -252,6 +257,8 @@ def kv_capacity(arch: ModelArch, cfg: EffectiveConfig, available_per_stage: list
     pp = max(1, cfg.pipeline_parallel_size)
     mml, mbt = int(cfg.max_model_len), int(cfg.max_num_batched_tokens)
     layers = kv_layers(arch, cfg)
+    if dsv4.is_dsv4(arch):
+        return _dsv4_capacity(cfg, layers, available_per_stage, ver)
     if any(layer.kind == "mamba" for layer in layers):
         if cfg.engine == "v1":
             return _hybrid_capacity(cfg, layers, available_per_stage, ver)
@@ -346,6 +353,44 @@ def mamba_cache_mode(cfg: EffectiveConfig, ver: tuple[int, int, int]) -> str:
     if mode in ("none", "align", "all"):
         return str(mode)
     return "align" if ver >= (0, 15, 0) and cfg.enable_prefix_caching else "none"
+
+
+def _dsv4_capacity(cfg: EffectiveConfig, layers: list[LayerKV], available_per_stage: list[int],
+                   ver: tuple[int, int, int]) -> KVCacheResult:
+    """DeepSeek-V4 (models/dsv4.py): each request holds every layer's window (``window`` tokens plus one block of
+    slack) and, on compressed layers, one row per ``ratio`` tokens. A request of ``max_model_len`` tokens needs
+    ``windows + max_model_len x compressed bytes per token``; capacity is counted in those requests, and the
+    bytes per token reported are that need spread over ``max_model_len`` (so tokens x bytes per token is the
+    budget). vLLM's own V4 page layout (256-token kernel blocks of compressed rows) is not modelled: an
+    approximation of its capacity, not its block count."""
+    mml, bs = int(cfg.max_model_len), int(cfg.block_size)
+    comp = sum(layer.bytes_per_token for layer in layers if layer.kind != "sliding")
+    win = sum(layer.bytes_per_token * ((layer.window or 0) + bs) for layer in layers if layer.kind == "sliding")
+    need = win + mml * comp
+    avail = min(available_per_stage) if available_per_stage else 0
+    conc = avail / need if need and avail > 0 else 0.0
+    tokens = int(conc * mml)
+    bpt = -(-need // mml) if mml else comp
+    nb = tokens // bs
+    if cfg.num_gpu_blocks_override:
+        nb = int(cfg.num_gpu_blocks_override)
+    explain = [Term(name="dsv4_request_bytes", formula="sum(window layers x (window + block_size) x row bytes) + "
+                    "max_model_len x sum(compressed bytes per token)",
+                    inputs={"window_bytes": win, "compressed_bytes_per_token": comp, "max_model_len": mml},
+                    value=need, unit="bytes", guessed=True),
+               Term(name="max_concurrency", formula="available / request bytes", inputs={"available": avail},
+                    value=round(conc, 4), unit="requests")]
+    error = est = None
+    if cfg.kv_cache_memory_bytes is None and avail <= 0:
+        error = _no_memory_msg(ver)
+    elif need > avail:
+        est = max(0, (avail - win) // comp) if comp else 0
+        error = (f"To serve at least one request with the model's max seq len ({mml}), ({_fmt_gib(need, ver)} GiB KV "
+                 f"cache is needed, which is larger than the available KV cache memory ({_fmt_gib(avail, ver)} GiB). "
+                 "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+    return KVCacheResult(block_size=bs, num_blocks=nb, tokens=tokens, bytes_per_token=bpt, page_size_bytes=bs * bpt,
+                         num_groups=1, group_size=len(layers), max_concurrency=round(conc, 2), fits=error is None,
+                         error=error, estimated_max_model_len=est, explain=explain)
 
 
 def _hybrid_capacity(cfg: EffectiveConfig, layers: list[LayerKV], available_per_stage: list[int],

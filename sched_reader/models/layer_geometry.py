@@ -61,6 +61,42 @@ def v_head_dim(arch: ModelArch, i: int) -> int:
     return int(c.get(key) or hd)
 
 
+def is_kv_shared_layer(arch: ModelArch, i: int) -> bool:
+    """Whether layer ``i`` reads another layer's K/V instead of caching its own: the last ``num_kv_shared_layers``
+    layers of Gemma 3n / Gemma 4 E2B / E4B (each reuses the cache of the last earlier layer of its attention type;
+    vLLM allocates no KV cache for them -- ``kv_sharing_target_layer_name``)."""
+    n = int(arch.config.get("num_kv_shared_layers") or 0)
+    return n > 0 and arch.num_layers - n <= i < arch.num_layers
+
+
+def ple_width(arch: ModelArch) -> int:
+    """Per-layer-embedding width (Gemma 3n / Gemma 4 ``hidden_size_per_layer_input``; 0 when the model has none)."""
+    return int(arch.config.get("hidden_size_per_layer_input") or 0)
+
+
+def q_heads(arch: ModelArch, i: int) -> int:
+    """Query heads of layer ``i``: ``num_attention_heads_per_layer[i]`` where the config lists one per layer
+    (Laguna: 48 on full-attention layers, 64 / 72 on sliding ones, one KV geometry for all), else
+    ``num_attention_heads``."""
+    per = arch.config.get("num_attention_heads_per_layer")
+    if isinstance(per, list) and 0 <= i < len(per) and per[i]:
+        return int(per[i])
+    return arch.num_attention_heads
+
+
+def output_gate_width(arch: ModelArch, i: int) -> int:
+    """Columns of layer ``i``'s attention output gate projection (hidden -> gate), 0 when none. Laguna
+    (``gating``): ``"per-head"`` one softplus gate per query head, ``true`` / ``"per-element"`` one per
+    (head, head_dim) channel (transformers / vLLM ``laguna.py`` LagunaAttention ``g_proj``)."""
+    if arch.model_type != "laguna":
+        return 0
+    g = arch.config.get("gating")
+    if g in (None, False):
+        return 0
+    heads = q_heads(arch, i)
+    return heads if str(g).lower().replace("_", "-") == "per-head" else heads * q_head_dim(arch, i)
+
+
 def q_head_dim(arch: ModelArch, i: int) -> int:
     """Query head width of layer ``i``."""
     return int(arch.config["global_head_dim"]) if is_global_layer(arch, i) else arch.head_dim

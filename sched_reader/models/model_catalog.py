@@ -70,12 +70,16 @@ def _sfx(regex: str, scheme: str, method: str | None) -> _Suffix:
 
 
 _SUFFIXES: tuple[_Suffix, ...] = (
+    # Google's quantization-aware-trained Gemma releases in compressed-tensors form ("-qat-w4a16-ct": 4-bit weights,
+    # 16-bit activations; "-qat-mobile-ct": the on-device 4-bit weight variant, taken as w4a16 too)
+    _sfx(r"qat[-_]w4a16[-_]ct|qat[-_]mobile[-_]ct", "w4a16", "compressed-tensors"),
     _sfx(r"quantized\.w4a16", "w4a16", "compressed-tensors"),
     _sfx(r"quantized\.w8a16", "w8a16", "compressed-tensors"),
     _sfx(r"quantized\.w8a8", "w8a8", "compressed-tensors"),
     _sfx(r"quantized\.w4a4", "nvfp4", "compressed-tensors"),
     _sfx(r"w8a8[-_]fp8", "fp8", "compressed-tensors"),
     _sfx(r"w[-_]?mxfp4[-_]a[-_]?fp8", "mxfp4", "mxfp4"),   # AMD Quark: MXFP4 weights, FP8 activations
+    _sfx(r"nvfp4[-_]w4a4", "nvfp4", None),   # "-NVFP4-W4A4": NVFP4 weights and activations (Inferact/Muse-Glimmer-30B)
     _sfx(r"fp8[-_]dynamic|fp8[-_]static|fp8[-_]block|fp8[-_]kv|fp8[-_]e4m3", "fp8", None),
     _sfx(r"fp8", "fp8", None),
     _sfx(r"nvfp4|fp4", "nvfp4", None),

@@ -28,7 +28,7 @@ _FAMILIES = (
     "tinyllama", "codellama", "llama", "qwq", "qwen", "gemma", "mixtral", "ministral", "mistral", "magistral",
     "devstral", "pixtral", "codestral", "phi", "deepseek", "granite", "gpt-oss", "glm", "minimax", "kimi", "nemotron",
     "falcon", "internlm", "olmo", "smollm", "exaone", "hunyuan", "baichuan", "starcoder", "jamba", "command-r",
-    "yi", "ernie", "seed-oss", "dbrx", "aya",
+    "yi", "ernie", "seed-oss", "dbrx", "aya", "lfm",
 )
 # Fine-tune lines whose checkpoints keep a base family's shapes (LlamaForCausalLM / MistralForCausalLM
 # configs): Vicuna v1.5, CodeLlama and DeepSeek-Coder v1 keep Llama-2's multi-head layout at 7B/13B;

@@ -188,6 +188,8 @@ def _compressed_tensors_format(qc: dict[str, Any], formats: dict[str, WeightForm
         wtype = str(w.get("type", "int")).lower()
         strategy = str(w.get("strategy", "")).lower()
         if wtype == "float" and bits == 4:
+            if "mxfp4" in str(qc.get("format") or "") or w.get("group_size") == 32:   # Kimi-K3 mxfp4-pack-quantized
+                return formats["mxfp4"]
             return formats["nvfp4"]
         if wtype == "float" and bits == 8:
             if strategy == "block":

@@ -30,6 +30,7 @@ from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 from sched_reader.compat.argtable import ArgTable
 from sched_reader.compat.defaults import default_block_size, release_facts, scheduler_defaults, sparse_mla_backend
 from sched_reader.compat.mla_unchunked import UNCHUNKED_MNBT_FLOOR, mla_forces_unchunked
+from sched_reader.compat import rocm_builds
 from sched_reader.compat.platform_engine import v0_by_platform
 from sched_reader.compat.releases import newest, resolve_version, version_key
 from sched_reader.models.gpu_catalog import default_gpu, resolve_gpu
@@ -151,8 +152,11 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
         if origin.source == "cli-option":
             raise
         moving = any(w in requested.lower() for w in ("nightly", "latest", "main", "master"))
-        release = newest() if moving else default_release()
-        why = (f"a moving build at least as new as the newest known release; checking against {release}" if moving
+        dated = rocm_builds.dated_release(requested) if moving else None
+        release = dated or (newest() if moving else default_release())
+        why = (f"a build of main dated {rocm_builds.DATED_TAG.search(requested).group(0).strip('_-')}: checking "
+               f"against {release}, the newest release built by then" if dated else
+               f"a moving build at least as new as the newest known release; checking against {release}" if moving
                else f"a dated or custom build; checking against {release}, sched-reader's default release")
         findings.append(
             Finding(
@@ -551,7 +555,8 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
     dtype, dtype_reason = _resolve_dtype(explicit("dtype"), arch_dtype, quantization)
     reasons["dtype"] = reasons.get("dtype", dtype_reason)
     explicit_values = {k: v.value for k, v in spec.args.items()}
-    platform_reason = None if engine else v0_by_platform(spec.vllm_version, spec.hardware.gpu.vendor)
+    platform_reason = None if engine else v0_by_platform(spec.vllm_version, spec.hardware.gpu.vendor,
+                                                         spec.vllm_version_requested)
     if platform_reason:  # the release defaults to V1 on NVIDIA only (compat/platform_engine.py)
         engine = "v0"
     defaults = scheduler_defaults(
@@ -574,8 +579,11 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         reasons[dest] = f"vLLM default {fallback!r}"
         return fallback
 
+    build = rocm_builds.code_date(spec.vllm_version_requested) if spec.hardware.gpu.vendor == "AMD" else ""
     if platform_reason:
         reasons["engine"] = platform_reason
+    elif not engine and v0_by_platform(spec.vllm_version, spec.hardware.gpu.vendor):
+        reasons["engine"] = "V1 by default: " + rocm_builds.why(build, "v1_default")
     elif engine:
         reasons["engine"] = f"VLLM_USE_V1 selects {engine.upper()}"
     engine = engine or str(facts.get("engine", "v1") if isinstance(facts, dict) else getattr(facts, "engine", "v1")).lower()
@@ -627,6 +635,7 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
         skip_mm_profiling=bool(explicit("skip_mm_profiling", False)),
         mm_disabled=_mm_disabled(explicit("limit_mm_per_prompt")),
         usage_context=spec.usage_context,
+        rocm_build=build,
         reasons=reasons,
     )
 

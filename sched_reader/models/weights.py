@@ -28,7 +28,7 @@ from sched_reader.models.config_keys import FALCON_TYPES
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.versions import parse_version
-from sched_reader.models import layer_geometry, nas
+from sched_reader.models import dsv4, layer_geometry, nas
 from sched_reader.models.hybrid import layer_mixers, mixer_params
 
 GIB = 2**30
@@ -174,7 +174,16 @@ def _compressed_tensors_layout(qc: dict[str, Any]) -> QuantLayout:
         return QuantLayout(name="int8", bytes_per_weight=1.0, channel_scale_bytes=ch,
                            note="compressed-tensors INT8" + (" (fp32 scale per output channel)" if ch else ""))
     if bits == 4 and typ == "float":
-        return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, note="compressed-tensors NVFP4")
+        kept = _ignored_kinds(qc.get("ignore"))
+        left = f"; {', '.join(sorted(kept))} left in 16 bits (ignore list)" if kept else ""
+        if "mxfp4" in str(qc.get("format") or "") or (gs and int(gs) == 32):
+            # MXFP4 (E2M1 + one uint8 E8M0 scale per 32; Kimi-K3's "mxfp4-pack-quantized" routed experts)
+            return QuantLayout(name="mxfp4", bytes_per_weight=0.5 + 1 / 32, quantize_attention="attention" not in kept,
+                               quantize_dense_mlp="mlp_dense" not in kept, quantize_shared="moe_shared" not in kept,
+                               note="compressed-tensors MXFP4 (E2M1 + E8M0 per 32)" + left)
+        return QuantLayout(name="nvfp4", bytes_per_weight=0.5 + 1 / 16, quantize_attention="attention" not in kept,
+                           quantize_dense_mlp="mlp_dense" not in kept, quantize_shared="moe_shared" not in kept,
+                           note="compressed-tensors NVFP4" + left)
     g = int(gs) if gs else 128
     zp = 0.0 if sym else 0.5 / g
     kept = _ignored_kinds(qc.get("ignore"))
@@ -273,6 +282,14 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
                   "compressed-tensors", "compressed_tensors"):
         blk = qc.get("weight_block_size")
         extra = 4.0 / (blk[0] * blk[1]) if blk else 0.0
+        if str(arch.config.get("expert_dtype") or "").lower() == "fp4" and checkpoint_quantization in (None, "fp8"):
+            # DeepSeek-V4 releases: routed experts FP4 (E2M1 + a UE8M0 scale per 32, ``expert_dtype: fp4``),
+            # everything else block FP8 (``quantization_config``)
+            fp8 = 1.0 + extra
+            return QuantLayout(name="fp8", bytes_per_weight=fp8,
+                               by_kind={"attention": fp8, "mlp_dense": fp8, "moe_shared": fp8,
+                                        "moe_routed_experts": 0.5 + 1 / 32},
+                               note="routed experts FP4 (E2M1 + UE8M0 per 32), the rest block FP8")
         return QuantLayout(name="fp8", bytes_per_weight=1.0 + extra,
                            note="FP8 E4M3" + (f", fp32 scale per {blk[0]}x{blk[1]} block" if blk else ""))
     if method in ("mxfp8", "modelopt_mxfp8"):   # OCP MX FP8: E4M3 elements + one E8M0 scale byte per 32
@@ -332,6 +349,9 @@ def is_moe_layer(c: dict[str, Any], i: int) -> bool:
         return step > 0 and (i + 1) % step == 0
     if i in (c.get("mlp_only_layers") or []):
         return False
+    mlt = c.get("mlp_layer_types")
+    if isinstance(mlt, list) and i < len(mlt):    # Laguna: "dense" / "sparse" per layer
+        return str(mlt[i]) != "dense"
     step = int(c.get("decoder_sparse_step", 1) or 1)
     return (i + 1) % step == 0
 
@@ -357,10 +377,12 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
         else:
             q_b = h * heads * (nope + rope)          # q_proj
         sharded += q_b + kvr * heads * (nope + v) + heads * v * h
+        if c.get("mla_use_output_gate"):     # Kimi-K3 gated MLA: hidden -> heads x v_head_dim output gate
+            sharded += h * heads * v
         per_rank_sharded = sharded // tp
         total = sharded + replicated
         return total, per_rank_sharded + replicated, norms, {"heads_per_rank": hpr}
-    heads = arch.num_attention_heads
+    heads = layer_geometry.q_heads(arch, layer)             # Laguna: per-layer query heads
     kv, hd = layer_geometry.kv_geometry(arch, layer)       # Gemma 4 full layers: fewer, wider KV heads
     vhd = layer_geometry.v_head_dim(arch, layer)            # MiMo-V2: V narrower than Q / K
     q_out, kv_out = heads * layer_geometry.q_head_dim(arch, layer), kv * hd
@@ -376,6 +398,9 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
     qkv_rank = h * (q_out // tp + kv_cols_rank) + ((q_out // tp + kv_cols_rank) if bias else 0)
     o_total = o_in * h + (h if o_bias else 0)
     o_rank = (o_in // tp) * h + (h if o_bias else 0)
+    gate = layer_geometry.output_gate_width(arch, layer)    # Laguna g_proj (hidden -> heads or heads x dim)
+    qkv_total += h * gate
+    qkv_rank += h * gate // tp
     sinks_total = heads if arch.model_type == "gpt_oss" else 0
     norms = 0
     if arch.model_type == "gemma4_text":     # q_norm + k_norm over the layer's head width
@@ -384,7 +409,7 @@ def _attention_params(c: dict[str, Any], arch: ModelArch, tp: int,
         # OLMo 2 / 3: q_norm / k_norm RMSNorms span all heads (num_heads x head_dim, num_kv_heads x head_dim),
         # not one head (transformers Olmo2Attention; vLLM olmo2.py normalises the gathered q / k)
         norms = (heads + kv) * hd
-    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or arch.model_type.startswith(
+    elif arch.model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "laguna", "lfm2") or arch.model_type.startswith(
             "qwen3_vl") or (                                # Qwen3-VL text attention keeps Qwen3's q_norm / k_norm
             c.get("use_qk_norm") and not arch.model_type.startswith("llama4")):  # Llama-4's qk norm has no weight
         norms = 2 * hd
@@ -403,8 +428,9 @@ _LAYERNORM_BIAS = ("opt", "phimoe")
 
 
 def _opt_bias(arch: ModelArch) -> bool:
-    """OPT: every linear layer has a bias (``enable_bias``, OPTConfig default True; vLLM opt.py)."""
-    return arch.model_type == "opt" and bool(arch.config.get("enable_bias", True))
+    """OPT: every linear layer has a bias (``enable_bias``, OPTConfig default True; vLLM opt.py); Phi-1 / Phi-2 too
+    (PhiAttention q / k / v / dense and PhiMLP fc1 / fc2 with bias; vLLM phi.py)."""
+    return (arch.model_type == "opt" and bool(arch.config.get("enable_bias", True))) or arch.model_type == "phi"
 
 
 def position_embedding_params(arch: ModelArch) -> int:
@@ -419,9 +445,9 @@ def _norms_per_layer(arch: ModelArch) -> int:
     """Norm parameters of one decoder layer (weights, plus biases where the norm is a LayerNorm with bias)."""
     h = arch.hidden_size
     c = arch.config
-    if arch.model_type in ("gemma2", "gemma3", "gemma3_text", "gemma4_text"):
-        return 4 * h
-    if arch.model_type == "cohere":       # parallel block: one input_layernorm, weight only (vLLM commandr.py)
+    if arch.model_type in ("gemma2", "gemma3", "gemma3_text", "gemma4_text", "glm4"):
+        return 4 * h        # glm4 (GLM-4-0414): input, post_self_attn, post_attention, post_mlp norms
+    if arch.model_type in ("cohere", "cohere2"):   # parallel block: one input_layernorm, weight only (vLLM commandr.py)
         return h
     if arch.model_type in _LAYERNORM_BIAS:   # two LayerNorms with bias (OPT: self_attn / final_layer_norm)
         return 4 * h
@@ -434,7 +460,7 @@ def _norms_per_layer(arch: ModelArch) -> int:
 
 def final_norm_params(arch: ModelArch) -> int:
     """Parameters of the norm after the last layer (Falcon's ln_f is a LayerNorm with bias)."""
-    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in _LAYERNORM_BIAS \
+    return 2 * arch.hidden_size if arch.model_type in FALCON_TYPES or arch.model_type in (*_LAYERNORM_BIAS, "phi", "gptj") \
         else arch.hidden_size
 
 
@@ -446,6 +472,8 @@ def dense_intermediate(arch: ModelArch, i: int | None = None) -> int:
         w = nas.layer_ffn_width(arch, i)
         if w is not None:
             return w
+        if c.get("use_double_wide_mlp") and layer_geometry.is_kv_shared_layer(arch, i):
+            return 2 * int(c["intermediate_size"])   # Gemma 4 E2B: KV-shared layers run a 2x-wide MLP
     return int(c.get("intermediate_size_mlp") or c.get("intermediate_size"))
 
 
@@ -479,7 +507,9 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
     h = arch.hidden_size
     mixers = layer_mixers(arch)
     mixer = mixers[i] if mixers else "attention"
-    if mixer == "attention":
+    if mixer == "attention" and dsv4.is_dsv4(arch):   # DeepSeek-V4 compressed attention (models/dsv4.py)
+        a_tot, a_rank, qk_norms = dsv4.attention_params(arch, i, tp)
+    elif mixer == "attention":
         a_tot, a_rank, qk_norms, _ = _attention_params(c, arch, tp, i)
         if arch.has_indexer(i):   # DSA lightning indexer, replicated on every rank (vLLM deepseek_v2.py Indexer)
             ih, idim = int(c.get("index_n_heads") or 64), int(c.get("index_head_dim") or 128)
@@ -530,7 +560,8 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts")
                     or c.get("moe_num_experts"))
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-        per_expert = 3 * h * mi
+        lat = int(c.get("routed_expert_hidden_size") or 0)   # Kimi-K3 LatentMoE: experts in a latent width
+        per_expert = 3 * (lat or h) * mi
         lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
         r = h * n_exp
         if arch.model_type == "gpt_oss":
@@ -539,7 +570,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
         if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts") or \
                 c.get("moe_router_activation_func") == "sigmoid" or c.get("use_moe_router_bias") or \
-                (arch.model_type == "minimax_m3" and c.get("use_routing_bias")):
+                (arch.model_type == "minimax_m3" and c.get("use_routing_bias")) or arch.model_type == "laguna":
             r += n_exp                                   # e_score_correction_bias (ERNIE: moe_statics; Kimi-Linear)
         lay.router = (r, r)
         si = shared_expert_intermediate(arch)
@@ -549,11 +580,19 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         elif si:
             t = 3 * h * si
             lay.moe_shared = (t, t // tp)
+        if lat:   # hidden -> latent down and latent -> hidden up projections (+ latent norm), replicated
+            t = 2 * h * lat + lat
+            lay.moe_shared = (lay.moe_shared[0] + t, lay.moe_shared[1] + t)
         if c.get("enable_moe_block"):     # Gemma 4 MoE: a dense MLP runs beside the routed experts in every layer
             lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp)
     else:
         lay.mlp_dense = _mlp_dense_params(h, dense_intermediate(arch, i), tp, gated=arch.gated_mlp,
-                                          bias=_opt_bias(arch))
+                                          bias=_opt_bias(arch) or arch.model_type == "gptj")   # GPT-J fc_in / fc_out
+    ple = layer_geometry.ple_width(arch)
+    if ple:   # Gemma 4 E2B / E4B per-layer input: per_layer_input_gate (h -> ple) + per_layer_projection (ple -> h)
+        t = 2 * h * ple
+        lay.mlp_dense = (lay.mlp_dense[0] + t, lay.mlp_dense[1] + t)
+        lay.norms = (lay.norms[0] + h, lay.norms[1] + h)        # post_per_layer_input_norm
     return lay
 
 
@@ -718,15 +757,15 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
     mixers = layer_mixers(arch)
     mixer = mixers[i] if mixers else "attention"
     out: list[tuple[str, int, int]] = []
-    if mixer == "attention" and not arch.is_mla:
+    if mixer == "attention" and not arch.is_mla and not dsv4.is_dsv4(arch):
         kvh, hd = layer_geometry.kv_geometry(arch, i)
-        q_rank = arch.num_attention_heads * layer_geometry.q_head_dim(arch, i) // tp
+        q_rank = layer_geometry.q_heads(arch, i) * layer_geometry.q_head_dim(arch, i) // tp
         gate = 2 if (arch.model_type.startswith("qwen3_next") or arch.model_type.startswith("qwen3_5")) else 1
         n_v = 2 if layer_geometry.has_v_proj(arch, i) else 1
         vhd = layer_geometry.v_head_dim(arch, i)
         kvr = kv_heads_per_rank(kvh, tp)
         n_qkv = gate * q_rank + kvr * hd + (n_v - 1) * kvr * vhd
-        o_in = arch.num_attention_heads * vhd // tp if vhd != hd else q_rank
+        o_in = layer_geometry.q_heads(arch, i) * vhd // tp if vhd != hd else q_rank
         out += [("attention", h * n_qkv, n_qkv), ("attention", o_in * h, h)]
     pat = c.get("hybrid_override_pattern")
     if isinstance(pat, str):
@@ -819,7 +858,14 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
                     acc[kind][2] += outs * q.channel_scale_bytes
         if s == 0:
             pos = position_embedding_params(arch)      # replicated on every rank
-            acc["embedding"] = [vocab * h + pos, emb_rank + pos, (emb_rank + pos) * dt]
+            ple_tot = ple_rank = 0
+            ple = layer_geometry.ple_width(arch)
+            if ple:   # Gemma 4 E2B / E4B: embed_tokens_per_layer (vocab x layers x ple) + per_layer_model_projection
+                v_ple = int(c.get("vocab_size_per_layer_input") or vocab)
+                ple_tot = v_ple * L * ple + h * L * ple + ple
+                ple_rank = -(-v_ple // tp) * L * ple + h * L * ple // tp + ple
+            acc["embedding"] = [vocab * h + pos + ple_tot, emb_rank + pos + ple_rank,
+                                (emb_rank + pos + ple_rank) * dt]
             rounding += allocator_rounding(emb_rank * dt) + (allocator_rounding(pos * dt) if pos else 0)
         if s == pp - 1:
             fn = final_norm_params(arch)
@@ -838,7 +884,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
         n_exp = int(c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts") or 0)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
 
-        per_layer, mx_note, _ = _mxfp4_expert_bytes(h, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
+        h_exp = int(c.get("routed_expert_hidden_size") or h)   # LatentMoE experts work in the latent width
+        per_layer, mx_note, _ = _mxfp4_expert_bytes(h_exp, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
         for s_i in range(pp):
             a, b = get_pp_indices(L, s_i, pp)
             n_moe = sum(1 for i in range(a, b) if is_moe_layer(c, i))

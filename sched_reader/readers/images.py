@@ -15,6 +15,8 @@ from sched_reader.readers.raw import Hint, RawEngine
 _VLLM_REPO = re.compile(r"^vllm(?:-openai)?(?:-[a-z0-9]+)*$")
 _VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev|a|b)\d*)*)(?:[-+_].*)?$")
 _RELEASE_PREFIX = re.compile(r"^v?(\d+\.\d+\.\d+)[._-]?([A-Za-z0-9][A-Za-z0-9._-]*)$")
+# AMD's dated images: rocm6.4.1_vllm_0.9.1_20250715 -> ("0.9.1", "20250715")
+_ROCM_DATED = re.compile(r"(?:^|_)vllm_v?(\d+\.\d+(?:\.\d+)*)_(20\d{6})(?:_|$)")
 _EMBEDDED_VERSION = re.compile(r"vllm[_-]v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev)\d*)?)")
 
 # Node labels that name a GPU product (values recorded verbatim; the GPU catalog resolves them):
@@ -78,8 +80,16 @@ def is_vllm_image(image: str) -> bool:
 def vllm_version_from_image(image: str) -> str | None:
     """The vLLM release an image tag names: ``v0.8.5`` -> ``0.8.5``, ``0.8.5.post1``, ``v0.11.0rc2`` ->
     ``0.11.0rc2``; a non-version tag of a vLLM image (``latest``, ``nightly``) is returned as written.
-    None when the image is not a vLLM image (``ghcr.io/llm-d/llm-d-cuda:v0.5.0`` names llm-d's release)."""
+    None when the image is not a vLLM image (``ghcr.io/llm-d/llm-d-cuda:v0.5.0`` names llm-d's release). AMD's dated
+    images keep their build date: ``rocm/vllm:rocm6.4.1_vllm_0.9.1_20250715`` -> ``0.9.1+rocm.20250715`` (a local
+    version label, which compat/rocm_builds.py reads)."""
     repo, tag = split_image(image)
+    if repo.lower().startswith("rocm/") and tag:
+        # AMD's dated images (rocm6.4.1_vllm_0.9.1_20250715) are ROCm/vllm fork builds ahead of the release they name:
+        # the build date travels as a local version label (compat/rocm_builds.py)
+        m = _ROCM_DATED.search(tag)
+        if m:
+            return f"{m.group(1)}+rocm.{m.group(2)}"
     embedded = _EMBEDDED_VERSION.search(tag or "")
     if not is_vllm_image(image):
         return embedded.group(1) if embedded else None

@@ -82,10 +82,11 @@ def test_pixtral_is_the_mistral_nemo_decoder():
 
 
 def test_a_hybrid_family_is_not_mapped_onto_a_dense_model_by_size():
-    # the catalog knows Nemotron-Nano only as Mamba-2 hybrids; Mistral-NeMo (12B, dense, 40 full-attention layers)
-    # would put KV on every layer where Nemotron-Nano-12B-v2 has 6 attention layers: refused with a hint instead
+    # the catalog knows Nemotron-H only as Mamba-2 hybrids; a dense model of the same size (Llama-3.3-70B,
+    # Qwen2.5-72B) would put KV on every layer where Nemotron-H-47B has a few attention layers: refused with a hint
+    # (Nemotron-Nano-12B-v2, the earlier example here, is now in the catalog)
     with pytest.raises(UnknownModelError) as exc:
-        resolve_model("nvidia/NVIDIA-Nemotron-Nano-12B-v2")
+        resolve_model("nvidia/Nemotron-H-47B-Base-8K")
     assert "--model-config" in exc.value.hint
 
 

@@ -104,12 +104,14 @@ def test_docker_run_gives_version_gpus_and_args():
 
 def test_docker_run_image_then_vllm_serve_keeps_the_image_release_devices_and_env():
     # AMD's rocm/vllm images have no vLLM entrypoint: the command is written after the image; the image tag
-    # names the release (vllm_0.9.1), --device /dev/kfd gives all GPUs, -e / --env reach the engine
+    # names the release (vllm_0.9.1) and the build date (20250702, kept as a local version label: the ROCm/vllm fork
+    # build runs code newer than 0.9.1, compat/rocm_builds.py), --device /dev/kfd gives all GPUs, -e / --env reach
+    # the engine
     text = ("docker run --device /dev/kfd --device /dev/dri -e VLLM_ROCM_USE_AITER=1 --env VLLM_USE_V1=1 \\\n"
             "  rocm/vllm:rocm6.4.1_vllm_0.9.1_20250702 \\\n"
             "  vllm serve Qwen/Qwen3-8B --max-num-seqs 128\n")
     [e] = read_text(text, "run.sh")
-    assert e.vllm_version.value == "0.9.1" and e.vllm_version.origin.line == 2
+    assert e.vllm_version.value == "0.9.1+rocm.20250702" and e.vllm_version.origin.line == 2
     assert e.env["VLLM_ROCM_USE_AITER"].value == "1" and e.env["VLLM_USE_V1"].value == "1"
     assert e.gpu_count.value == "all"
     assert e.model.value == "Qwen/Qwen3-8B" and one(e, "--max-num-seqs").value == "128"

@@ -32,6 +32,28 @@ A burst of N prompts therefore enters the engine over N x c_req seconds, and whe
 tokens faster than 1 / c_out per second the backlog grows, stretching TTFT, TPOT and the duration the
 client measures (output throughput <= 1 / c_out). Below that rate B stays ~0 and nothing changes.
 
+Order of the event loop's work (read in the vLLM 0.9.2, 0.10.1 and 0.11.0 wheels: entrypoints/openai/
+api_server.py, serving_engine.py, serving_chat.py, v1/engine/async_llm.py, v1/engine/output_processor.py,
+utils AsyncMicrobatchTokenizer), which the two passes and the fluid queue above stand for:
+  intake   each request's handler is a task of its own (api_server.py `with_cancellation`); its first
+           pass (validation, chat template render) ends at the tokenizer `await` (one thread; from 0.10.1
+           AsyncMicrobatchTokenizer batches up to 32 queued prompts per call); the resumed handler builds
+           the EngineCoreRequest and sends it to the engine core (the hand-off). The ready queue is FIFO,
+           so in a burst every first pass runs before any hand-off: no token exists while they run.
+  output   AsyncLLM.output_handler (a task) takes each engine step's outputs and runs OutputProcessor.
+           process_outputs over them (incremental detokenization, a RequestOutput put into each request's
+           RequestOutputCollector, which wakes that request's streaming task) in slices of
+           VLLM_V1_OUTPUT_PROC_CHUNK_SIZE (128) requests with `await asyncio.sleep(0)` between slices;
+           each woken streaming task formats and writes one SSE chunk (c_out covers both). A step of at
+           most 128 requests is one slice with no yield, and outputs already queued are processed back to
+           back, so a lagging server merges a request's pending tokens into one chunk (the collector
+           aggregates deltas) instead of queueing a chunk per token.
+  TPOT     intake work is queued before a request decodes, so it can hold back a request's first tokens
+           only: `vllm bench serve` measures TPOT = (last token time - first token time) / (tokens - 1),
+           which FALLS when the first token is delayed more than the last. Only streaming work above the
+           loop's capacity (a backlog that grows while a request decodes) raises TPOT; the corpus bursts
+           stay below it at c_out (benchmarks/delivery_check.py, tests: intake_work_ahead_of_a_request).
+
 Constants (seconds):
   API_OUTPUT_TOKEN_S = 72e-6 per streamed token. Source: vLLM PR #12287 (njhill, Jan 2025, "Online
     serving performance improvements", "Before" run): Llama-3.2-1B-Instruct on one A100, V1 engine,

@@ -49,6 +49,7 @@ from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_a
                                               moe_latency_floor,
                                               prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
+from sched_reader.models.cost.rocm_paths import moe_curve as rocm_moe_curve
 from sched_reader.models.cost.rocm_paths import (mla_decode_occupancy, path_slowdown, prefill_attention_full_tiles,
                                                  prefill_attention_path)
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
@@ -376,6 +377,10 @@ class IterationCostModel:
             fkey = moe_format(p.fmt, p.weight_bytes["experts"])
             self._moe_curve = moe_efficiency_curve(self.gpu.name, fkey, s.hidden, inter_local, m0.local_experts,
                                                    m0.top_k)
+            if self._moe_curve is None:   # AMD: AITER's measured fused MoE on MI300X, per kernel path (rocm_paths.py)
+                self._moe_curve = rocm_moe_curve(self.gpu, self.cfg, fkey, s.hidden, inter_local, m0.num_experts,
+                                                 m0.top_k, peak_flops(self.gpu, p.compute["experts"]),
+                                                 p.weight_bytes["experts"], p.act_bytes)
             if self._moe_curve is None:
                 self._moe_floor = moe_latency_floor(fkey)
         self._expert_peak = peak_flops(self.gpu, p.compute["experts"])

@@ -13,6 +13,11 @@ Units: the factor is dimensionless (kernel time on the path taken / time of the 
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from sched_reader.compat import rocm_builds
 from sched_reader.models import data_files
 from sched_reader.versions import parse_version
 
@@ -148,9 +153,12 @@ def prefill_attention_kernel(cfg, mla: bool = False) -> tuple[str, str]:
     chosen = str(env.get("VLLM_ATTENTION_BACKEND") or "").strip().upper()
     if release >= EXPLICIT_BACKEND_FROM and chosen in EXPLICIT_BACKENDS:
         return EXPLICIT_BACKENDS[chosen], f"V1, VLLM_ATTENTION_BACKEND={chosen}"
-    if release >= AITER_FA_FROM and aiter_enabled(env, "VLLM_ROCM_USE_AITER_MHA"):
-        return "aiter_fa", "V1, VLLM_ROCM_USE_AITER on and VLLM_ROCM_USE_AITER_MHA on: AiterFlashAttentionBackend"
-    why = ("VLLM_ROCM_USE_AITER off" if release >= AITER_FA_FROM else "no AITER attention backend before vLLM 0.10.0")
+    build = str(getattr(cfg, "rocm_build", "") or "")
+    has_fa = release >= AITER_FA_FROM or rocm_builds.has(build, "aiter_fa_v1")
+    if has_fa and aiter_enabled(env, "VLLM_ROCM_USE_AITER_MHA"):
+        fork = f" ({rocm_builds.why(build, 'aiter_fa_v1')})" if release < AITER_FA_FROM else ""
+        return "aiter_fa", f"V1, VLLM_ROCM_USE_AITER on and VLLM_ROCM_USE_AITER_MHA on: AiterFlashAttentionBackend{fork}"
+    why = ("VLLM_ROCM_USE_AITER off" if has_fa else "no AITER attention backend before vLLM 0.10.0")
     return "triton_fa", f"V1 Triton attention ({why}: context_attention_fwd in 0.7-0.8, unified_attention from 0.9)"
 
 
@@ -184,7 +192,81 @@ def prefill_attention_full_tiles(gpu, cfg) -> str | None:
     release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
     if not (parse_version(str(full["from"])) <= release < parse_version(str(full["until"]))):
         return None
+    if rocm_builds.has(str(getattr(cfg, "rocm_build", "") or ""), "unified_causal_skip"):
+        return None   # an AMD image built from fork code that already has the causal tile skip
     if _on(getattr(cfg, "rocm_env", None) or {}, "VLLM_V1_USE_PREFILL_DECODE_ATTENTION", False):
         return None
     return (f"unified_attention without causal tile skip (vLLM {full['from']} to before {full['until']}): a prompt "
             f"chunk of c tokens after p cached ones computes c x (p + c) pairs ({full['source']})")
+
+
+def _measured_moe_efficiency(shape: list, tokens: list, us: list, peak_flops: float, peak_bw: float, wb: float,
+                             ab: float) -> list[float]:
+    """Efficiency of each measured fused-MoE call (``us`` microseconds at ``tokens``) of MoE ``shape`` = [hidden,
+    inter, experts, top_k], counted as models/cost/iteration.py counts a MoE call: FLOPs 2 T k 3 h i; bytes = the
+    expected distinct experts E (1 - (1 - k/E)^T) x 3 h i x ``wb`` + ``ab`` x T k (2 h + 3 i) activations;
+    efficiency = max(FLOPs / ``peak_flops``, bytes / ``peak_bw``) / time."""
+    h, i, e, k = (float(x) for x in shape)
+    eparams, io = 3.0 * h * i, 2.0 * h + 3.0 * i
+    out = []
+    for t, u in zip(tokens, us):
+        routed = float(t) * k
+        distinct = e * (1.0 - (1.0 - k / e) ** float(t))
+        fl = 2.0 * routed * eparams
+        by = distinct * eparams * wb + ab * routed * io
+        out.append(max(fl / peak_flops, by / peak_bw) / (float(u) * 1e-6))
+    return out
+
+
+def moe_curve(gpu, cfg, fmt_key: str, hidden: int, inter: int, experts: int, top_k: int, peak_flops: float,
+              wb: float, ab: float) -> tuple | None:
+    """Measured fused-MoE efficiency by tokens per step on an AMD GPU of a family AITER's tuning tables cover
+    (rocm_kernel_paths.yaml, moe_measured: CDNA3 MI300X/MI325X, CDNA4 MI355X/MI350X), in
+    the form of models/cost/kernels.moe_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as
+    lists), for a MoE of ``hidden`` x per-GPU ``inter``, ``experts`` routed experts (all ranks), ``top_k``, weights
+    in kernel-table format ``fmt_key`` (``wb`` bytes per weight, ``ab`` per activation; ``peak_flops`` of the
+    experts' compute dtype). The nearest measured shape of the format within ``max_shape_ratio`` in hidden and
+    intermediate size is moved by tokens per expert; on vLLM's Triton path (no AITER in the release or AITER off)
+    the efficiency is divided by the format's Triton slowdown (paths, term moe). None: no measurement applies."""
+    doc = _doc().get("moe_measured") or {}
+    fam = (doc.get("families") or {}).get(str(getattr(gpu, "arch", "") or "").lower())
+    if not fam:
+        return None
+    rows = (fam.get("tables") or {}).get(fmt_key) or []
+    lim = math.log(float(doc.get("max_shape_ratio") or 1.0)) + 1e-9
+    near = [(abs(math.log(max(1.0, hidden) / r["shape"][0])) + abs(math.log(max(1.0, inter) / r["shape"][1])), r)
+            for r in rows
+            if abs(math.log(max(1.0, hidden) / r["shape"][0])) <= lim and abs(math.log(max(1.0, inter) / r["shape"][1])) <= lim]
+    if not near or experts <= 0 or top_k <= 0:
+        return None
+    row = min(near, key=lambda x: x[0])[1]
+    peak_bw = float(gpu.hbm_bandwidth_tb_s) * 1e12
+    eff = _measured_moe_efficiency(row["shape"], row["tokens"], row["us"], peak_flops, peak_bw, wb, ab)
+    # same tokens per expert (T k / E): T here = T measured x (k_m / E_m) x (E / k)
+    shift = math.log2((row["shape"][3] / row["shape"][2]) * (float(experts) / float(top_k)))
+    xs = [math.log2(float(t)) + shift for t in row["tokens"]]
+    slow, path = 1.0, "AITER fused MoE (VLLM_ROCM_USE_AITER on)"
+    hit = path_slowdown(gpu, cfg, "moe", fmt_key)
+    if hit:
+        slow = hit[0]
+        path = f"vLLM Triton fused_moe: the AITER measurement / {slow:g} ({hit[1]})"
+    elif not _aiter_moe_runs(cfg, fmt_key, gpu):
+        slow = float(doc.get("triton_ratio_unmeasured") or 1.0)
+        path = (f"vLLM Triton fused_moe (AITER off or absent), taken at AITER's measured speed x {slow:g}: no public "
+                "measurement of the Triton kernel against AITER's for this format on this GPU")
+    eff = [v / slow for v in eff]
+    h, i, e, k = row["shape"]
+    prov = (f"{gpu.name} {fmt_key} fused MoE measured by AITER on cu_num {fam.get('cu_num')}, shape h={h} i={i} E={e} k={k} "
+            f"({row['model']}), moved by tokens per expert; {path}; {row['kernel']}; {row['source']}")
+    return np.asarray(xs), np.asarray(eff), prov, xs, eff
+
+
+def _aiter_moe_runs(cfg, fmt_key: str, gpu) -> bool:
+    """Whether vLLM runs AITER's fused MoE for experts in ``fmt_key``: the release has it (the moe path's aiter_from,
+    0.8.3) and VLLM_ROCM_USE_AITER / _MOE are on."""
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    env = getattr(cfg, "rocm_env", None) or {}
+    for p in _paths(getattr(gpu, "arch", "")):
+        if p.get("term") == "moe":
+            return _runs_aiter(p, release, env)
+    return aiter_enabled(env, "VLLM_ROCM_USE_AITER_MOE")

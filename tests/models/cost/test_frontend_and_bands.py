@@ -111,6 +111,25 @@ def test_burst_intake_delays_first_tokens_of_early_requests():
         assert f2.min() == pytest.approx(loop_s + 1000 * 72e-6, rel=0.01)
 
 
+def test_intake_work_ahead_of_a_request_lowers_its_client_tpot():
+    # The issue-12 hypothesis "intake work queued on the event loop stretches TPOT", worked by hand. One
+    # request: 1.0 s of intake work sits in the FIFO from t = 0 (intake_s=1.0, as a burst of ~86 chat
+    # requests on vLLM 0.11.0 at 11.6 ms each would), the engine emits its first token at 0.5 s and its
+    # 100th at 2.5 s (engine TPOT = 2.0 s / 99 = 20.2 ms). The first token waits behind the intake: it
+    # reaches the client at 1.0 s + 72 us (its own streaming) + 72 us (the per-token latency deliver()
+    # adds); by 2.5 s the queue has long drained (1.0 s + 100 x 72 us = 1.0072 s of work), so the last
+    # token is late by only 72 us. Client TPOT = (2.500072 - 1.000144) / 99 = 15.15 ms: LOWER than the
+    # engine's. Intake happens before a request decodes, so it can delay early tokens only; vllm bench
+    # serve's TPOT = (last - first) / (n - 1) then falls. Only a backlog growing during decode raises it.
+    m = ApiServerModel("completions", intake_s=1.0)
+    f2, e2, _ = m.deliver(np.array([0.5]), np.array([2.5]), np.array([100]), np.array([0.0]), np.array([0]))
+    assert f2[0] == pytest.approx(1.0 + 2 * 72e-6, abs=2e-3)
+    assert e2[0] == pytest.approx(2.5 + 72e-6, abs=1e-3)
+    client_tpot = (e2[0] - f2[0]) / 99
+    assert client_tpot == pytest.approx(1.5 / 99, rel=0.01)
+    assert client_tpot < 2.0 / 99
+
+
 def test_delivery_below_capacity_is_almost_free():
     # 10 requests x 11 tokens over 10 s: 11 tok/s, far below capacity: every token is late by ~72 us only
     m = ApiServerModel("completions")

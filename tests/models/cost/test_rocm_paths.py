@@ -88,8 +88,8 @@ def test_aiter_switch_parsing():
 
 
 # ------------------------------------------------------------------------------------------ cost model
-def _model(argv, gpu="MI300X"):
-    spec = build_specs([], argv, gpu=gpu)[0]
+def _model(argv, gpu="MI300X", vllm=None):
+    spec = build_specs([], argv, gpu=gpu, vllm=vllm)[0]
     return spec, IterationCostModel(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
 
 
@@ -167,3 +167,81 @@ def test_xgmi_mesh_uses_only_the_links_to_the_peers():
     assert link_bandwidth_bytes_s(MI300X, e, 2) == pytest.approx(64e9 * e.link_bandwidth)
     h = efficiency_for(H100)   # NVSwitch: the full per-GPU NVLink bandwidth at any TP size
     assert link_bandwidth_bytes_s(H100, h, 2) == link_bandwidth_bytes_s(H100, h, 8)
+
+
+# ------------------------------------------------------------------------------------------ measured fused MoE
+# AITER's tuning tables (github.com/ROCm/aiter aiter/configs/model_configs/qwen3_235b_bf16_tuned_fmoe.csv, commit
+# ca781d8197, rows with cu_num 304 = MI300X): Qwen3-235B-A22B at TP4 (hidden 4096, 384 intermediate per GPU,
+# 128 experts, top-8): 34.0571 us at 1 token, 2220.8408 us at 8,192 tokens, 7767.4427 us at 32,768 (the table's own
+# tflops column: 318.5).
+QWEN235 = ["vllm", "serve", "Qwen/Qwen3-235B-A22B", "--tensor-parallel-size", "4"]
+
+
+def test_measured_moe_reproduces_aiter_latency_on_the_measured_shape():
+    _, m = _model(["VLLM_ROCM_USE_AITER=1", *QWEN235], gpu="MI300X", vllm="0.10.1")
+    layers = 94   # Qwen3-235B-A22B: 94 MoE layers
+    one = m.breakdown(1, 1000, 0, 0.0).terms["moe_experts"]
+    assert one.time_s == pytest.approx(layers * 34.0571e-6, rel=1e-9)
+    big = m.breakdown(0, 0, 8192, 8192 * 4096.0, 1).terms["moe_experts"]
+    assert big.time_s == pytest.approx(layers * 2220.8408e-6, rel=1e-9)
+    assert "qwen3_235b_bf16_tuned_fmoe.csv" in big.source and "AITER fused MoE" in big.source
+
+
+def test_measured_moe_efficiency_by_hand():
+    # 32,768 tokens x 8 routes x 2 x 3 x 4096 x 384 = 2.4739e12 FLOPs in 7767.4427 us = 318.5 TFLOPS (the table's
+    # column), 0.2436 of MI300X's 1307.4 TFLOPS bf16; memory is far from binding at that size
+    from sched_reader.models.cost.rocm_paths import _measured_moe_efficiency
+
+    [eff] = _measured_moe_efficiency([4096, 384, 128, 8], [32768], [7767.4427], 1307.4e12, 5.3e12, 2.0, 2.0)
+    assert 2 * 32768 * 8 * 3 * 4096 * 384 / 7767.4427e-6 / 1e12 == pytest.approx(318.5, abs=0.05)
+    assert eff == pytest.approx(318.5e12 / 1307.4e12, rel=2e-4)
+
+
+def test_measured_moe_moves_by_tokens_per_expert_and_stays_near_its_shapes():
+    from sched_reader.models.cost.rocm_paths import moe_curve
+
+    c = cfg("0.10.1", VLLM_ROCM_USE_AITER="1")
+    # 64 experts top-8 (tokens per expert T/8) at 4,096 tokens = the measured 128-expert table at 8,192 tokens
+    a = moe_curve(MI300X, c, "bf16", 4096, 384, 128, 8, 1307.4e12, 2.0, 2.0)
+    b = moe_curve(MI300X, c, "bf16", 4096, 384, 64, 8, 1307.4e12, 2.0, 2.0)
+    assert b[3][a[3].index(13.0)] == 12.0 and b[4] == a[4]
+    # hidden or intermediate size more than 2x from every measured shape: no measurement applies (constants)
+    assert moe_curve(MI300X, c, "bf16", 8192, 1792, 8, 2, 1307.4e12, 2.0, 2.0) is None   # Mixtral-8x22B TP8
+    assert moe_curve(MI300X, c, "fp8", 4096, 384, 128, 8, 2614.9e12, 1.0, 2.0) is None   # per-tensor FP8: not measured
+    assert moe_curve(H100, c, "bf16", 4096, 384, 128, 8, 989.5e12, 2.0, 2.0) is None
+
+
+def test_measured_block_fp8_moe_is_three_times_slower_on_triton():
+    from sched_reader.models.cost.rocm_paths import moe_curve
+
+    on = moe_curve(MI300X, cfg("0.10.1", VLLM_ROCM_USE_AITER="1"), "fp8_block", 7168, 2048, 256, 8, 2614.9e12,
+                   1.0 + 4 / 16384, 2.0)
+    off = moe_curve(MI300X, cfg("0.10.1"), "fp8_block", 7168, 2048, 256, 8, 2614.9e12, 1.0 + 4 / 16384, 2.0)
+    assert [x / 3.0 for x in on[4]] == pytest.approx(off[4], rel=1e-12)
+    assert "a8w8_blockscale_tuned_fmoe_ds_v3.csv" in off[2] and "triton_block_fp8_fused_moe x3" in off[2]
+
+
+# AITER's tables for cu_num 256 (MI355X / MI350X): Qwen3-235B-A22B-FP8 at TP4 (hidden 4096, 384 intermediate per GPU,
+# 128 experts, top-8), block-scale FP8: 27.435 us at 1 token, 379.7565 us at 2,048 (aiter/configs/model_configs/
+# a8w8_blockscale_tuned_fmoe_qwen3_235b.csv, commit 1638f9e7a9); Qwen3-Next-80B-A3B-FP8 at TP1 (2048, 512, 512
+# experts, top-10): 2808.0146 us at 32,768 tokens (qwen3next_80b_fp8_tuned_fmoe.csv, commit 602817ff57, Silu rows).
+def test_mi355x_block_fp8_moe_reproduces_aiter_latency():
+    _, m = _model(["VLLM_ROCM_USE_AITER=1", "vllm", "serve", "Qwen/Qwen3-235B-A22B-FP8", "--tensor-parallel-size", "4"],
+                  gpu="MI355X", vllm="0.10.1")
+    one = m.breakdown(1, 1000, 0, 0.0).terms["moe_experts"]
+    assert one.time_s == pytest.approx(94 * 27.435e-6, rel=1e-9)
+    two_k = m.breakdown(0, 0, 2048, 2048 * 1024.0, 1).terms["moe_experts"]
+    assert two_k.time_s == pytest.approx(94 * 379.7565e-6, rel=1e-9)
+    assert "cu_num 256" in two_k.source and "a8w8_blockscale_tuned_fmoe_qwen3_235b.csv" in two_k.source
+
+
+def test_mi355x_measured_efficiency_by_hand():
+    # 32,768 tokens x 10 routes x 2 x 3 x 2048 x 512 = 2.0616e12 FLOPs in 2808.0146 us = 734.2 TFLOPS, 0.1459 of
+    # MI355X's 5033.2 TFLOPS FP8; the bytes bind as iteration.py counts them: all 512 experts' weights
+    # 512 x 3 x 2048 x 512 x 1 B = 1.6106e9 plus bf16 activations in and out per route 2 x 327,680 x (2 x 2048 +
+    # 3 x 512) = 3.6910e9, 5.3016e9 B at 8.0 TB/s = 662.7 us, 0.2360 of the measured 2808.0 us
+    from sched_reader.models.cost.rocm_paths import _measured_moe_efficiency
+
+    [eff] = _measured_moe_efficiency([2048, 512, 512, 10], [32768], [2808.0146], 5033.2e12, 8.0e12, 1.0, 2.0)
+    assert 2 * 32768 * 10 * 3 * 2048 * 512 / 2808.0146e-6 / 1e12 == pytest.approx(734.2, abs=0.1)
+    assert eff == pytest.approx(0.2360, abs=1e-4)

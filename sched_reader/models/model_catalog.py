@@ -28,6 +28,7 @@ from sched_reader.models.quantization import scheme_from_quant_config
 from sched_reader.models.data_files import load
 from sched_reader.models.hf_cache import find_cached_config
 from sched_reader.models.hybrid import is_hybrid
+from sched_reader.models.name_match import best_match, name_key
 from sched_reader.limits import clip, loads_json, read_text_file
 
 MAX_MODEL_NAME = 512  # characters: a Hugging Face id is <= 96, a local path a few hundred
@@ -397,8 +398,6 @@ def resolve_model(name: str, model_config_path: str | None = None) -> ModelResol
 @lru_cache(maxsize=1)
 def _name_keys() -> list[tuple[str, Any, float | None]]:
     """(id, NameKey, official params in 10^9) for every catalog entry; the id's name, else an alias's."""
-    from sched_reader.models.name_match import name_key   # a name the catalog lists never needs it
-
     out = []
     for m in _catalog().models:
         key = name_key(m.id)
@@ -421,8 +420,6 @@ _EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts")
 
 
 def _family_match(cat: _Catalog, repo: str) -> tuple[str, str] | None:
-    from sched_reader.models.name_match import best_match, name_key   # only for names the catalog lacks
-
     hybrids = frozenset(m.id for m in cat.models if is_hybrid(m))
     moe = frozenset(m.id for m in cat.models if any(m.config.get(k) for k in _EXPERT_KEYS))
     ungrouped = frozenset(m.id for m in cat.models if not m.is_mla and m.num_kv_heads in (1, m.num_attention_heads))

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from sched_reader.compat.chat_template_work import template_release
 from sched_reader.errors import InputError
 from sched_reader.models.calibration_profile import TERMS, FittedTerm, Profile, default_terms
 from sched_reader.readers.bench_result import BenchResult
@@ -409,8 +410,7 @@ def bench_endpoint(benches: list[BenchResult], spec: Any) -> str:
                          + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(kinds.items())) + ")",
                          hint="calibrate the chat and the completions results separately")
     kind = next(iter(kinds), "completions")
-    return endpoint_for(kind, getattr(getattr(spec, "arch", None), "model_type", None),
-                        getattr(spec, "vllm_version", None))
+    return endpoint_for(kind, getattr(getattr(spec, "arch", None), "model_type", None), template_release(spec))
 
 
 def fit(spec: Any, benches: list[BenchResult], log_note: str | None = None, endpoint: str = "completions",

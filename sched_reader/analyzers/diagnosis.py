@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from sched_reader.compat.chat_template_work import template_release
 from sched_reader.analyzers.pipeline import startup_refusal
 from sched_reader.analyzers.bottleneck import MemoryBudget, analyze
 from sched_reader.analyzers.simulator import from_bench_flags, params_for, simulate
@@ -327,7 +328,7 @@ def _kv_waste(spec: EngineSpec, cap: Any, workload: Any, requests: Any | None) -
 def _api_endpoint(spec: EngineSpec, workload: Any) -> str:
     """The API entry point the workload's client calls, as the API-server model keys it."""
     return endpoint_for(getattr(workload, "endpoint", None), getattr(spec.arch, "model_type", None),
-                        spec.vllm_version)
+                        template_release(spec))
 
 
 def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any, model: Any,

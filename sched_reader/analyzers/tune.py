@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 from pydantic import Field
 
+from sched_reader.compat.chat_template_work import template_release
 from sched_reader.data_model import DataModel, new_dict
 from sched_reader.errors import InputError
 from sched_reader.models.cost.frontend import api_server_for, endpoint_for
@@ -179,7 +180,7 @@ def evaluate(spec: Any, flags: dict[str, Any], requests: Any, targets: dict[str,
     pt.kv_tokens = int(cap.kv_cache.tokens or 0)
     cost = calibrated(IterationCostModel(spec.arch, spec.hardware.gpu, eff, spec.checkpoint_quantization), profile)
 
-    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None), spec.vllm_version)
+    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None), template_release(spec))
     res = with_frontend_latency(simulate(requests, params_for("vllm", eff, blocks), cost,
                                          slo_ttft_ms=targets.get("ttft"), slo_tpot_ms=targets.get("tpot"),
                                          frontend=api_server_for(endpoint, spec.vllm_version, **frontend_kwargs(profile))), endpoint)

@@ -16,11 +16,14 @@ the release wheels (``pip download vllm==X --no-deps``, vllm/entrypoints/chat_ut
             (``_cached_resolve_chat_template_kwargs = lru_cache(_resolve_chat_template_kwargs)``).
   None      0.6.4 and older (no content-format detection), 0.9.2-0.10.2 and 0.11.1 onwards: render only.
 
-Releases compare on the first three numbers of the version as written (``0.11.0rc2`` is 0.11.0).
+Releases compare on the first three numbers of the version as written (``0.11.0rc2`` is 0.11.0). An AMD dated
+image (``0.9.1+rocm.20250715``, compat/rocm_builds.py) is fork code newer than the release it names: it has a
+fix when its code date is on or after the fix's merge date (``FIXED_MERGED``).
 """
 
 from __future__ import annotations
 
+from sched_reader.compat.rocm_builds import code_date
 from sched_reader.versions import parse_version
 
 # (first release, first release without it, work kind, source)
@@ -34,16 +37,37 @@ WINDOWS: tuple[tuple[tuple[int, int, int], tuple[int, int, int], str, str], ...]
 )
 
 
+# work kind -> (merge date of the upstream fix, where it was read)
+FIXED_MERGED: dict[str, tuple[str, str]] = {
+    "detect": ("2025-06-27", "vLLM commit aa0dc77ef '[Perf] Improved perf for resolve_chat_template_content_format "
+                             "(#20065)', committed 2025-06-27 (git history of github.com/ROCm/vllm, which carries it)"),
+}
+
+
 def chat_template_work(version: str | None) -> str | None:
     """The per-request template work of vLLM ``version`` as written: "detect", "kwargs", or None (render only;
-    also for an unknown version). WINDOWS says where each fact was read."""
+    also for an unknown version, and for an AMD fork build whose code has the fix). WINDOWS and FIXED_MERGED say
+    where each fact was read."""
     if not version:
         return None
     v = parse_version(version)
     for first, end, kind, _source in WINDOWS:
         if first <= v < end:
-            return kind
+            return None if _fork_has_fix(version, kind) else kind
     return None
+
+
+def template_release(spec) -> str | None:
+    """The version string whose template work applies to an engine spec: the version as requested when it names an
+    AMD fork build (``0.9.1+rocm.20250715``: its code date decides), else the resolved release."""
+    requested = getattr(spec, "vllm_version_requested", None)
+    return requested if code_date(requested) else getattr(spec, "vllm_version", None)
+
+
+def _fork_has_fix(version: str, kind: str) -> bool:
+    """Whether ``version`` is an AMD fork build (``+rocm.<date>``) whose code already carries the fix of ``kind``."""
+    build = code_date(version)
+    return bool(build) and kind in FIXED_MERGED and build >= FIXED_MERGED[kind][0]
 
 
 def cached_from(kind: str) -> str:

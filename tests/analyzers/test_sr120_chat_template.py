@@ -32,3 +32,18 @@ def test_quoted_cost_matches_the_measured_bursts(run_cli):
     assert float(re.search(r"about ([\d.]+) ms", f090["message"]).group(1)) == pytest.approx(6.3, abs=0.1)
     assert "0.11.1" in f011["fix"] and "0.9.2" in f090["fix"]
     assert not _sr120(run_cli, "0.11.0", "openai/gpt-oss-20b")   # harmony, no Jinja template
+
+
+@pytest.mark.parametrize("tag, fires", [
+    # branch 0610_rc2, last commit 2025-06-05: before PR #20065 (committed 2025-06-27)
+    ("rocm6.4.1_vllm_0.9.1_20250610", True),
+    # branch 0715_rc1, last commit 2025-07-01: upstream main after PR #20065, although the tag names 0.9.1
+    ("rocm6.4.1_vllm_0.9.1_20250715", False),
+])
+def test_amd_fork_builds_follow_their_code_date(run_cli, tmp_path, tag, fires):
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(f"services:\n  vllm:\n    image: rocm/vllm:{tag}\n"
+                       "    command: [\"vllm\", \"serve\", \"Qwen/Qwen3-8B\"]\n")
+    code, out, err = run_cli("lint", "--format", "json", "--gpu", "MI300X", str(compose))
+    assert code in (0, 1), err
+    assert any(f["rule"] == "SR120" for f in json.loads(out)["findings"]) is fires

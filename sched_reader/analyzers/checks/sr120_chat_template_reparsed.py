@@ -12,7 +12,7 @@ the engine after N times that. /v1/completions and gpt-oss (Rust harmony encoder
 
 from __future__ import annotations
 
-from sched_reader.compat.chat_template_work import cached_from
+from sched_reader.compat.chat_template_work import cached_from, template_release
 from sched_reader.findings import Finding
 from sched_reader.models.cost.frontend import API_INTAKE_S, endpoint_for, intake_base_s
 from sched_reader.models.engine_spec import EngineSpec
@@ -31,7 +31,7 @@ def check(spec: EngineSpec) -> list[Finding]:
         return []
     # the API-server model's name for a chat request on this release and model: "chat-template-<work>" only
     # where the release re-parses a Jinja template (gpt-oss's harmony encoder and render-only releases differ)
-    endpoint = endpoint_for("chat", getattr(arch, "model_type", None), spec.vllm_version)
+    endpoint = endpoint_for("chat", getattr(arch, "model_type", None), template_release(spec))
     if not endpoint.startswith("chat-template-"):
         return []
     fixed = cached_from(endpoint[len("chat-template-"):])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from sched_reader.compat.chat_template_work import template_release
 from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
 from sched_reader.analyzers.simulator.engine import run_engine
 from sched_reader.analyzers.simulator.metrics import add_client_latency, summarize
@@ -185,7 +186,7 @@ def simulate_spec(spec: Any, requests: Requests, policies: Iterable[str] = ("vll
     """Simulate one EngineSpec under each policy; returns {policy: metrics}. ``endpoint``: the API entry
     point the client calls ("completions" or "chat"), with the calibrated API terms of an active profile."""
     cost, blocks = engine_inputs(spec)
-    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None), spec.vllm_version)
+    endpoint = endpoint_for(endpoint, getattr(spec.arch, "model_type", None), template_release(spec))
     out: dict[str, dict[str, Any]] = {}
     for pol in policies:
         if pol not in POLICIES:

@@ -15,6 +15,10 @@ one integer ``(finish_step << shift) | request`` (ordered as the pair would be, 
 * Anything else (preemption, a budget smaller than the decoders, V0 prefill steps, decoders out of
   order) materializes every request and runs the explicit step of :class:`~.core.SimCore`.
 
+Without a concurrency cap, speculative decoding or multi-step rounds, :meth:`Engine.loop_v1` runs the loop
+with the common cases of the above written out in one function (the same decisions and arithmetic: an
+arrival or a finish comes every few iterations, so calls and attribute lookups were most of the cost).
+
 Results are identical to :func:`~.reference.run_reference` (asserted by the tests).
 """
 
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import gc
 from heapq import heappop, heappush
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Callable
 
 import numpy as np
@@ -409,22 +413,29 @@ class Engine(SimCore):
 
         One stretch takes as many identical pure-decode iterations as certainly happen, up to and including
         the next one where a steady decoder finishes: none when a request other than the steady decoders
-        runs, when the first WAITING request could be admitted, or when no KV block is left for the growth."""
+        runs, when the first WAITING request could be admitted, or when no KV block is left for the growth.
+        A short one (k <= SMALL_STRETCH: most of them, a finish or an arrival is usually a few iterations
+        away) is stepped here, :meth:`_stretch_py` with ``merged`` False and :meth:`_finish_dec` inlined
+        (the same arithmetic, in the same order; the lookups hoisted out of the loop)."""
         if self.multi_step:
             return None
         arr, N, maxc, mnbt = self.arr_ns, self.n, self.maxc, self.mnbt
         running, waiting, heap, alloc, bs, sh = self.running, self.waiting, self.heap, self.alloc, self.bs, self.sh
+        hist, rec, timer, max_seqs, v0_whole = self.hist, self.rec, self.timer, self.max_seqs, self.v0_whole
+        forms = timer._forms
+        ts_t, ts_batch, ts_blocks, ts_step, itl_v, itl_w = (rec.ts_t, rec.ts_batch, rec.ts_blocks, rec.ts_step,
+                                                             rec.itl_v, rec.itl_w)
         end = None
         t = now
         while True:
             n = self.n_dec
             if n == 0 or len(running) != n or mnbt < n:
                 return end
-            t_arr = None
+            t_arr = _NEVER
             if waiting:
                 if not self._head_blocked():
                     return end
-            elif n < self.max_seqs and (mnbt > n or self.v0_whole):
+            elif n < max_seqs and (mnbt > n or v0_whole):
                 i = self.nxt                  # SimCore.next_send_time
                 if i < N and (maxc is None or self.inflight < maxc):
                     t_arr = arr[i]
@@ -433,34 +444,104 @@ class Engine(SimCore):
             k = (heap[0] >> sh) - S
             if k > STRETCH_CAP:
                 k = STRETCH_CAP
-            avail = alloc.free + alloc.evictable_blocks
+            free = alloc.free
+            avail = free + alloc.evictable_blocks
             if (avail // n) * bs < k:   # blocks may run out: exact count of the iterations that fit
                 q, rem = divmod(avail, n)
                 m, cum = 0, 0
                 while True:
-                    cum += self.hist[(-(S + m)) % bs]
+                    cum += hist[(-(S + m)) % bs]
                     if cum > rem:
                         break
                     m += 1
                 k = min(k, q * bs + m)
                 if k <= 0:
                     return end
-            if k <= SMALL_STRETCH:
-                t = self._stretch_py(t, n, k, t_arr, False)
+            if k > SMALL_STRETCH:
+                ta = None if t_arr == _NEVER else t_arr
+                e = self._stretch_py(t, n, k, ta, True)
+                t2 = self._stretch_numpy(t, n, k, ta) if e is False else e
+                if t2 is None:
+                    return end
+                t = t2
+                S = self.S
             else:
-                e = self._stretch_py(t, n, k, t_arr, True)
-                t = self._stretch_numpy(t, n, k, t_arr) if e is False else e
-            if t is None:
-                return end
+                # _stretch_py(t, n, k, t_arr, merged=False), inlined
+                if t >= t_arr:
+                    return end
+                form = forms.get(n, False)
+                if form is False:
+                    form = timer.form(n)
+                ctx = n * (S + 1) + self.sum_off
+                used0 = used = alloc.num_blocks - free - alloc.evictable_blocks
+                t0 = t
+                kvb = kvt = 0
+                h = -S
+                if form is not None:
+                    gi, sf, sw, cap, cpu, asy = form
+                    for j in range(k):
+                        if t >= t_arr:
+                            break
+                        used += hist[(h - j) % bs]
+                        g = gi + sf * ctx        # StepTimer.decode, inlined: the same expression
+                        if sw:
+                            g = g + sw * (ctx if ctx < cap else cap)
+                        d = round_float(((g if g >= cpu else cpu) if asy else g + cpu) * NS_PER_S)
+                        if d < 1:
+                            d = 1
+                        t += d
+                        ts_t.append(t)
+                        ts_batch.append(n)
+                        ts_blocks.append(used)
+                        ts_step.append(d)
+                        itl_v.append(d)
+                        itl_w.append(n)
+                        kvb += used * d
+                        kvt += ctx * d
+                        ctx += n
+                    else:                        # all k taken (a break: j taken, the arrival came first)
+                        j = k
+                else:
+                    scalar = timer._scalar
+                    j = 0
+                    while j < k and t < t_arr:   # StepTimer.decode without a closed form: the same call
+                        used += hist[(h - j) % bs]
+                        d = to_ns(scalar(n, ctx, 0, 0.0, 0))
+                        t += d
+                        ts_t.append(t)
+                        ts_batch.append(n)
+                        ts_blocks.append(used)
+                        ts_step.append(d)
+                        itl_v.append(d)
+                        itl_w.append(n)
+                        kvb += used * d
+                        kvt += ctx * d
+                        ctx += n
+                        j += 1
+                if not j:
+                    return end
+                if used > used0:
+                    grow_by = used - used0       # one claim evicts exactly what the per-step claims would
+                    if grow_by <= free:
+                        alloc.free = free - grow_by
+                    else:
+                        alloc.take(grow_by)
+                rec.steps += j
+                rec.busy_ns += t - t0
+                rec.kv_blocks_ns += kvb
+                rec.kv_tokens_ns += kvt
+                if used > rec.peak_blocks:       # blocks only grow during a stretch: the last is the peak
+                    rec.peak_blocks = used
+                S += j
+                self.S = S
             self.t_last = t
             self.stretches += 1
-            S = self.S
             if heap and heap[0] >> sh == S:
                 # the reference admits arrivals at the start of every iteration; before the finish step
                 # that only matters now, under a concurrency cap, because a finish changes the gate (uncapped,
                 # each is sent at its arrival time whenever it is admitted, and a finish does not read WAITING)
                 if maxc is not None:
-                    self.admit_arrivals(t - self.rec.ts_step[-1])
+                    self.admit_arrivals(t - ts_step[-1])
                 while heap and heap[0] >> sh == S:
                     self._finish_dec(heappop(heap) & self.mask, t)
             end = t
@@ -599,6 +680,478 @@ class Engine(SimCore):
         self.S += k
         return end
 
+    # ------------------------------------------------------------------ the fused event loop
+    def loop_v1(self, progress: Callable[[int, int], None] | None) -> None:
+        """The event loop of :func:`_run` for V1 scheduling without a concurrency cap, speculative decoding
+        or multi-step rounds (``no_fast`` False, ``maxc`` None), with :meth:`admit_arrivals`, :meth:`stretch`
+        (its short stretches), :meth:`fast_step` (when RUNNING holds the steady decoders only),
+        :meth:`plan_waiting`, :meth:`_run_fast` and :meth:`_finish_dec` written out in one function: the
+        same decisions in the same order and the same arithmetic, with the lookups hoisted once per run
+        instead of once per call (most of the time the engine spent went to the calls and lookups: an
+        arrival or a finish comes every few iterations). Everything else goes to those methods."""
+        n = self.n
+        arr, send_ns, running, waiting, alloc, rec = self.arr_ns, self.send_ns, self.running, self.waiting, \
+            self.alloc, self.rec
+        heap, hist = self.heap, self.hist
+        ts_t, ts_batch, ts_blocks, ts_step, itl_v, itl_w = (rec.ts_t, rec.ts_batch, rec.ts_blocks, rec.ts_step,
+                                                             rec.itl_v, rec.itl_w)
+        first_ns, finish_ns = rec.first_ns, rec.finish_ns
+        timer = self.timer
+        forms = timer._forms
+        mixed, round_s, rf, NS = self.mixed, self.round_s, round_float, NS_PER_S
+        prompt, out, computed, target, last_emit = self.prompt, self.out, self.computed, self.target, self.last_emit
+        pid_of, held, pref, pblocks = self.pid, self.held, self.pref, self.pblocks
+        off_of, out_off, isdec = self.off, self.out_off, self.isdec
+        bs, sh, mask, mnbt, max_seqs, thr, chunked, wm = (self.bs, self.sh, self.mask, self.mnbt, self.max_seqs,
+                                                          self.thr, self.chunked, self.wm)
+        # the recorder's sums (steps, busy time, KV integrals, peak) and the engine's counters, kept here and
+        # added at the end (_flush): the methods called for the uncommon cases add to the recorder's own
+        steps = busy = kvb = kvt = peak = stretches = fast_steps = 0
+        never = _NEVER
+        # uncapped, every request is sent at its arrival time (max(arrival, reopen_ns), reopen_ns 0) and the
+        # count in flight gates nothing: both are written once (send_ns now, inflight's change by _flush)
+        send_ns[:] = arr
+        inflight = 0
+        now = 0
+        loops = 0
+        while self.finished < n:
+            # ---- Engine.admit_arrivals (uncapped: each request is sent at its arrival time)
+            i = self.nxt
+            if i < n and arr[i] <= now:
+                j = i + 1
+                if j < n and arr[j] <= now:
+                    j = bisect_right(arr, now, j + 1)
+                    waiting.extend(range(i, j))
+                else:
+                    waiting.append(i)
+                inflight += j - i
+                self.nxt = j
+            # ---- Engine.stretch, when the first WAITING request (if any) cannot be admitted
+            if waiting:
+                r = waiting[0]
+                if pid_of[r] >= 0 or len(running) >= max_seqs:
+                    blocked = self._head_blocked()
+                else:                             # Engine._head_blocked without a prefix: the same tests
+                    budget = mnbt - self.n_dec
+                    if budget <= 0:
+                        blocked = True
+                    else:
+                        num_new = prompt[r] + out[r]
+                        if 0 < thr < num_new:
+                            num_new = thr
+                        if num_new > budget:
+                            blocked = not chunked
+                            num_new = budget
+                        else:
+                            blocked = False
+                        if not blocked:
+                            blocked = -(-num_new // bs) > alloc.free + alloc.evictable_blocks - wm
+            else:
+                blocked = True
+            if blocked:
+                end = None
+                t = now
+                while True:
+                    nd = self.n_dec
+                    if nd == 0 or len(running) != nd or mnbt < nd:
+                        break
+                    t_arr = never
+                    if waiting:
+                        if not self._head_blocked():
+                            break
+                    elif nd < max_seqs and mnbt > nd:
+                        i = self.nxt              # SimCore.next_send_time (uncapped)
+                        if i < n:
+                            t_arr = arr[i]
+                    S = self.S
+                    k = (heap[0] >> sh) - S
+                    if k > STRETCH_CAP:
+                        k = STRETCH_CAP
+                    free = alloc.free
+                    avail = free + alloc.evictable_blocks
+                    if (avail // nd) * bs < k:   # blocks may run out: exact count of the iterations that fit
+                        q, rem = divmod(avail, nd)
+                        m, cum = 0, 0
+                        while True:
+                            cum += hist[(-(S + m)) % bs]
+                            if cum > rem:
+                                break
+                            m += 1
+                        k = min(k, q * bs + m)
+                        if k <= 0:
+                            break
+                    if k > SMALL_STRETCH:
+                        ta = None if t_arr == never else t_arr
+                        e = self._stretch_py(t, nd, k, ta, True)
+                        t2 = self._stretch_numpy(t, nd, k, ta) if e is False else e
+                        if t2 is None:
+                            break
+                        t = t2
+                        S = self.S
+                    else:
+                        # Engine._stretch_py(t, nd, k, t_arr, merged=False)
+                        if t >= t_arr:
+                            break
+                        try:
+                            form = forms[nd]
+                        except KeyError:
+                            form = timer.form(nd)
+                        ctx = nd * (S + 1) + self.sum_off
+                        used0 = used = alloc.num_blocks - free - alloc.evictable_blocks
+                        t0 = t
+                        h = -S
+                        if form is not None:
+                            gi, sf, sw, cap, cpu, asy = form
+                            if asy and not sw and cpu * NS >= 1.0:
+                                # the same, less the tests that cannot change: no window, and d >= 1 (d is
+                                # round(max(g, cpu) * NS) >= round(cpu * NS) >= 1)
+                                for j in range(k):
+                                    if t >= t_arr:
+                                        break
+                                    used += hist[(h - j) % bs]
+                                    g = gi + sf * ctx
+                                    d = rf((g if g >= cpu else cpu) * NS)
+                                    t += d
+                                    ts_t.append(t)
+                                    ts_batch.append(nd)
+                                    ts_blocks.append(used)
+                                    ts_step.append(d)
+                                    itl_v.append(d)
+                                    itl_w.append(nd)
+                                    kvb += used * d
+                                    kvt += ctx * d
+                                    ctx += nd
+                                else:
+                                    j = k
+                            else:
+                                for j in range(k):
+                                    if t >= t_arr:
+                                        break
+                                    used += hist[(h - j) % bs]
+                                    g = gi + sf * ctx        # StepTimer.decode: the same expression
+                                    if sw:
+                                        g = g + sw * (ctx if ctx < cap else cap)
+                                    d = rf(((g if g >= cpu else cpu) if asy else g + cpu) * NS)
+                                    if d < 1:
+                                        d = 1
+                                    t += d
+                                    ts_t.append(t)
+                                    ts_batch.append(nd)
+                                    ts_blocks.append(used)
+                                    ts_step.append(d)
+                                    itl_v.append(d)
+                                    itl_w.append(nd)
+                                    kvb += used * d
+                                    kvt += ctx * d
+                                    ctx += nd
+                                else:                        # all k taken (a break: j taken, the arrival came first)
+                                    j = k
+                        else:
+                            scalar = timer._scalar
+                            j = 0
+                            while j < k and t < t_arr:   # StepTimer.decode without a closed form: the same call
+                                used += hist[(h - j) % bs]
+                                d = int(round(scalar(nd, ctx, 0, 0.0, 0) * NS))     # to_ns, inlined
+                                if d <= 0:
+                                    d = 1
+                                t += d
+                                ts_t.append(t)
+                                ts_batch.append(nd)
+                                ts_blocks.append(used)
+                                ts_step.append(d)
+                                itl_v.append(d)
+                                itl_w.append(nd)
+                                kvb += used * d
+                                kvt += ctx * d
+                                ctx += nd
+                                j += 1
+                        if not j:
+                            break
+                        if used > used0:
+                            grow_by = used - used0       # one claim evicts exactly what the per-step claims would
+                            if grow_by <= free:
+                                alloc.free = free - grow_by
+                            else:
+                                alloc.take(grow_by)
+                        steps += j
+                        busy += t - t0
+                        if used > peak:                  # blocks only grow during a stretch: the last is the peak
+                            peak = used
+                        S += j
+                        self.S = S
+                    self.t_last = t
+                    stretches += 1
+                    # uncapped: no arrival needs admitting before the finish step (Engine.stretch)
+                    while heap and heap[0] >> sh == S:
+                        # Engine._finish_dec(r, t), inlined
+                        r = heappop(heap) & mask
+                        off = off_of[r]
+                        c = S + off
+                        computed[r] = c
+                        out[r] = S + out_off[r]
+                        isdec[r] = False
+                        self.n_dec -= 1
+                        self.sum_off -= off
+                        hist[off % bs] -= 1
+                        last_emit[r] = t
+                        finish_ns[r] = t
+                        pr = pref[r]
+                        if pr >= 0:
+                            alloc.free += -(-c // bs) - pblocks[r]
+                            alloc.unref(pr)
+                            pref[r] = -1
+                        else:
+                            alloc.free += -(-c // bs)
+                        held[r] = 0
+                        i = bisect_left(running, r)       # remove_running
+                        if i < len(running) and running[i] == r:
+                            del running[i]
+                        else:
+                            running.remove(r)
+                        self.finished += 1
+                        inflight -= 1
+                    end = t
+                    if waiting or (self.nxt < n and arr[self.nxt] <= t):
+                        break
+                if end is not None:
+                    now = end
+                    continue
+            # ---- Engine.fast_step
+            nd = self.n_dec
+            if len(running) == nd and nd <= mnbt and (
+                    not nd or hist[(-self.S) % bs] <= alloc.free + alloc.evictable_blocks):
+                S = self.S
+                if nd:
+                    dem = hist[(-S) % bs]
+                    if dem:
+                        if dem <= alloc.free:
+                            alloc.free -= dem
+                        else:
+                            alloc.take(dem)
+                self.last_preempted = False
+                ctx0 = nd * (S + 1) + self.sum_off
+                # Engine.plan_waiting, with core.step_shape of each admitted request; the first admitted request
+                # is (r1, k1), a list ``sched`` of them all is built only when there are more
+                nsched = 0
+                r1 = k1 = 0
+                sched: list[tuple[int, int]] = []
+                ndx, ctx = nd, ctx0
+                pf = pairs2 = npf = 0
+                if waiting:
+                    budget = mnbt - nd
+                    kv = 0
+                    while waiting and budget > 0 and len(running) < max_seqs:
+                        r = waiting[0]
+                        pid = pid_of[r]
+                        hit = self._prefix_hit(r) if pid >= 0 else 0
+                        cmp = hit * bs
+                        o = out[r]
+                        num_new = prompt[r] + o - cmp
+                        if 0 < thr < num_new:
+                            num_new = thr
+                        if num_new > budget:
+                            if not chunked:
+                                break
+                            num_new = budget
+                        need = -(-(cmp + num_new) // bs) - hit
+                        touch = 0
+                        if hit:
+                            e = alloc.hit(pid)
+                            if e is not None and e.refs == 0:
+                                touch = e.blocks
+                        if need > alloc.free + alloc.evictable_blocks - touch - wm:
+                            break
+                        waiting.popleft()
+                        if hit:
+                            alloc.ref(pid)
+                            pref[r] = pid
+                        if need <= alloc.free:
+                            alloc.free -= need
+                        else:
+                            alloc.take(need, r)
+                        held[r] = need
+                        computed[r] = cmp
+                        kv += cmp + num_new
+                        running.append(r)
+                        if nsched:
+                            if nsched == 1:
+                                sched.append((r1, k1))
+                            sched.append((r, num_new))
+                        else:
+                            r1, k1 = r, num_new
+                        nsched += 1
+                        budget -= num_new
+                        if num_new == 1 and o > 0 and cmp + 1 == prompt[r] + o:
+                            ndx += 1
+                            ctx += cmp + 1
+                        else:
+                            npf += 1
+                            pf += num_new
+                            pairs2 += num_new * (2 * cmp + num_new)
+                    self.kv_tokens += kv
+                if not nsched and not nd:
+                    end = None
+                else:
+                    # Engine._run_fast
+                    if not pf and not npf and ndx > 0:
+                        dur = timer.decode(ndx, ctx)
+                    else:
+                        dur = round_s(mixed(ndx, ctx, pf, pairs2 / 2.0, npf) * NS)
+                        if dur < 1:
+                            dur = 1
+                    end = now + dur
+                    blocks = alloc.num_blocks - alloc.free - alloc.evictable_blocks
+                    steps += 1
+                    busy += dur
+                    kvb += blocks * dur
+                    kvt += (self.kv_tokens + ctx0) * dur
+                    if blocks > peak:
+                        peak = blocks
+                    ts_t.append(end)
+                    ts_batch.append(nsched + nd)
+                    ts_blocks.append(blocks)
+                    ts_step.append(dur)
+                    S += 1
+                    self.S = S
+                    if nd:
+                        itl_v.append(dur)
+                        itl_w.append(nd)
+                    while heap and heap[0] >> sh == S:
+                        # Engine._finish_dec(r, t), inlined
+                        r = heappop(heap) & mask
+                        off = off_of[r]
+                        c = S + off
+                        computed[r] = c
+                        out[r] = S + out_off[r]
+                        isdec[r] = False
+                        self.n_dec -= 1
+                        self.sum_off -= off
+                        hist[off % bs] -= 1
+                        last_emit[r] = end
+                        finish_ns[r] = end
+                        pr = pref[r]
+                        if pr >= 0:
+                            alloc.free += -(-c // bs) - pblocks[r]
+                            alloc.unref(pr)
+                            pref[r] = -1
+                        else:
+                            alloc.free += -(-c // bs)
+                        held[r] = 0
+                        i = bisect_left(running, r)       # remove_running
+                        if i < len(running) and running[i] == r:
+                            del running[i]
+                        else:
+                            running.remove(r)
+                        self.finished += 1
+                        inflight -= 1
+                    if nsched == 1:                # the loops below for one request, written out
+                        c = computed[r1] + k1
+                        computed[r1] = c
+                        if pid_of[r1] >= 0:
+                            self._maybe_register(r1, c, k1)
+                        o = out[r1]
+                        if c == prompt[r1] + o:      # SimCore.emit
+                            if o == 0:
+                                first_ns[r1] = end
+                            else:
+                                itl_v.append(end - last_emit[r1])
+                                itl_w.append(1)
+                            last_emit[r1] = end
+                            o += 1
+                            out[r1] = o
+                            if o == target[r1]:
+                                self.finish(r1, end)
+                            else:                    # Engine.lazify
+                                off = c - S
+                                off_of[r1] = off
+                                out_off[r1] = o - S
+                                isdec[r1] = True
+                                hist[off % bs] += 1
+                                heappush(heap, ((S + target[r1] - o) << sh) | r1)
+                                self.n_dec += 1
+                                self.sum_off += off
+                                self.kv_tokens -= c
+                    elif nsched:
+                        done: list[int] = []
+                        emitted: list[int] = []
+                        for r, k in sched:
+                            c = computed[r] + k
+                            computed[r] = c
+                            if pid_of[r] >= 0:
+                                self._maybe_register(r, c, k)
+                            o = out[r]
+                            if c == prompt[r] + o:      # SimCore.emit
+                                if o == 0:
+                                    first_ns[r] = end
+                                else:
+                                    itl_v.append(end - last_emit[r])
+                                    itl_w.append(1)
+                                last_emit[r] = end
+                                o += 1
+                                out[r] = o
+                                if o == target[r]:
+                                    done.append(r)
+                                else:
+                                    emitted.append(r)
+                        for r in done:
+                            self.finish(r, end)
+                        if emitted:   # Engine.lazify
+                            sum_off = kv = 0
+                            for r in emitted:
+                                c = computed[r]
+                                off = c - S
+                                off_of[r] = off
+                                o = out[r]
+                                out_off[r] = o - S
+                                isdec[r] = True
+                                sum_off += off
+                                kv += c
+                                hist[off % bs] += 1
+                                heappush(heap, ((S + target[r] - o) << sh) | r)
+                            self.n_dec += len(emitted)
+                            self.sum_off += sum_off
+                            self.kv_tokens -= kv
+                    self.t_last = end
+                    fast_steps += 1
+            else:
+                end = self.fast_step(now)
+                if end is False:
+                    end = self.slow_step(now)
+                    heap, hist = self.heap, self.hist      # materialize_all made new ones
+            # ---- _run
+            if end is None:
+                if self.last_preempted:
+                    continue
+                t = self.next_send_time()
+                if t is None or running:
+                    self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps, inflight)
+                    raise RuntimeError("engine stalled")  # unreachable when prepare() validated
+                if t > now:
+                    now = t
+                continue
+            now = end
+            loops += 1
+            if progress is not None and loops % 4096 == 0:
+                progress(self.finished, n)
+            if loops > MAX_SIM_STEPS:
+                self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps, inflight)
+                raise _too_many_steps(self, loops)
+        self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps, inflight)
+
+    def _flush(self, steps: int, busy: int, kvb: int, kvt: int, peak: int, stretches: int, fast_steps: int,
+               inflight: int) -> None:
+        """Add :meth:`loop_v1`'s sums to the recorder's and its counters to the engine's."""
+        self.inflight += inflight
+        rec = self.rec
+        rec.steps += steps
+        rec.busy_ns += busy
+        rec.kv_blocks_ns += kvb
+        rec.kv_tokens_ns += kvt
+        if peak > rec.peak_blocks:
+            rec.peak_blocks = peak
+        self.stretches += stretches
+        self.fast_steps += fast_steps
+
 
 _NEVER = 1 << 62     # ns: a time no arrival reaches
 
@@ -641,6 +1194,10 @@ def _run(req: Requests, p: SchedParams, cost: StepCost, progress: Callable[[int,
     if gc.get_freeze_count() == 0:
         gc.freeze()
         gc.unfreeze()
+    if not eng.no_fast and eng.maxc is None:
+        eng.loop_v1(progress)
+        eng.materialize_all()
+        return eng
     now = 0
     loops = 0
     n = eng.n

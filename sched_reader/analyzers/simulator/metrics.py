@@ -107,10 +107,18 @@ class Recorder:
 
     def itl_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """All inter-token gaps as (values, counts), int64."""
-        vs = [np.asarray(self.itl_v, dtype=np.int64)] + [c[0] for c in self.itl_chunks]
-        ws = [np.asarray(self.itl_w, dtype=np.int64)] + [np.full(c[0].shape[0], c[1], dtype=np.int64)
+        vs = [_i64(self.itl_v)] + [c[0] for c in self.itl_chunks]
+        ws = [_i64(self.itl_w)] + [np.full(c[0].shape[0], c[1], dtype=np.int64)
                                                          for c in self.itl_chunks]
         return np.concatenate(vs), np.concatenate(ws)
+
+
+def _i64(seq: Any) -> np.ndarray:
+    """``np.asarray(seq, dtype=np.int64)``; a list through ``np.fromiter`` (the same array, about a third
+    faster on the run's long lists of Python ints)."""
+    if type(seq) is list:
+        return np.fromiter(seq, dtype=np.int64, count=len(seq))
+    return np.asarray(seq, dtype=np.int64)
 
 
 def weighted_percentiles(values: np.ndarray, counts: np.ndarray | None, pcts=PCTS) -> list[float]:
@@ -172,11 +180,11 @@ def summarize(rec: Recorder, send_ns: list[int], prompt: list[int], target: list
     ITL and E2EL, named as vLLM names them (``p99.9_itl_ms``; an integer P without a decimal point).
     A request is good (``--goodput ttft:MS tpot:MS e2el:MS``) when every given target is met; its TPOT is 0
     when it has one output token, as in vLLM's ``calculate_metrics``."""
-    send = np.asarray(send_ns, dtype=np.int64)
-    first = np.asarray(rec.first_ns, dtype=np.int64)
-    fin = np.asarray(rec.finish_ns, dtype=np.int64)
-    p = np.asarray(prompt, dtype=np.int64)
-    o = np.asarray(target, dtype=np.int64)
+    send = _i64(send_ns)
+    first = _i64(rec.first_ns)
+    fin = _i64(rec.finish_ns)
+    p = _i64(prompt)
+    o = _i64(target)
     assert (fin >= 0).all(), "every request must finish"
     dur_ns = int(fin.max() - min(int(send.min()), 0)) if fin.size else 0
     dur_s = dur_ns / 1e9 if dur_ns else 1e-9

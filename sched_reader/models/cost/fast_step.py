@@ -186,6 +186,11 @@ def _iteration(m: Any) -> StepFn:
         v = memo_e[emit] = (t_lm, t_smp, t_lg, cpu)
         return v
 
+    if (len(attn) == 1 and not attn[0][4] and not attn[0][5] and not attn[0][7] and tp <= 1 and ep <= 1
+            and pp <= 1):
+        return _one_group(attn[0], dfit, pcurve, memo_t, t_terms, memo_e, e_terms, memo_q, e_at_0, pxs, pys,
+                          attn_peak, peak_bw_all, bw, te_floor=floor, host=host, async_overlap=async_overlap)
+
     def f(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
         T = nd + Tp
         if T <= 0:
@@ -247,6 +252,70 @@ def _iteration(m: Any) -> StepFn:
         return gpu + cpu
 
     return f
+
+
+def _one_group(group: tuple, dfit: Any, pcurve: Any, memo_t: dict, t_terms: Callable, memo_e: dict,
+               e_terms: Callable, memo_q: dict, e_at_0: Any, pxs: Any, pys: Any, attn_peak: float,
+               peak_bw_all: float, bw: float, te_floor: float, host: float, async_overlap: bool) -> StepFn:
+    """``f`` of :func:`_iteration` for the common shape: one attention group without a sliding window,
+    occupancy limit or full (non-causal) prompt attention, on one GPU (no TP, EP or PP). The same
+    operations in the same order, less the branches that cannot be taken and the additions of the
+    collectives' 0.0 (``x + 0.0`` is ``x`` for the positive sums here), so the same floats."""
+    count, dec_s, fpre, bpre, _, _, pre_rate, _ = group
+    measured_pre = pcurve is not None
+    d0, d1 = (dfit[0], dfit[1]) if dfit is not None else (0.0, 0.0)
+    has_fit = dfit is not None
+    log2 = math.log2
+    floor = te_floor
+    memo4: dict[int, tuple] = {}        # memo_t's first four terms, by token count
+    memo_fit: dict[int, float] = {}     # the measured decode-kernel term, by decoding sequences
+
+    def f1(nd: int, S: int, Tp: int, P: float, nps: int = 0) -> float:
+        T = nd + Tp
+        if T <= 0:
+            return 0.0
+        try:
+            layers, te, miss, t_emb = memo4[T]
+        except KeyError:
+            layers, te, miss, t_emb = memo4[T] = t_terms(T)[:4]
+        td = count * S * dec_s
+        if has_fit:
+            try:
+                td = td + memo_fit[nd]
+            except KeyError:
+                fit = memo_fit[nd] = count * (d0 * (nd > 0) + d1 * nd)
+                td = td + fit
+        if measured_pre and Tp:
+            if P > Tp / 2.0:    # the efficiency at x = log2(q), memoised by q
+                q = 2.0 * P / Tp
+                try:
+                    e = memo_q[q]
+                except KeyError:
+                    e = memo_q[q] = interp_scalar(log2(q), pxs, pys)
+            else:
+                e = e_at_0
+            a, b = fpre * P / attn_peak, bpre * Tp / peak_bw_all
+            tpre = count * (b if b > a else a) / e   # max(a, b)
+        else:
+            a, b = fpre * P / pre_rate, bpre * Tp / bw
+            tpre = count * (b if b > a else a)
+        layers = layers + td + tpre
+        layers = layers + te
+        layers = layers + floor
+        if miss:
+            a = host - layers
+            layers = layers + (0.0 if 0.0 > a else a)           # max(a, 0.0)
+        emit = nd + nps
+        try:
+            t_lm, t_smp, _, cpu = memo_e[emit]
+        except KeyError:
+            t_lm, t_smp, _, cpu = e_terms(emit)
+        gpu = layers + t_emb + t_lm + t_smp
+        if async_overlap:     # max(gpu, cpu), without the builtin call: the same value
+            return cpu if cpu > gpu else gpu
+        return gpu + cpu
+
+    return f1
 
 
 def _probes(cost: Any) -> list[tuple[int, int, int, float, int]]:

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 
 from sched_reader.analyzers.simulator.cost import LinearStepCost, StepTimer, make_timer, to_ns
 from sched_reader.analyzers.simulator.engine import run_engine
@@ -62,6 +62,10 @@ def test_spec_budget_counts_k_plus_one_tokens():
 @example(seed=1095681, k=1, a=0.0, method="ngram")
 def test_spec_engine_identical_to_reference(seed, k, a, method):
     req, par = _case(seed)
+    # a request that needs more KV slots than the cache holds once its k drafts are counted can never finish: the
+    # engine stops with an InputError after its step cap, the reference loop (no cap) preempts it forever
+    # (hypothesis seed 7 drew seed=12077, k=5: a 244 + 14-token request in 258 one-token blocks)
+    assume(int((req.prompt_len + req.output_len).max()) + k + 1 <= par.num_blocks * par.block_size)
     par = _spec(par, k=k, a=a, method=method, lookahead=k if method == "eagle" else 0)
     ref = run_reference(req, par, TOY, on_step=lambda core: core.alloc.check())
     eng = run_engine(req, par, TOY)

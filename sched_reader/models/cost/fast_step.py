@@ -111,7 +111,7 @@ def _iteration(m: Any) -> StepFn:
     lm_curve, lm_peak = m._lm_curve, m._lm_peak
     log2 = math.log2
     elem = m._elem_bytes_per_token
-    floor = m._L * eff.layer_overhead_graph_s + m._moe_layers * eff.moe_routing_overhead_s
+    floor = m._L * eff.layer_overhead_graph_s + m._moe_layers * eff.moe_routing_overhead_s + m._floor_extra_s
     eager = m.eager
     graph_max = m._graph_max_tokens
     host = m._L * eff.layer_overhead_eager_s

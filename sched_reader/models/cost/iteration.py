@@ -524,21 +524,23 @@ class IterationCostModel:
         # MLA layers: the measured latency floor of vLLM's MLA module beyond what its GEMMs, decode-attention launch
         # and small kernels already charge, added to every step's per-layer floor (layer_overhead_graph_s, which
         # fast_step.py reads from self.eff as well); 0 without a measured module table
+        # per-step constants beyond the named per-layer ones (layer_overhead_graph_s, moe_routing_overhead_s, which
+        # stay as named: qk_norm_time and a speculative draft model read them); each is its own breakdown term:
+        # (term, seconds per step, source). fast_step.py adds the same sum (_floor_extra_s).
+        self._floor_parts: list[tuple[str, float, str]] = []
         # grouped top-k routing: kernels beyond the one moe_routing_overhead_s charges (see GROUPED_TOPK_KERNELS)
         n_route, how = grouped_topk_kernels(self.arch, self.gpu, getattr(self.cfg, "vllm_version", None))
         self._route_note = ""
         if self._moe_layers and n_route > 1:
             per_kernel = self.eff.layer_overhead_graph_s / LAYER_SMALL_KERNELS
-            self.eff = self.eff.with_overrides(moe_routing_overhead_s=self.eff.moe_routing_overhead_s
-                                               + (n_route - 1) * per_kernel)
+            self._floor_parts.append(("moe_routing_kernels", self._moe_layers * (n_route - 1) * per_kernel,
+                                      f"{how}: {n_route - 1} kernels per MoE layer beyond moe_routing_overhead_s"))
             self._route_note = (f"MoE routing: {how}, {n_route} kernels per MoE layer at {per_kernel * 1e6:.1f} us "
-                                f"each (moe_routing_overhead_s {self.eff.moe_routing_overhead_s * 1e6:.1f} us)")
+                                f"each (moe_routing_overhead_s {self.eff.moe_routing_overhead_s * 1e6:.1f} us + "
+                                f"{(n_route - 1) * per_kernel * 1e6:.1f} us)")
         self._shared_overlap = (any(name == "moe_shared" and f for name, (f, *_), _ in self._linear_terms)
                                 and str(self.gpu.vendor or "").upper() == "NVIDIA" and self.dp == 1
                                 and parse_version(getattr(self.cfg, "vllm_version", None)) >= SHARED_EXPERTS_STREAM_FROM)
-        # per-step constants folded into layer_overhead_graph_s (so fast_step.py, which reads self.eff, agrees);
-        # the breakdown shows each as its own term: (term, seconds per step, source)
-        self._floor_parts: list[tuple[str, float, str]] = []
         mla_layers = sum(g.count for g in s.groups if g.attention.kind == "mla")
         extra, src = self._mla_chain_floor()
         if extra > 0.0:
@@ -546,9 +548,7 @@ class IterationCostModel:
         absorbed, src = self._mla_absorbed_bytes()
         if absorbed > 0.0:
             self._floor_parts.append(("mla_absorbed_weights", absorbed * mla_layers / self.bw, src))
-        if self._floor_parts:
-            self.eff = self.eff.with_overrides(layer_overhead_graph_s=self.eff.layer_overhead_graph_s
-                                               + sum(t for _, t, _ in self._floor_parts) / self._L)
+        self._floor_extra_s = sum(t for _, t, _ in self._floor_parts)
 
     def _mla_absorbed_bytes(self) -> tuple[float, str]:
         """(bytes per MLA layer per decode step, provenance) that vLLM's MLA matrix absorption reads beyond
@@ -737,14 +737,13 @@ class IterationCostModel:
 
         # small-kernel latency floor; in eager mode (or for batches beyond the captured CUDA-graph
         # sizes) the host launch time bounds the layer stack from below
-        floor = self._L * eff.layer_overhead_graph_s + self._moe_layers * eff.moe_routing_overhead_s
+        base = self._L * eff.layer_overhead_graph_s + self._moe_layers * eff.moe_routing_overhead_s
+        floor = base + self._floor_extra_s
         layers = layers + floor
-        if detail and self._floor_parts:   # --explain: the per-step constants folded into the floor, each its own term
-            add("layer_overhead", 0.0, 0.0, 0.0, floor - sum(t for _, t, _ in self._floor_parts), "latency")
+        add("layer_overhead", 0.0, 0.0, 0.0, base, "latency")
+        if detail:   # --explain: the per-step constants beyond the per-layer ones, each its own term
             for name, t, src in self._floor_parts:
-                add(name, 0.0, 0.0, 0.0, t, "latency" if name == "mla_module_floor" else "memory", source=src)
-        else:
-            add("layer_overhead", 0.0, 0.0, 0.0, floor, "latency")
+                add(name, 0.0, 0.0, 0.0, t, "memory" if name == "mla_absorbed_weights" else "latency", source=src)
         graph_miss = 1.0 if self.eager else (T > self._graph_max_tokens)
         host = self._L * eff.layer_overhead_eager_s
         extra = mx(host - layers, 0.0) * graph_miss

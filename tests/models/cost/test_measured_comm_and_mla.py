@@ -92,7 +92,7 @@ def test_deepseek_mla_layer_at_one_sequence_costs_the_measured_module():
     # without the measured tables (or on an unmeasured GPU) there is no such term
     const = IterationCostModel(DSV3, H200, effective_config(tensor_parallel_size=8), use_kernel_tables=False)
     assert "mla_module_floor" not in const.breakdown(1, 2, 0, 0.0).terms
-    # the simulator's compiled step agrees with the model (it reads the floor from m.eff)
+    # the simulator's compiled step agrees with the model (it adds the same per-step floor, m._floor_extra_s)
     from sched_reader.models.cost.fast_step import compile_step_time
     assert compile_step_time(m) is not None
 
@@ -110,7 +110,14 @@ def test_grouped_topk_routing_kernels_follow_the_release():
                              ("0.11.1", 1), ("0.19.0", 1)):
         assert grouped_topk_kernels(DSV3, H200, version)[0] == kernels, version
         m = IterationCostModel(DSV3, H200, effective_config(tensor_parallel_size=8, vllm_version=version))
-        assert m.eff.moe_routing_overhead_s == pytest.approx(2e-6 + (kernels - 1) * 2e-6)
+        # the named constant stays as named (a speculative draft model and qk_norm_time read it); the kernels
+        # beyond it are their own per-step term: 58 MoE layers x (kernels - 1) x 2 us
+        assert m.eff.moe_routing_overhead_s == pytest.approx(2e-6)
+        terms = m.breakdown(1, 2, 0, 0.0).terms
+        if kernels > 1:
+            assert terms["moe_routing_kernels"].time_s == pytest.approx(58 * (kernels - 1) * 2e-6)
+        else:
+            assert "moe_routing_kernels" not in terms
     # no correction bias (DeepSeek-V2's softmax group_limited_greedy): the decomposition in every release
     v2 = ModelArch(id="v2", model_type="deepseek_v2", config=dict(DSV3.config, topk_method="group_limited_greedy"))
     assert grouped_topk_kernels(v2, H200, "0.19.0")[0] == 9
@@ -170,3 +177,22 @@ def test_shared_experts_overlap_the_routed_experts_from_0_11_1():
                                                                                 1 if Tp else 0)
     # CUDA only: no aux stream on ROCm
     assert not model("0.11.1", resolve_gpu("MI300X").gpu)._shared_overlap
+
+
+def test_per_step_floors_stay_out_of_the_named_constants():
+    """The MLA module floor, the 0.7.x absorbed-weight reads and the extra routing kernels are DeepSeek-V3's own
+    per-step terms. A one-layer MTP draft built on the target's efficiency constants must not inherit them
+    (it charges its own single MLA layer), and the named per-layer constants keep their documented values
+    (12 us per layer of small kernels, 2 us for the router: efficiency.py)."""
+    from sched_reader.models.cost.speculative import SpeculativeModel
+
+    m = IterationCostModel(DSV3, H200, effective_config(tensor_parallel_size=8, vllm_version="0.7.3"))
+    terms = m.breakdown(1, 2, 0, 0.0).terms
+    assert {"mla_module_floor", "mla_absorbed_weights", "moe_routing_kernels"} <= set(terms)
+    assert m.eff.layer_overhead_graph_s == pytest.approx(12e-6)
+    assert m.eff.moe_routing_overhead_s == pytest.approx(2e-6)
+    spec = SpeculativeModel(m, {"method": "mtp", "num_speculative_tokens": 1})
+    d = spec._draft.breakdown(1, 2, 0, 0.0).terms
+    # one MLA layer of the draft: its module floor is 1/61 of the target's, not 61/61 more on top
+    assert d["mla_module_floor"].time_s == pytest.approx(terms["mla_module_floor"].time_s / 61)
+    assert d["layer_overhead"].time_s < 20e-6

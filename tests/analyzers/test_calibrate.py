@@ -698,4 +698,8 @@ def test_one_deployment_is_one_host():
     ids = {b.file for _, _, runs, _ in groups for b in runs}
     assert "vllm-benchmark-v084-deepseek-r1-8xh200-tp8-random1000-2000-n50-rate10" in ids
     # every other group of the corpus keeps its runs together (one results folder or one page each)
-    assert len(bench.corpus_deployments()) == 16 + 2   # the two mixed-host groups of before, split in two each
+    # Scicom's llm-benchmaxxing: 18 (GPU, model folder, TP x DP) groups of 5 context lengths each, less the B200
+    # GLM-4.7-FP8 TP4/DP2 group (one completed run; its other three failed every request): 17
+    scicom = [d for d in bench.corpus_deployments() if d[0].startswith("scicom-llm-benchmaxxing:")]
+    assert len(scicom) == 17
+    assert len(bench.corpus_deployments()) == 16 + 2 + 17   # the two mixed-host groups of before, split in two each

@@ -348,7 +348,7 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
             and not sim_opts.get("goodput"):
         steady["method"] = "steady-state formula (fixed lengths, closed loop at max_concurrency)"
         return attach_ranges(steady, workload.max_concurrency, workload.request_rate,
-                             model_kind(spec.arch))
+                             model_kind(spec.arch), workload.num_prompts)
     if requests is None:
         requests = bench_requests(workload, seed)
     blocks = int(eff.num_gpu_blocks_override or kv.num_blocks)
@@ -370,7 +370,8 @@ def _performance(spec: EngineSpec, workload: Any, requests: Any | None, kv: Any,
     perf["method"] = f"simulation (vLLM {engine} policy, event-driven, request by request) with the roofline step cost"
     if not math.isinf(workload.request_rate) and requests is not None:
         perf["request_rate"] = workload.request_rate
-    return attach_ranges(perf, workload.max_concurrency, workload.request_rate, model_kind(spec.arch))
+    return attach_ranges(perf, workload.max_concurrency, workload.request_rate, model_kind(spec.arch),
+                         workload.num_prompts)
 
 
 def in_flight(workload: Any, perf: dict[str, Any] | None) -> int:

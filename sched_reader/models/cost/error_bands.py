@@ -64,9 +64,11 @@ def load_bands() -> dict[str, Any]:
         return {}
 
 
-def regime(max_concurrency: int | None, request_rate: float) -> str:
-    """``closed`` (concurrency cap or finite rate) or ``burst`` (all prompts at once)."""
-    if max_concurrency is not None or not math.isinf(float(request_rate)):
+def regime(max_concurrency: int | None, request_rate: float, num_prompts: int | None = None) -> str:
+    """``closed`` (a concurrency cap that binds, or a finite rate) or ``burst`` (all prompts at once; a cap at or
+    above ``num_prompts`` never binds, so such a run is a burst too)."""
+    cap_binds = max_concurrency is not None and not (num_prompts is not None and max_concurrency >= num_prompts)
+    if cap_binds or not math.isinf(float(request_rate)):
         return "closed"
     return "burst"
 
@@ -115,7 +117,7 @@ def bias_note(metric: str, cell: dict[str, Any], regime_name: str) -> str | None
 
 
 def attach_ranges(perf: dict[str, Any], max_concurrency: int | None, request_rate: float,
-                  kind: str | None = None) -> dict[str, Any]:
+                  kind: str | None = None, num_prompts: int | None = None) -> dict[str, Any]:
     """Add ``<metric>_range`` ([low, high], the metric's unit) for output throughput, mean TPOT and mean TTFT,
     an ``error_bands`` block saying what each range is built from (regime and dense/MoE cell, corpus rows,
     quantiles, the error factors, a bias note where the corpus shows one), and one --explain term per range.
@@ -123,7 +125,7 @@ def attach_ranges(perf: dict[str, Any], max_concurrency: int | None, request_rat
     bands = load_bands()
     if not bands:
         return perf
-    reg = regime(max_concurrency, request_rate)
+    reg = regime(max_concurrency, request_rate, num_prompts)
     quantiles = bands.get("quantiles")
     per_metric: dict[str, Any] = {}
     notes: list[str] = []

@@ -144,6 +144,9 @@ def test_regime_classes():
     assert regime(None, math.inf) == "burst"
     assert regime(64, math.inf) == "closed"
     assert regime(None, 4.0) == "closed"
+    # 100 prompts under --max-concurrency 100 all start at once: the cap never binds, the run is a burst
+    assert regime(100, math.inf, 100) == "burst"
+    assert regime(64, math.inf, 100) == "closed"
 
 
 def test_band_range_inverts_log_error():

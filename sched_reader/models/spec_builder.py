@@ -29,7 +29,7 @@ from sched_reader.models.engine_spec import EffectiveConfig, EngineSpec, FlagVal
 from sched_reader.readers.raw import Origin, RawEngine, Unresolved
 from sched_reader.compat.argtable import ArgTable
 from sched_reader.compat.defaults import default_block_size, release_facts, scheduler_defaults, sparse_mla_backend
-from sched_reader.compat.mla_unchunked import UNCHUNKED_MNBT_FLOOR, mla_forces_unchunked
+from sched_reader.compat.mla_unchunked import UNCHUNKED_MNBT_FLOOR, mla_forces_unchunked, mla_v0_default_unchunked
 from sched_reader.compat import rocm_builds
 from sched_reader.compat.platform_engine import v0_by_platform
 from sched_reader.compat.releases import newest, resolve_version, version_key
@@ -593,6 +593,14 @@ def build_effective(spec: EngineSpec, engine: str | None = None) -> EffectiveCon
     prefix = bool(pick("enable_prefix_caching", engine == "v1"))
     mnbt = int(pick("max_num_batched_tokens", 2048))
     forced = mla_unchunked_source(spec)
+    v0_off = None if forced else mla_v0_default_off_source(spec, engine)
+    if v0_off and "enable_chunked_prefill" not in spec.args:
+        chunked = False
+        reasons["enable_chunked_prefill"] = f"off: {v0_off}"
+        if "max_num_batched_tokens" not in spec.args:
+            mnbt = max(int(max_model_len), UNCHUNKED_MNBT_FLOOR)
+            reasons["max_num_batched_tokens"] = (f"max(max_model_len, {UNCHUNKED_MNBT_FLOOR}) = {mnbt}: V0 "
+                                                 "leaves chunked prefill off for this MLA model")
     if forced:  # vLLM overrides the flags too (VllmConfig.__post_init__), so this comes last
         chunked, prefix = False, False
         mnbt = max(int(max_model_len), UNCHUNKED_MNBT_FLOOR)
@@ -675,6 +683,14 @@ def mla_unchunked_source(spec: EngineSpec) -> str | None:
     if spec.arch is None or not spec.arch.config.get("kv_lora_rank"):
         return None
     return mla_forces_unchunked(spec.vllm_version_requested or spec.vllm_version, spec.hardware.gpu.vendor)
+
+
+def mla_v0_default_off_source(spec: EngineSpec, engine: str) -> str | None:
+    """The source line when the spec's vLLM build, on the V0 ``engine``, leaves chunked prefill off by default
+    for its MLA model (compat/mla_unchunked.py ``mla_v0_default_unchunked``), else None."""
+    if spec.arch is None or not spec.arch.config.get("kv_lora_rank"):
+        return None
+    return mla_v0_default_unchunked(spec.vllm_version_requested or spec.vllm_version, engine)
 
 
 def _block_size(spec: EngineSpec, tp: int, reasons: dict[str, str]) -> int:

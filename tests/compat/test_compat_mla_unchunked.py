@@ -1,4 +1,5 @@
-"""vLLM 0.7.1-0.7.3 switch chunked prefill and prefix caching off for MLA models, over any flag.
+"""vLLM 0.7.1-0.7.3 switch chunked prefill and prefix caching off for MLA models, over any flag; later V0
+engines (0.7.4 nightlies to 0.10.x) leave it off for MLA models by default, the flag turning it on.
 
 Pinned to vLLM's own log lines: PR #12638's run of DeepSeek-Coder-V2-Lite on v0.7.1.dev100 (CUDA) prints
 "Chunked prefill is enabled with max_num_batched_tokens=2048." and then "MLA is enabled; forcing chunked
@@ -30,10 +31,43 @@ def test_short_context_keeps_the_2048_floor():
     assert (e.enable_chunked_prefill, e.max_num_batched_tokens) == (False, 2048)
 
 
-@pytest.mark.parametrize("vllm", ["0.7.4.dev181+gf35f8e22", "0.8.0"])
-def test_cuda_builds_after_pr_12639_keep_chunked_prefill(vllm):
-    # 0.7.4 nightlies and 0.8.0 run MLA with chunked prefill on CUDA (V0 auto-enables it above 32K context)
-    assert eff(R1, "H200", vllm).enable_chunked_prefill is True
+@pytest.mark.parametrize("vllm", ["0.7.4.dev181+gf35f8e22", "0.8.0", "0.10.1"])
+def test_cuda_builds_after_pr_12639_run_chunked_prefill_when_asked(vllm):
+    # PR #12639 gave MLA a chunked-prefill path on CUDA: the flag is honoured again (V0 budget 2048 tokens)
+    e = eff(R1 + ["--enable-chunked-prefill"], "H200", vllm)
+    assert e.enable_chunked_prefill is True
+    if e.engine == "v0":
+        assert e.max_num_batched_tokens == 2048
+
+
+def test_v1_default_keeps_chunked_prefill_for_mla():
+    # 0.8.0 runs DeepSeek-R1 on V1 by default, where chunked prefill is always on
+    e = eff(R1, "H200", "0.8.0")
+    assert (e.engine, e.enable_chunked_prefill) == ("v1", True)
+
+
+@pytest.mark.parametrize("vllm,env", [("0.7.4.dev181+gf35f8e22", []), ("0.8.0", ["VLLM_USE_V1=0"]),
+                                      ("0.9.2", ["VLLM_USE_V1=0"]), ("0.10.1", ["VLLM_USE_V1=0"])])
+def test_v0_leaves_chunked_prefill_off_for_mla_by_default(vllm, env):
+    # vLLM 0.8.0-0.10.1.1 vllm/engine/arg_utils.py _set_default_args_v0: "Chunked prefill not supported for
+    # Multimodal or MLA in V0" sets enable_chunked_prefill = False before the > 32K long-context rule, and
+    # SchedulerConfig then takes max(max_model_len, 2048): DeepSeek-R1's 163,840-token context -> 163,840.
+    e = eff(env + R1, "H200", vllm)
+    assert (e.engine, e.enable_chunked_prefill, e.max_num_batched_tokens) == ("v0", False, 163840)
+    assert "MLA" in e.reasons["enable_chunked_prefill"]
+    # prefix caching is V0's own default (off), not forced: the flag still turns it on
+    assert eff(env + R1 + ["--enable-prefix-caching"], "H200", vllm).enable_prefix_caching is True
+
+
+def test_v0_mla_default_keeps_an_explicit_token_budget():
+    e = eff(["VLLM_USE_V1=0"] + R1 + ["--max-num-batched-tokens", "32768"], "H200", "0.8.4")
+    assert (e.enable_chunked_prefill, e.max_num_batched_tokens) == (False, 32768)
+
+
+def test_v0_long_context_dense_model_still_gets_chunked_prefill():
+    # the MLA rule must not reach other models: Llama-3.1-8B (131,072-token context > 32K) on V0 0.8.4
+    e = eff(["VLLM_USE_V1=0", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"], "H100", "0.8.4")
+    assert (e.engine, e.enable_chunked_prefill, e.max_num_batched_tokens) == ("v0", True, 2048)
 
 
 def test_rocm_nightly_of_0_7_4_still_forces_it_off():

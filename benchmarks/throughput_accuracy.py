@@ -128,6 +128,12 @@ def _kv_tokens_from_notes(row: dict) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
+def row_warm_prefix_len(row: dict) -> int:
+    """Tokens of each prompt an earlier run on the same server left in the prefix cache (the row's
+    ``workload.warm_prefix_len``; 0 when it states none)."""
+    return int((row.get("workload") or {}).get("warm_prefix_len") or 0)
+
+
 def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: int = 0):
     """The row's requests for the simulator. ``range_ratio`` is the client's ``--random-range-ratio`` when it
     is not vLLM's (vLLM requires r < 1; forks of benchmark_serving.py such as InferenceX's accept 1.0 and draw
@@ -280,7 +286,7 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
         try:
             pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row),
                                  float((row.get("workload") or {}).get("random_range_ratio") or 0.0),
-                                 int((row.get("workload") or {}).get("warm_prefix_len") or 0))
+                                 row_warm_prefix_len(row))
         except SchedReaderError:  # e.g. no KV block fits by this package's memory model: closed form
             pred = None
         if pred is not None:

@@ -24,9 +24,11 @@ import json
 import math
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,10 +128,29 @@ def _kv_tokens_from_notes(row: dict) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
-def row_requests(workload: Workload, range_ratio: float = 0.0):
+def row_warm_prefix_len(row: dict) -> int:
+    """Tokens of each prompt an earlier run on the same server left in the prefix cache (the row's
+    ``workload.warm_prefix_len``; 0 when it states none)."""
+    return int((row.get("workload") or {}).get("warm_prefix_len") or 0)
+
+
+def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: int = 0):
     """The row's requests for the simulator. ``range_ratio`` is the client's ``--random-range-ratio`` when it
     is not vLLM's (vLLM requires r < 1; forks of benchmark_serving.py such as InferenceX's accept 1.0 and draw
-    each length uniformly from int(L (1 - r)) .. int(L (1 + r)), both ends included, at least 1 here)."""
+    each length uniformly from int(L (1 - r)) .. int(L (1 + r)), both ends included, at least 1 here).
+    ``warm_prefix_len``: the row's ``workload.warm_prefix_len``, tokens of each prompt whose KV an earlier run on
+    the same server left in vLLM's prefix cache (each request its own prefix, cached at the start, least recently
+    used first in request order); 0 for a cold cache."""
+    req = _row_requests(workload, range_ratio)
+    if warm_prefix_len and warm_prefix_len > 0:
+        n = len(req)
+        req = replace(req, prefix_id=np.arange(n, dtype=np.int64),
+                      prefix_len=np.minimum(req.prompt_len, int(warm_prefix_len)).astype(np.int64),
+                      warm_prefixes=tuple(range(n)))
+    return req
+
+
+def _row_requests(workload: Workload, range_ratio: float = 0.0):
     from sched_reader.analyzers.simulator import from_bench_flags
     from sched_reader.analyzers.simulator.workloads import (Arrival, LengthDist, RequestClass, WorkloadSpec,
                                                             generate)
@@ -151,7 +172,7 @@ def row_requests(workload: Workload, range_ratio: float = 0.0):
 
 
 def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint: str | None = None,
-                  range_ratio: float = 0.0) -> dict | None:
+                  range_ratio: float = 0.0, warm_prefix_len: int = 0) -> dict | None:
     """Run engineer E's simulator (``sched_reader.analyzers.simulator``) on this row when it exists:
     requests from the bench flags, vLLM scheduler params for ``cfg`` and the KV block budget, and this
     package's IterationCostModel as the step cost. Returns its bench-serve metric dict."""
@@ -163,7 +184,7 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
         from sched_reader.models.capacity import estimate_capacity
 
         kv_tokens = int(estimate_capacity(arch, gpu, cfg, ckpt).kv_cache.tokens)
-    requests = row_requests(workload, range_ratio)
+    requests = row_requests(workload, range_ratio, warm_prefix_len)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
@@ -265,7 +286,8 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     if use_simulator and not closed_form_exact:
         try:
             pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row),
-                                 float((row.get("workload") or {}).get("random_range_ratio") or 0.0))
+                                 float((row.get("workload") or {}).get("random_range_ratio") or 0.0),
+                                 row_warm_prefix_len(row))
         except SchedReaderError:  # e.g. no KV block fits by this package's memory model: closed form
             pred = None
         if pred is not None:

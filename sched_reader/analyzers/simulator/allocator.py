@@ -95,7 +95,17 @@ class CountingAllocator:
         """Turn the first ``blocks`` private blocks of ``rid`` into the cached prefix ``pid`` (1 reference)."""
         self.entries[pid] = PrefixEntry(blocks, self._move_ids(rid, blocks))
 
+    def warm(self, pid: int, blocks: int) -> None:
+        """Cache prefix ``pid`` as ``blocks`` unreferenced (evictable) blocks, as a server holds a prefix an
+        earlier run computed (caller checked ``available``)."""
+        rid = -2 - pid   # a placeholder owner for the moment between claiming and registering
+        self.take(blocks, rid)
+        self.register(pid, blocks, rid)
+        self._forget(rid)
+        self.unref(pid)
+
     # --- block-id hooks (no-ops here; called only when ``track_ids``) ---
+    def _forget(self, rid: int) -> None: ...
     def _claim_ids(self, rid: int, k: int) -> None: ...
     def _drop_ids(self, rid: int, k: int) -> None: ...
     def _release_ids(self, e: PrefixEntry) -> None: ...
@@ -129,6 +139,9 @@ class PagedAllocator(CountingAllocator):
             del t[-k:]
         if not t:
             self.tables.pop(rid, None)
+
+    def _forget(self, rid: int) -> None:
+        self.tables.pop(rid, None)
 
     def _release_ids(self, e: PrefixEntry) -> None:
         self.free_ids.extend(reversed(e.ids or []))

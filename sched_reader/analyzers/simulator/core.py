@@ -144,6 +144,8 @@ class SimCore:
         caching = p.enable_prefix_caching and p.engine == "v1"
         self.pid = req.prefix_id.tolist() if caching else [-1] * n
         self.pblocks = (np.asarray(req.prefix_len, dtype=np.int64) // p.block_size).tolist() if caching else [0] * n
+        if caching and req.warm_prefixes:
+            self.warm_cache(req.warm_prefixes)
         self.computed = [0] * n
         self.out = [0] * n
         self.held = [0] * n          # private KV blocks
@@ -172,6 +174,28 @@ class SimCore:
         # requests whose every token is computed but not yet streamed (they keep their slot and blocks)
         self.ms_lag: dict[int, int] = {}
         self.ms_hold: set[int] = set()
+
+    def warm_cache(self, pids: tuple[int, ...]) -> None:
+        """Start with the prefixes ``pids`` (least recently used first) cached and unreferenced, as vLLM's
+        prefix cache holds the blocks of prompts an earlier run on the same server computed (freed blocks keep
+        their hashes until evicted). When they do not all fit the cache, the most recently used ones survive
+        (vLLM evicts the least recently freed first)."""
+        size: dict[int, int] = {}
+        for pid, b in zip(self.pid, self.pblocks):
+            if pid >= 0 and b > 0:
+                size.setdefault(pid, b)
+        keep: list[tuple[int, int]] = []
+        room = self.alloc.available
+        for pid in dict.fromkeys(reversed(pids)):
+            b = size.get(pid, 0)
+            if b <= 0:
+                continue
+            if b > room:
+                break
+            room -= b
+            keep.append((pid, b))
+        for pid, b in reversed(keep):
+            self.alloc.warm(pid, b)
 
     # ------------------------------------------------------------------ arrivals
     def admit_arrivals(self, now: int) -> None:

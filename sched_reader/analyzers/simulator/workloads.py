@@ -72,6 +72,9 @@ class Requests:
     max_concurrency: int | None = None
     class_name: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # prefix ids whose blocks sit in the prefix cache, unreferenced, when the run starts (a server that already
+    # computed those prefixes for an earlier run), least recently used first; see SimCore.warm_cache
+    warm_prefixes: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return int(self.prompt_len.shape[0])
@@ -576,5 +579,5 @@ def drop_overlong(req: Requests, max_model_len: int) -> tuple[Requests, int]:
     kept = Requests(req.prompt_len[ok], req.output_len[ok], req.arrival_s[ok], req.prefix_id[ok],
                     req.prefix_len[ok], req.max_concurrency,
                     [c for c, k in zip(req.class_name, ok.tolist()) if k] if req.class_name else [],
-                    list(req.notes))
+                    list(req.notes), req.warm_prefixes)
     return kept, failed

@@ -38,6 +38,9 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     ``frontend``: an API-server model (``sched_reader.models.cost.frontend.ApiServerModel``): open-loop
     requests enter the engine through its serial intake, and the times the client sees first and last
     tokens include its delivery backlog. ``None`` simulates the engine alone.
+    Data parallel: when ``cost`` models one of ``cost.dp`` > 1 replicas (IterationCostModel of a
+    ``--data-parallel-size`` config), the requests are split over that many engines, each with ``params``
+    (its own KV blocks and limits), behind the one API server, and the runs merged (:mod:`.data_parallel`).
 
     A request whose prompt is ``max_model_len`` tokens or longer is rejected by vLLM's API server;
     ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).

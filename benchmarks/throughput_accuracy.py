@@ -283,13 +283,15 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     from sched_reader.analyzers.diagnosis import needs_queueing
 
     closed_form_exact = not needs_queueing(wl, None) and not SIMULATE_ALL
+    sim_error = ""
     if use_simulator and not closed_form_exact:
         try:
             pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row),
                                  float((row.get("workload") or {}).get("random_range_ratio") or 0.0),
                                  row_warm_prefix_len(row))
-        except SchedReaderError:  # e.g. no KV block fits by this package's memory model: closed form
-            pred = None
+        except SchedReaderError as exc:  # e.g. no KV block fits by this package's memory model: closed form,
+            pred = None                  # and the row's kind says so (a silent fallback hid such failures)
+            sim_error = str(exc).split(";")[0]
         if pred is not None:
             kind += " (simulator)"
     if pred is None:
@@ -298,6 +300,8 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
                                                                     cfg.vllm_version))
         if not steady:
             kind = "burst (closed form, sim-pending)"
+        if sim_error:
+            kind += f" (closed form: simulator failed: {sim_error})"
     other = (row.get("config_flags") or {}).get("other") or {}
     if other.get("num_scheduler_steps"):
         kind += f", multi-step {other['num_scheduler_steps']} not modelled"

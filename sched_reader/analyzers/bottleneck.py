@@ -119,11 +119,14 @@ def analyze(
     long_prompt_len: int | None = None,
     long_prompt_share: float | None = None,
     itl_p99_ms: float | None = None,
+    replicas: int = 1,
 ) -> Verdict:
     """Decide which default binds for this workload and suggest flag values.
 
     ``workload_concurrency`` is the number of requests the workload keeps in flight (``None`` =
     unbounded, e.g. ``--request-rate inf``). Lengths are tokens; times seconds unless named ``_ms``.
+    ``replicas``: data-parallel engines; KV tokens, ``max_num_seqs`` and ``workload_concurrency`` are then
+    per engine (each has its own cache and scheduler) and the texts say so.
     """
     figures: list[Figure] = []
     recs: list[Recommendation] = []
@@ -153,6 +156,8 @@ def analyze(
     wl = workload_concurrency if workload_concurrency is not None else 10**9
     if workload_concurrency is not None:
         limits["workload_concurrency"] = workload_concurrency
+    if replicas > 1:
+        limits["data_parallel_size"] = replicas
     limit = min(kv_limit, max_num_seqs, wl)
 
     # Token budget: iterations a prompt needs, and the ITL cost of a step carrying a full chunk.
@@ -241,7 +246,8 @@ def analyze(
     else:
         bottleneck = "workload_concurrency"
         summary = (
-            f"none of the three defaults binds: the workload keeps {workload_concurrency} requests in flight, "
+            f"none of the three defaults binds: the workload keeps {workload_concurrency} requests in flight"
+            f"{' per DP engine' if replicas > 1 else ''}, "
             f"below --max-num-seqs {max_num_seqs} and the KV capacity of {kv_limit} sequences"
         )
     if itl_spike is not None and itl_slo_ms is not None and figures:

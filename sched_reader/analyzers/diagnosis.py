@@ -410,7 +410,9 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         chunked_prefill=eff.enable_chunked_prefill,
         mean_input_len=mean_in,
         mean_output_len=mean_out,
-        workload_concurrency=in_flight(workload, perf),
+        # data parallel: each DP engine has its own KV cache and --max-num-seqs and serves its share of the
+        # requests (analyzers/simulator/data_parallel.py: round robin, the larger share counted)
+        workload_concurrency=-(-in_flight(workload, perf) // max(1, int(getattr(eff, "data_parallel_size", 1) or 1))),
         fits=cap.start_error() is None,
         start_error=cap.start_error(),
         memory=_memory_budget(cap, eff, spec.arch),
@@ -423,6 +425,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         long_prompt_len=long_prompt,
         long_prompt_share=long_share,
         itl_p99_ms=(perf or {}).get("p99_itl_ms"),
+        replicas=max(1, int(getattr(eff, "data_parallel_size", 1) or 1)),
     )
 
 

@@ -44,7 +44,7 @@ from sched_reader.models.architecture import ModelArch
 from sched_reader.models.engine_spec import EffectiveConfig
 from sched_reader.models.gpu import GPU
 from sched_reader.models.weights import (
-    GIB, Term, WeightBreakdown, is_moe_layer, get_pp_indices, kv_heads_per_rank, model_dtype_bytes,
+    GIB, Term, WeightBreakdown, is_moe_layer, get_pp_indices, kv_heads_per_rank, model_dtype_bytes, moe_shards,
 )
 from sched_reader.versions import parse_version
 
@@ -175,12 +175,16 @@ def _moe_workspace_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt:
     qm = str((arch.quantization_config or {}).get("quant_method") or cfg.quantization or "")
     if qm == "mxfp4":  # gpt-oss OAI Triton experts: no shared workspace (v0.19.0 log: no extra peak)
         return 0
-    tp = max(1, cfg.tensor_parallel_size)
+    # data parallel: the experts' width is split over TP x DP (weights.moe_shards) and the layer runs the
+    # tokens of every DP rank, all-gathered before the experts (the profile run's dummy batch on every rank:
+    # dp x tokens rows; vLLM 0.14.1 fused_moe/modular_kernel.py _allocate_buffers sizes the workspace by the
+    # dispatched M, chunked at VLLM_FUSED_MOE_CHUNK_SIZE)
+    dp = max(1, int(getattr(cfg, "data_parallel_size", 1) or 1))
     mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
-    n = 2 * mi // tp
+    n = 2 * mi // moe_shards(cfg)
     k = arch.hidden_size
     topk = int(c.get("num_experts_per_tok") or c.get("experts_per_token") or c.get("moe_k") or 2)
-    m = min(tokens, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
+    m = min(tokens * dp, 32768)  # VLLM_FUSED_MOE_CHUNK_SIZE
     ws13 = max(m * topk * max(n // 2, k), m * k)
     ws2 = m * topk * max(n, k)
     return (ws13 + ws2) * dt

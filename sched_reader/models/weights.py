@@ -96,6 +96,21 @@ class WeightBreakdown(DataModel):
 
 # ----------------------------------------------------------------------------------- helpers
 
+def moe_shards(cfg: EffectiveConfig) -> int:
+    """GPUs one MoE layer's routed experts are spread over: tensor parallel x data parallel.
+
+    vLLM shards the routed experts across every DP x TP GPU, while attention, dense MLPs, shared experts and
+    embeddings stay per TP group (each DP rank holds its own copy). Without expert parallelism each GPU holds
+    1/(TP x DP) of every expert's intermediate width; with ``--enable-expert-parallel`` it holds E/(TP x DP)
+    whole experts: the same bytes. Source: vLLM 0.8.0 model_executor/layers/fused_moe/layer.py FusedMoE.__init__
+    ("Adjust TP size for DP attention": ``self.tp_size = self.tp_size * self.dp_size``, EP: ``self.ep_size =
+    self.tp_size * self.dp_size``); 0.9.0 layer.py FusedMoEParallelConfig.make ``flatten_tp_across_dp``; 0.14.1
+    fused_moe/config.py ``flatten_tp_across_dp_and_pcp`` (``flatten_tp_size = dp_size * pcp_size * tp_size``;
+    with EP ``ep_size = tp_size``, the flattened size). vLLM 0.7.x had no data parallel engine: every release
+    with ``--data-parallel-size`` (0.8.0's VLLM_DP_SIZE, the flag from 0.8.3) flattens."""
+    return max(1, int(cfg.tensor_parallel_size)) * max(1, int(getattr(cfg, "data_parallel_size", 1) or 1))
+
+
 def pad_up(x: int, multiple: int) -> int:
     """Round ``x`` up to a multiple of ``multiple``."""
     return -(-x // multiple) * multiple
@@ -501,8 +516,10 @@ class _Layer(DataModel):
     expert_bias: tuple[int, int] = (0, 0)   # gpt-oss expert biases, kept in bf16
 
 
-def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
-
+def _layer_params(arch: ModelArch, i: int, tp: int, moe_tp: int | None = None) -> _Layer:
+    """Parameters of decoder layer ``i`` (whole model, one rank). ``moe_tp``: the ranks the routed experts are
+    split over (``moe_shards``: TP x DP with data parallelism), ``tp`` when None."""
+    mt = moe_tp or tp
     c = arch.config
     h = arch.hidden_size
     mixers = layer_mixers(arch)
@@ -547,7 +564,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
             # entered and left through fc1_latent_proj (h -> L) and fc2_latent_proj (L -> h)
             lat = int(c.get("moe_latent_size") or 0)
             per_expert = 2 * (lat or h) * mi
-            lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
+            lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // mt)
             r = h * n_exp + n_exp                    # router weight + e_score_correction_bias
             lay.router = (r, r)
             si = int(c.get("n_shared_experts") or 0) * int(c.get("moe_shared_expert_intermediate_size") or 0)
@@ -562,12 +579,12 @@ def _layer_params(arch: ModelArch, i: int, tp: int) -> _Layer:
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
         lat = int(c.get("routed_expert_hidden_size") or 0)   # Kimi-K3 LatentMoE: experts in a latent width
         per_expert = 3 * (lat or h) * mi
-        lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // tp)
+        lay.moe_routed = (n_exp * per_expert, n_exp * per_expert // mt)
         r = h * n_exp
         if arch.model_type == "gpt_oss":
             r += n_exp                                   # router bias
             eb = n_exp * (2 * mi + h)
-            lay.expert_bias = (eb, n_exp * (2 * mi // tp + h))
+            lay.expert_bias = (eb, n_exp * (2 * mi // mt + h))
         if c.get("topk_method") == "noaux_tc" or c.get("moe_num_experts") or \
                 c.get("moe_router_activation_func") == "sigmoid" or c.get("use_moe_router_bias") or \
                 (arch.model_type == "minimax_m3" and c.get("use_routing_bias")) or arch.model_type == "laguna":
@@ -747,7 +764,8 @@ def allocator_rounding(nbytes: int) -> int:
     return extra
 
 
-def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tuple[str, int, int]]:
+def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool,
+                          moe_tp: int | None = None) -> list[tuple[str, int, int]]:
     """(component, elements per rank, output channels per rank) of the large weight tensors vLLM allocates for
     decoder layer ``i``: fused qkv, o_proj, fused gate_up, down (or up/down), the fused-MoE w13 / w2 and the shared
     expert's. Layers or tensors whose storage is not modelled here (MLA, Mamba / linear-attention mixers, expert
@@ -775,7 +793,7 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool) -> list[tu
         return out
     if is_moe_layer(c, i):
         n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts") or 0)
-        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0) // tp
+        mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0) // (moe_tp or tp)
         if not ep and arch.model_type != "gpt_oss":
             out += [("moe_routed_experts", n_exp * 2 * mi * h, n_exp * 2 * mi),
                     ("moe_routed_experts", n_exp * h * mi, n_exp * h)]
@@ -831,7 +849,8 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
 
     rows = vocab_rows_per_rank(vocab, tp)
     emb_rank = rows * h
-    layers = [_layer_params(arch, i, tp) for i in range(L)]
+    mt = moe_shards(cfg)
+    layers = [_layer_params(arch, i, tp, mt) for i in range(L)]
     ep = bool(getattr(cfg, "enable_expert_parallel", False))
 
     stages: list[dict[str, list[int]]] = []   # component -> [params_total, params_rank, bytes_rank]
@@ -851,7 +870,7 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
             acc["moe_routed_experts"][2] += lay.expert_bias[1] * dt
         rounding = 0
         for i in range(start, end):
-            for kind, elems, outs in _layer_linear_tensors(arch, i, tp, ep):
+            for kind, elems, outs in _layer_linear_tensors(arch, i, tp, ep, mt):
                 if wbytes(kind):
                     rounding += allocator_rounding(int(elems * wbytes(kind)))
                 if q is not None and q.channel_scale_bytes and wbytes(kind) != dt:
@@ -885,7 +904,7 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
 
         h_exp = int(c.get("routed_expert_hidden_size") or h)   # LatentMoE experts work in the latent width
-        per_layer, mx_note, _ = _mxfp4_expert_bytes(h_exp, mi, n_exp, tp, gpu, parse_version(cfg.vllm_version))
+        per_layer, mx_note, _ = _mxfp4_expert_bytes(h_exp, mi, n_exp, mt, gpu, parse_version(cfg.vllm_version))
         for s_i in range(pp):
             a, b = get_pp_indices(L, s_i, pp)
             n_moe = sum(1 for i in range(a, b) if is_moe_layer(c, i))

@@ -102,7 +102,8 @@ def binds_label(v: Any, short: bool = False) -> str:
     if v.bottleneck == "max_num_seqs":
         return f"{label} (KV holds {fmt_int(lim.get('kv_cache_blocks'))})"
     if v.bottleneck == "workload_concurrency":
-        return f"{label} ({fmt_int(lim.get('workload_concurrency'))} in flight)"
+        return (f"{label} ({fmt_int(lim.get('workload_concurrency'))} in flight"
+                + (" per DP engine)" if lim.get("data_parallel_size") else ")"))
     return label
 
 
@@ -206,8 +207,10 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     spec = d.spec
     render_engine_header(console, spec, verdict_line(d))
     eff = spec.effective
+    dp = max(1, int(getattr(eff, "data_parallel_size", 1) or 1))
     console.print(
-        f"  serving      TP {eff.tensor_parallel_size} x PP {eff.pipeline_parallel_size}, max-model-len "
+        f"  serving      TP {eff.tensor_parallel_size} x PP {eff.pipeline_parallel_size}"
+        + (f" x DP {dp}" if dp > 1 else "") + ", max-model-len "
         f"{eff.max_model_len:,}, dtype {eff.dtype}, quantization {eff.quantization or 'none'}, "
         f"kv-cache-dtype {eff.kv_cache_dtype}",
         markup=False,
@@ -236,7 +239,10 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
         console.print(
             f"  KV cache     {kv['tokens']:,} tokens in {kv['num_blocks']:,} blocks of {kv['block_size']} "
             f"({kv['bytes_per_token']:,} bytes/token); max concurrency at {eff.max_model_len:,} tokens: "
-            f"{kv['max_concurrency']:.2f}x",
+            f"{kv['max_concurrency']:.2f}x"
+            # vLLM: every DP engine core logs its own "GPU KV cache size" and "Maximum concurrency"
+            + (f", per DP engine as each logs it ({dp} engines: {dp * kv['tokens']:,} tokens in all)"
+               if dp > 1 else ""),
             markup=False,
         )
     else:
@@ -244,7 +250,8 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     waste = getattr(d, "kv_waste", None)
     if waste is not None:
         console.print(
-            f"  KV waste     paged blocks {waste.paged.waste_fraction:.1%} ({waste.paged.max_concurrency:,.0f} requests fit) "
+            f"  KV waste     paged blocks {waste.paged.waste_fraction:.1%} ({waste.paged.max_concurrency:,.0f} requests fit"
+            + (" per DP engine" if dp > 1 else "") + ") "
             f"vs contiguous to max-model-len {waste.contiguous.waste_fraction:.1%} "
             f"({waste.contiguous.max_concurrency:,.0f} fit), mean {waste.mean_len:,.0f} tokens per request",
             markup=False,

@@ -9,7 +9,10 @@ Public API::
 
 Modules: ``workloads`` (requests), ``policies`` (knobs), ``allocator`` (KV blocks), ``core`` (the
 explicit scheduling step), ``reference`` (per-iteration loop), ``engine`` (event-driven), ``static``
-(pad-and-wait batching), ``metrics`` (bench-serve metric set), ``cost`` (step-time protocol, clock).
+(pad-and-wait batching), ``metrics`` (bench-serve metric set), ``cost`` (step-time protocol, clock),
+``data_parallel`` (``--data-parallel-size`` > 1: requests split over engine replicas as vLLM's load balancer
+does, each replica run by the engine above, the runs merged; ``simulate`` takes the replica count from the
+step cost's ``dp``).
 """
 
 from sched_reader.analyzers.simulator.api import engine_inputs, simulate, simulate_spec

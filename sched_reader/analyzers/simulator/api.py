@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterable
 
 from sched_reader.compat.chat_template_work import template_release
 from sched_reader.analyzers.simulator.cost import StepCost, StepTimer
+from sched_reader.analyzers.simulator.data_parallel import replicas_of, run_replicas
 from sched_reader.analyzers.simulator.engine import run_engine
 from sched_reader.analyzers.simulator.metrics import add_client_latency, summarize
 from sched_reader.analyzers.simulator.policies import POLICIES, SchedParams, params_for
@@ -37,6 +38,9 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     ``frontend``: an API-server model (``sched_reader.models.cost.frontend.ApiServerModel``): open-loop
     requests enter the engine through its serial intake, and the times the client sees first and last
     tokens include its delivery backlog. ``None`` simulates the engine alone.
+    Data parallel: when ``cost`` models one of ``cost.dp`` > 1 replicas (IterationCostModel of a
+    ``--data-parallel-size`` config), the requests are split over that many engines, each with ``params``
+    (its own KV blocks and limits), behind the one API server, and the runs merged (:mod:`.data_parallel`).
 
     A request whose prompt is ``max_model_len`` tokens or longer is rejected by vLLM's API server;
     ``vllm bench serve`` counts it as failed and carries on: so does this (``failed`` and a note).
@@ -46,15 +50,23 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     requests, failed = drop_overlong(requests, params.max_model_len)
     check_size(requests, params)  # before the run: limits.MAX_SIM_TOKENS
     sent_s = requests.arrival_s
+    dp = replicas_of(cost)   # data parallel: replicas of ``params`` split the requests (data_parallel.py)
+
+    def engine(reqs: Requests, one: Callable[[Requests], Any]) -> Any:
+        return one(reqs) if dp == 1 else run_replicas(reqs, dp, one, params.num_blocks, params.block_size)
+
+    def event_driven(reqs: Requests) -> Any:
+        return run_engine(reqs, params, cost, progress=progress)
+
     probe = None
     if frontend is not None and requests.max_concurrency is None and len(requests):
         from dataclasses import replace as _replace
 
         requests0 = requests
         requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
-        if params.policy != "static" and not reference and _may_saturate(frontend, params, cost, requests0):
+        if params.policy != "static" and not reference and _may_saturate(frontend, params, cost, requests0, dp):
             # one engine run with plain intake measures how busy streaming keeps the API server
-            probe = run_engine(requests, params, cost, progress=progress)
+            probe = engine(requests, event_driven)
             span = max(1e-9, (max(probe.rec.finish_ns) - min(probe.send_ns)) / 1e9)
             rho = frontend.output_token_s / frontend.servers * float(sum(probe.target)) / span
             if rho >= 1.0:  # saturated: the loop can no longer take requests in between chunks
@@ -62,14 +74,14 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
                     sent_s, requests0.prompt_len, requests0.output_len, streaming_share=rho))
                 probe = None
     if params.policy == "static":
-        run = run_static(requests, params, StepTimer(cost))
+        run = engine(requests, lambda reqs: run_static(reqs, params, StepTimer(cost)))
         counters: dict[str, Any] = {}
     elif reference:
-        run = run_reference(requests, params, cost)
+        run = engine(requests, lambda reqs: run_reference(reqs, params, cost))
         counters = {}
     else:
         # not saturated: the probe ran these very requests on this engine (deterministic), so it is the run
-        run = probe if probe is not None else run_engine(requests, params, cost, progress=progress)
+        run = probe if probe is not None else engine(requests, event_driven)
         counters = {"fast_steps": run.fast_steps, "slow_steps": run.slow_steps, "stretches": run.stretches}
     send_ns = run.send_ns
     notes = list(run.notes)
@@ -122,16 +134,17 @@ def check_size(requests: Requests, params: SchedParams) -> int:
     return work
 
 
-def _may_saturate(frontend: Any, params: SchedParams, cost: StepCost, requests: Requests) -> bool:
-    """Whether the engine's fastest token rate (a full decode batch at the mean context) could keep the
-    API server busy (rate x seconds per streamed token >= 1); when not, the probe run is skipped."""
+def _may_saturate(frontend: Any, params: SchedParams, cost: StepCost, requests: Requests, replicas: int = 1) -> bool:
+    """Whether the engine's fastest token rate (a full decode batch at the mean context, on each of
+    ``replicas`` data-parallel replicas) could keep the API server busy (rate x seconds per streamed token
+    >= 1); when not, the probe run is skipped."""
     batch = max(1, min(int(params.max_num_seqs), len(requests)))
     ctx = float(requests.prompt_len.mean()) + float(requests.output_len.mean()) / 2.0
     try:
         step = float(cost.step_time(batch, int(batch * ctx), 0, 0.0, 0))
     except Exception:  # a toy cost without the full interface: always probe
         return True
-    return step <= 0 or batch / step * frontend.output_token_s / frontend.servers >= 1.0
+    return step <= 0 or replicas * batch / step * frontend.output_token_s / frontend.servers >= 1.0
 
 
 def _client_times(run: Any, frontend: Any, sent_s: Any, requests: Requests) -> tuple[list[int], float]:

@@ -24,8 +24,9 @@ Terms (per decoder layer group, summed over layers on one GPU):
   tp_allreduce 2 per layer + 1 for the vocab-parallel embedding, ring 2(n-1)/n x bytes
   qk_norm_allreduce  models whose QK-norm spans all heads (qk_norm_type per_layer: MiniMax-M2) under TP:
                1-2 all-reduces of the [tokens] fp32 sums of squares per layer (see QK_NORM_TP_FUSED_FROM)
-  ep_alltoall  dispatch + combine per MoE layer when expert parallel spans data-parallel ranks (DP > 1;
-               with DP = 1 the experts' partial sums are combined by the layer's TP all-reduce)
+  ep_alltoall  dispatch + combine per MoE layer when data parallel DP > 1 (across the EP group with expert
+               parallel, across the DP group without: all-gather + reduce-scatter); with DP = 1 the experts'
+               partial sums are combined by the layer's TP all-reduce
   pp_send      (pp - 1) activation sends
   layer_overhead  latency floor of small kernels per layer (CUDA graphs) or host launch (eager)
   cpu          scheduler + input preparation + output processing; overlapped when async scheduling
@@ -403,7 +404,9 @@ class IterationCostModel:
                 self._linear_terms.append((name, self._lin(tuple(lins), g.count), self._parts(tuple(lins), g.count)))
             if g.moe:
                 m = g.moe
-                route_mult = float(self.dp) if m.ep_size > 1 else 1.0
+                # DP > 1: every GPU's expert shard runs the tokens of all DP ranks (all-gathered; lockstep,
+                # vLLM FusedMoE dispatch/combine), taken as equal to this rank's (balanced replicas)
+                route_mult = float(self.dp)
                 self._experts.append((g.count, float(m.num_experts), float(m.top_k), float(m.local_experts),
                                       float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears),
                                       ep_load_excess(m.num_experts, m.top_k, m.local_experts, m.ep_size)))
@@ -519,8 +522,11 @@ class IterationCostModel:
         self._L = s.num_layers
         self._moe_layers = sum(g.count for g in s.groups if g.moe)
         # ranks a MoE layer dispatches tokens across: the EP group when expert parallelism spans data-parallel
-        # ranks; with DP = 1 the layer's TP all-reduce combines the experts (vLLM FusedMoE: dp_size > 1)
-        self._ep_dispatch = self.shapes.ep if self._moe_layers and self.dp > 1 else 1
+        # ranks; without EP the DP group (vLLM 0.14.1 default all2all_backend "allgather_reducescatter":
+        # all_gatherv then reduce_scatterv over get_dp_group(), distributed/device_communicators/all2all.py
+        # AgRsAll2AllManager); with DP = 1 the layer's TP all-reduce combines the experts (FusedMoE: dp_size > 1)
+        self._ep_dispatch = ((self.shapes.ep if self.shapes.ep > 1 else self.dp)
+                             if self._moe_layers and self.dp > 1 else 1)
         # MLA layers: the measured latency floor of vLLM's MLA module beyond what its GEMMs, decode-attention launch
         # and small kernels already charge, added to every step's per-layer floor (layer_overhead_graph_s, which
         # fast_step.py reads from self.eff as well); 0 without a measured module table

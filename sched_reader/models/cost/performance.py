@@ -104,6 +104,15 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
         f"TTFT = {op.prefill_steps} x {op.mixed_step_s * 1e3:.2f} ms + {model.frontend_s * 1e3:.0f} ms "
         f"frontend ({endpoint or 'completions'} entry point) (+ queueing: mean TTFT {st.mean_ttft_s * 1e3:.1f} ms)",
     ]
+    if cost.dp > 1:
+        explain.append(
+            f"data parallel {cost.dp}: {cost.dp} engine replicas (TP {cost.tp} x PP {cost.pp} GPUs each), each with its "
+            f"own KV cache ({kv_tokens if kv_tokens else 'unknown'} tokens) and scheduler limits, behind one API "
+            f"server that splits the requests evenly ({n / cost.dp:g} prompts"
+            + (f", {min(workload.max_concurrency, n) / cost.dp:g} clients" if workload.max_concurrency else "")
+            + " per replica); throughput summed over the replicas"
+            + ("; MoE: the ranks run in lockstep and every GPU's expert shard (1/(TP x DP) of each expert) runs "
+               "all replicas' tokens" if cost._moe_layers else ""))
     if cost.async_overlap:
         explain.append("async scheduling: host time overlaps GPU time (step = max(GPU, host))")
     if cfg.enforce_eager:

@@ -63,8 +63,8 @@ class MoESpec:
 
     ``local_experts``: experts whose (shard of) weights live on this GPU (E without EP, E/ep with EP).
     ``expert_linears``: the GEMMs of ONE expert on this GPU (sharded by TP without EP, whole with EP).
-    ``token_share``: tokens routed to this GPU's experts per local token = dp (EP gathers every DP
-    rank's tokens) x local_experts / E x top_k, applied in ``iteration.py``.
+    ``token_share``: tokens routed to this GPU's experts per local token = dp (with DP > 1 the layer gathers
+    every DP rank's tokens, with or without EP) x local_experts / E x top_k, applied in ``iteration.py``.
     """
 
     num_experts: int
@@ -211,7 +211,8 @@ def _mamba2_linears(arch: ModelArch, tp: int) -> tuple[Linear, ...]:
 
 
 def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: bool = False) -> ModelShapes:
-    """Per-GPU shapes of ``arch`` under tensor parallel ``tp`` (and expert parallel over tp x dp)."""
+    """Per-GPU shapes of ``arch`` under tensor parallel ``tp``; routed experts split over tp x dp (whole experts
+    under expert parallel, each expert's width otherwise: vLLM FusedMoEParallelConfig, see weights.moe_shards)."""
     c = arch.config
     h = arch.hidden_size
     gated = arch.gated_mlp
@@ -252,8 +253,8 @@ def model_shapes(arch: ModelArch, tp: int = 1, dp: int = 1, expert_parallel: boo
         if is_moe:
             if ep > 1:
                 local, shard = max(1, E // ep), 1
-            else:
-                local, shard = E, tp
+            else:   # TP x DP: vLLM flattens the DP ranks into the experts' TP split (weights.moe_shards)
+                local, shard = E, tp * max(1, dp)
             # Nemotron-H experts are squared-ReLU up/down (no gate: vLLM FusedMoE "relu2_no_mul"); latent MoE
             # (moe_latent_size, Nemotron 3 Super) runs them in the latent width behind two dense projections
             e_gated = gated and str(c.get("mlp_hidden_act") or "") != "relu2"

@@ -702,4 +702,14 @@ def test_one_deployment_is_one_host():
     # GLM-4.7-FP8 TP4/DP2 group (one completed run; its other three failed every request): 17
     scicom = [d for d in bench.corpus_deployments() if d[0].startswith("scicom-llm-benchmaxxing:")]
     assert len(scicom) == 17
-    assert len(bench.corpus_deployments()) == 16 + 2 + 17   # the two mixed-host groups of before, split in two each
+    # infervisor/plow's single-user MI350X sweeps: one group per (model, image, precision): Qwen3-4B and
+    # Llama-3.1-8B on the 0.11.2 image, Llama-3.1-8B bf16 and fp8 + fp8 KV on the 0.25.1 image
+    plow = [d for d in bench.corpus_deployments() if d[0].startswith("infervisor-plow:")]
+    assert sorted(len(runs) for _, _, runs, _ in plow) == [3, 3, 5, 6]
+    # cssnoeasy's A100 PCIe blog: one group per TP size (three closed loops each); pegainfer: the A100 Qwen3.5-4B
+    # sweep (4 runs) and the RTX 5090 Qwen3-4B Poisson sweep (7 runs)
+    for prefix, sizes in (("cssnoeasy-a100-blog:", [3, 3]), ("pegainfer:", [4, 7])):
+        groups = [d for d in bench.corpus_deployments() if d[0].startswith(prefix)]
+        assert sorted(len(runs) for _, _, runs, _ in groups) == sizes, prefix
+    # the two mixed-host groups of before, split in two each
+    assert len(bench.corpus_deployments()) == 16 + 2 + 17 + 4 + 2 + 2

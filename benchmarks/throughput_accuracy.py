@@ -440,8 +440,9 @@ def leave_one_source_out(rows: list[dict]) -> dict[str, Any]:
 
 def gpu_class(r: dict) -> str:
     g = str(r.get("gpu") or "")
-    for key, name in (("B200", "Blackwell"), ("GB200", "Blackwell"), ("H100", "Hopper"), ("H200", "Hopper"),
-                      ("H20", "Hopper"), ("A100", "Ampere"), ("A10", "Ampere"), ("MI3", "AMD CDNA3"),
+    for key, name in (("B200", "Blackwell"), ("GB200", "Blackwell"), ("B300", "Blackwell"),
+                      ("H100", "Hopper"), ("H200", "Hopper"), ("H20", "Hopper"), ("A100", "Ampere"),
+                      ("A10", "Ampere"), ("MI35", "AMD CDNA4"), ("MI3", "AMD CDNA3"),
                       ("L40", "Ada"), ("4090", "Ada"), ("L4", "Ada")):
         if key in g:
             return name

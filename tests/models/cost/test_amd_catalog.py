@@ -1,0 +1,72 @@
+"""AMD Instinct catalog facts and ROCm image tags given to --vllm.
+
+Independent inputs, written out here by hand:
+  AMD Instinct MI355X product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html): 7 Infinity Fabric
+    links, peak Infinity Fabric link bandwidth 153.6 GB/s (bidirectional), i.e. 76.8 GB/s per direction per link; an
+    8-GPU OAM platform is a fully connected mesh (one link to each of the 7 peers), as on MI300X (7 x 64 GB/s).
+  AMD's rocm/vllm image tags (Docker Hub rocm/vllm): rocm6.4.1_vllm_0.9.1_20250715 (release 0.9.1, built 2025-07-15);
+    the older form rocm6.3.1_instinct_vllm0.8.3_20250410 (release 0.8.3, built 2025-04-10).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sched_reader.analyzers.pipeline import build_specs
+from sched_reader.models.cost.collectives import allreduce_time, link_bandwidth_bytes_s
+from sched_reader.models.cost.efficiency import efficiency_for
+from sched_reader.models.gpu_catalog import resolve_gpu
+from sched_reader.readers.images import version_from_option
+
+MI300X = resolve_gpu("MI300X").gpu
+MI355X = resolve_gpu("MI355X").gpu
+MI350X = resolve_gpu("MI350X").gpu
+
+
+@pytest.mark.parametrize("gpu", [MI355X, MI350X])
+def test_cdna4_xgmi_mesh_is_seven_links_of_76_8_gb_s(gpu):
+    e = efficiency_for(gpu)
+    assert link_bandwidth_bytes_s(gpu, e, 8) == pytest.approx(7 * 76.8e9 * e.link_bandwidth)   # 537.6 GB/s
+    assert link_bandwidth_bytes_s(gpu, e, 2) == pytest.approx(76.8e9 * e.link_bandwidth)       # one peer, one link
+    assert link_bandwidth_bytes_s(gpu, e, 4) == pytest.approx(3 * 76.8e9 * e.link_bandwidth)
+
+
+def test_mi355x_tp8_allreduce_is_faster_than_mi300x():
+    # same mesh, links 76.8 / 64 = 1.2x faster: a 16 MiB TP8 all-reduce's traffic term shrinks by 1.2x
+    n = 16 * 2**20
+    e3, e4 = efficiency_for(MI300X), efficiency_for(MI355X)
+    t3 = allreduce_time(n, 8, MI300X, e3) - e3.allreduce_latency_s
+    t4 = allreduce_time(n, 8, MI355X, e4) - e4.allreduce_latency_s
+    assert t3 / t4 == pytest.approx(76.8 / 64.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("rocm/vllm:rocm6.4.1_vllm_0.9.1_20250715", "0.9.1+rocm.20250715"),
+    ("rocm6.4.1_vllm_0.9.1_20250715", "0.9.1+rocm.20250715"),
+    ("rocm/vllm:rocm7.0.0_vllm_0.10.2_20251006", "0.10.2+rocm.20251006"),
+    ("rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410", "0.8.3+rocm.20250410"),
+    ("vllm/vllm-openai:v0.9.2", "0.9.2"),
+    ("0.10.1", "0.10.1"),
+    ("latest", "latest"),
+])
+def test_vllm_option_reads_image_tags(text, want):
+    assert version_from_option(text) == want
+
+
+@pytest.mark.parametrize("tag, release, build", [
+    ("rocm/vllm:rocm6.4.1_vllm_0.9.1_20250715", "0.9.1", "2025-07-01"),   # branch 0715_rc1's last commit
+    ("rocm/vllm:rocm7.0.0_vllm_0.10.2_20251006", "0.10.2", "2025-09-22"),  # no branch read: tag date - 14 days
+])
+def test_vllm_option_with_rocm_tag_builds_the_fork_build(tag, release, build):
+    [spec] = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "8"],
+                         gpu="MI355X", vllm=tag)
+    assert spec.vllm_version == release
+    assert spec.effective.rocm_build == build
+    # 0.9.1 upstream falls back to V0 on ROCm; AMD's 2025-07 image is fork code with V1 on by default
+    assert spec.effective.engine == "v1"
+
+
+def test_vllm_option_moving_rocm_tag_is_not_an_error():
+    [spec] = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"], gpu="MI300X",
+                         vllm="rocm/vllm-dev:nightly_main_20250801")
+    assert spec.vllm_version   # a dated build of main: the newest release built by then, with an SR110 note

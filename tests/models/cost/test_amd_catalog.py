@@ -15,7 +15,9 @@ import pytest
 from sched_reader.analyzers.pipeline import build_specs
 from sched_reader.models.cost.collectives import allreduce_time, link_bandwidth_bytes_s
 from sched_reader.models.cost.efficiency import efficiency_for
+from sched_reader.models.cost.precision import resolve_precision
 from sched_reader.models.gpu_catalog import resolve_gpu
+from sched_reader.models.weights import weight_breakdown
 from sched_reader.readers.images import version_from_option
 
 MI300X = resolve_gpu("MI300X").gpu
@@ -70,3 +72,31 @@ def test_vllm_option_moving_rocm_tag_is_not_an_error():
     [spec] = build_specs([], ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"], gpu="MI300X",
                          vllm="rocm/vllm-dev:nightly_main_20250801")
     assert spec.vllm_version   # a dated build of main: the newest release built by then, with an SR110 note
+
+
+# AMD Quark MXFP4 checkpoints (w_mxfp4_a_mxfp4, E2M1 weights + one E8M0 scale per 32 = 0.53125 bytes per weight):
+# amd/Llama-3.3-70B-Instruct-MXFP4-Preview quantizes every linear layer but lm_head (model card: no --exclude_layers
+# beyond the default lm_head); amd/DeepSeek-R1-0528-MXFP4-Preview excludes "*self_attn* *mlp.gate.* *lm_head".
+def test_quark_mxfp4_dense_llama_weighs_mxfp4_in_every_linear_layer():
+    [spec] = build_specs([], ["vllm", "serve", "amd/Llama-3.3-70B-Instruct-MXFP4-Preview"], gpu="MI355X", vllm="0.10.2")
+    p = resolve_precision(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
+    assert p.weight_bytes["attn"] == p.weight_bytes["mlp"] == 0.5 + 1 / 32
+    assert p.weight_bytes["lm_head"] == p.weight_bytes["embed"] == 2.0
+    # Llama-3.3-70B: 80 layers x (attention 8192 x (8192 + 2 x 1024) + 8192 x 8192, MLP 3 x 8192 x 28672)
+    linear = 80 * (8192 * (8192 + 2 * 1024) + 8192 * 8192 + 3 * 8192 * 28672)
+    embed = 2 * 128256 * 8192   # embed_tokens + lm_head, bf16
+    want_gib = (linear * 0.53125 + embed * 2) / 2**30
+    wb = weight_breakdown(spec.arch, spec.effective, spec.checkpoint_quantization)
+    # + norms and the rotary cache (a few hundred MB): within 1% of the hand count (was 131 GiB: all bf16)
+    assert wb.bytes_per_gpu / 2**30 == pytest.approx(want_gib, rel=0.01)
+
+
+def test_quark_mxfp4_moe_keeps_attention_and_gpt_oss_keeps_its_dense_layers():
+    for model, attn in (("amd/DeepSeek-R1-0528-MXFP4-Preview", 2.0), ("openai/gpt-oss-120b", 2.0)):
+        [spec] = build_specs([], ["vllm", "serve", model, "--tensor-parallel-size", "8"], gpu="MI355X", vllm="0.10.2")
+        p = resolve_precision(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
+        assert p.weight_bytes["experts"] == 0.5 + 1 / 32 and p.weight_bytes["attn"] == attn, model
+    [ds] = build_specs([], ["vllm", "serve", "amd/DeepSeek-R1-0528-MXFP4-Preview", "-tp", "8"], gpu="MI355X",
+                       vllm="0.10.2")
+    p = resolve_precision(ds.arch, ds.hardware.gpu, ds.effective, ds.checkpoint_quantization)
+    assert p.weight_bytes["mlp"] == p.weight_bytes["shared"] == 0.5 + 1 / 32   # dense MLPs and shared experts too

@@ -261,6 +261,58 @@ def moe_curve(gpu, cfg, fmt_key: str, hidden: int, inter: int, experts: int, top
     return np.asarray(xs), np.asarray(eff), prov, xs, eff
 
 
+# Token grid (GEMM M) on which gemm_curve puts every measured shape before interpolating between shapes: 1 .. 32,768
+GEMM_TOKEN_GRID = tuple(float(2 ** i) for i in range(16))
+
+
+def _measured_gemm_efficiency(n: int, k: int, tokens: list, us: list, peak_flops: float, peak_bw: float, wb: float,
+                              ab: float) -> list[float]:
+    """Efficiency of each measured GEMM call (``us`` microseconds at M = ``tokens``) of an ``n`` x ``k`` weight, counted
+    as models/cost/iteration.py counts a measured GEMM: FLOPs 2 M n k; bytes n k ``wb`` + ``ab`` M (n + k);
+    efficiency = max(FLOPs / ``peak_flops``, bytes / ``peak_bw``) / time."""
+    out = []
+    for m, u in zip(tokens, us):
+        fl = 2.0 * float(m) * n * k
+        by = float(n) * k * wb + ab * float(m) * (n + k)
+        out.append(max(fl / peak_flops, by / peak_bw) / (float(u) * 1e-6))
+    return out
+
+
+def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: float, ab: float) -> tuple | None:
+    """Measured dense-GEMM efficiency by tokens per step on an AMD GPU whose family AITER's GEMM tuning tables cover for
+    weight format ``fmt_key`` (rocm_kernel_paths.yaml, gemm_measured: CDNA3 block FP8, CDNA4 bf16), in the form of
+    models/cost/kernels.gemm_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as lists), for an
+    ``n`` x ``k`` GEMM on one GPU (``peak_flops`` of its compute dtype, ``wb`` bytes per weight, ``ab`` per activation).
+    Each measured shape's efficiency is put on GEMM_TOKEN_GRID (interpolated in log2 tokens, held outside its measured
+    range), shapes of the same n x k averaged, then interpolated in log2(n x k) and held outside the measured sizes. On
+    vLLM's Triton path (no AITER kernel in the release or AITER off: paths, term gemm) the efficiency is divided by the
+    path's slowdown. None: no table for this family and format."""
+    doc = _doc().get("gemm_measured") or {}
+    fam = (doc.get("families") or {}).get(str(getattr(gpu, "arch", "") or "").lower())
+    table = ((fam or {}).get("tables") or {}).get(fmt_key) if fmt_key else None
+    if not table or n <= 0 or k <= 0:
+        return None
+    peak_bw = float(gpu.hbm_bandwidth_tb_s) * 1e12
+    grid = np.log2(np.asarray(GEMM_TOKEN_GRID))
+    by_size: dict[float, list[np.ndarray]] = {}
+    for sh in table["shapes"]:
+        eff = _measured_gemm_efficiency(int(sh["n"]), int(sh["k"]), sh["tokens"], sh["us"], peak_flops, peak_bw, wb, ab)
+        xs = np.log2(np.asarray(sh["tokens"], dtype=float))
+        by_size.setdefault(math.log2(float(sh["n"]) * float(sh["k"])), []).append(np.interp(grid, xs, eff))
+    sizes = sorted(by_size)
+    rows = np.asarray([np.mean(by_size[s], axis=0) for s in sizes])
+    x = math.log2(float(n) * float(k))
+    eff = np.array([np.interp(x, sizes, rows[:, j]) for j in range(len(grid))])
+    path = "the vendor-tuned kernel (AITER on, or the GEMM library AITER's tuner matched)"
+    hit = path_slowdown(gpu, cfg, "gemm", fmt_key)
+    if hit:
+        eff = eff / hit[0]
+        path = f"vLLM's Triton kernel: the measurement / {hit[0]:g} ({hit[1]})"
+    prov = (f"{gpu.name} {fmt_key} GEMM measured by AITER's tuner on cu_num {fam.get('cu_num')}, interpolated from "
+            f"{len(sizes)} weight sizes to {n} x {k}; {path}; {table['kernel']}; {table['source']}")
+    return grid, eff, prov, [float(v) for v in grid], [float(v) for v in eff]
+
+
 def _aiter_moe_runs(cfg, fmt_key: str, gpu) -> bool:
     """Whether vLLM runs AITER's fused MoE for experts in ``fmt_key``: the release has it (the moe path's aiter_from,
     0.8.3) and VLLM_ROCM_USE_AITER / _MOE are on."""

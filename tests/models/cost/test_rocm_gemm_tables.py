@@ -80,3 +80,11 @@ def test_measured_amd_gemms_reach_the_step_and_its_compiled_form(gpu, argv, env)
     fast = compile_step_time(m)
     for args in ((256, 256 * 2000, 0, 0.0, 0), (8, 8 * 900, 2048, 2048 * 1024.0, 2), (0, 0, 8192, 8192 * 4096.0, 1)):
         assert fast(*args) == m.step_time(*args)
+
+
+def test_mi355x_block_fp8_reproduces_aiter_latency():
+    # gfx950 cu_num 256 rows of the same ds_v3 file: N 36864, K 7168 at M 1: 51.57 us (264 MB of FP8 weights: a
+    # weight stream at 5.1 TB/s, 0.64 of the 8.0 TB/s peak)
+    c = gemm_curve(MI355X, cfg("0.10.2"), "fp8_block", 36864, 7168, 5033.2e12, WB_BLOCK, 2.0)
+    by_us = (36864 * 7168 * WB_BLOCK + 2 * 1 * (36864 + 7168)) / 8.0e12 * 1e6
+    assert by_us / efficiency_at(c, 1) == pytest.approx(51.57, rel=1e-3)

@@ -100,3 +100,20 @@ def test_quark_mxfp4_moe_keeps_attention_and_gpt_oss_keeps_its_dense_layers():
                        vllm="0.10.2")
     p = resolve_precision(ds.arch, ds.hardware.gpu, ds.effective, ds.checkpoint_quantization)
     assert p.weight_bytes["mlp"] == p.weight_bytes["shared"] == 0.5 + 1 / 32   # dense MLPs and shared experts too
+
+
+# ROCm-docs-style deploys (AMD's dated rocm/vllm images given to --vllm, AMD Quark / FP8-KV checkpoints, TP 1 and 8):
+# each reads, resolves the fork build and predicts without an input error or an unknown model / GPU
+@pytest.mark.parametrize("gpu, tag, argv", [
+    ("MI355X", "rocm/vllm:rocm7.0.0_vllm_0.10.2_20251006", ["meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "8"]),
+    ("MI300X", "rocm/vllm:rocm6.4.1_vllm_0.10.1_20250909", ["meta-llama/Llama-3.1-8B-Instruct"]),
+    ("MI325X", "rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521", ["amd/Llama-3.1-405B-Instruct-FP8-KV", "-tp", "8",
+                                                          "--kv-cache-dtype", "fp8"]),
+    ("MI355X", "rocm7.0.0_vllm_0.10.2_20251006", ["amd/Llama-3.3-70B-Instruct-MXFP4-Preview"]),
+    ("MI300X", "rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410", ["mistralai/Mixtral-8x7B-Instruct-v0.1", "-tp", "8"]),
+    ("MI355X", "rocm/vllm:rocm7.0.0_vllm_0.10.2_20251006", ["deepseek-ai/DeepSeek-R1", "-tp", "8"]),
+])
+def test_rocm_docs_style_configs_diagnose(run_cli, gpu, tag, argv):
+    code, out, err = run_cli("diagnose", "--gpu", gpu, "--vllm", tag, "-f", "json", "--", "vllm", "serve", *argv)
+    assert code in (0, 1), err
+    assert '"output_throughput"' in out and "+rocm." in out and "Traceback" not in err

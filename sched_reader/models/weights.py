@@ -301,8 +301,10 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
             # model cards: quantize_quark.py --quant_scheme w_mxfp4_a_mxfp4, no --exclude_layers beyond lm_head); AMD's MoE
             # releases also exclude attention and the router (DeepSeek-R1-0528-MXFP4-Preview: --exclude_layers
             # "*self_attn* *mlp.gate.* *lm_head"), quantizing dense MLPs, shared and routed experts
+            # (layout "mxfp4_w4a4": MXFP4 activations too, so the GEMMs run on FP4 matrix cores where the GPU has them,
+            # models/cost/precision.py; vLLM's QuarkW4A4MXFP4 runs AITER's FP4 GEMM on gfx950)
             moe = bool(_routed_experts(arch.config))
-            return QuantLayout(name="mxfp4", bytes_per_weight=0.5 + 1 / 32, quantize_attention=not moe,
+            return QuantLayout(name="mxfp4_w4a4", bytes_per_weight=0.5 + 1 / 32, quantize_attention=not moe,
                                quantize_dense_mlp=True,
                                note="AMD Quark MXFP4 (E2M1 + E8M0 per 32): " + (
                                    "MLPs and experts; attention and router excluded" if moe

@@ -82,6 +82,11 @@ def test_quark_mxfp4_dense_llama_weighs_mxfp4_in_every_linear_layer():
     p = resolve_precision(spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization)
     assert p.weight_bytes["attn"] == p.weight_bytes["mlp"] == 0.5 + 1 / 32
     assert p.weight_bytes["lm_head"] == p.weight_bytes["embed"] == 2.0
+    # w_mxfp4_a_mxfp4: AITER's FP4 GEMM on gfx950 (vLLM quark_w4a4_mxfp4.py), the 10,066.4 TFLOPS MXFP4 peak
+    assert p.compute["attn"] == p.compute["mlp"] == "fp4" and p.compute["lm_head"] == "bf16"
+    [mi300] = build_specs([], ["vllm", "serve", "amd/Llama-3.3-70B-Instruct-MXFP4-Preview"], gpu="MI300X", vllm="0.10.2")
+    q = resolve_precision(mi300.arch, mi300.hardware.gpu, mi300.effective, mi300.checkpoint_quantization)
+    assert q.compute["mlp"] == "bf16"   # no FP4 matrix cores on gfx942: vLLM emulates in 16-bit
     # Llama-3.3-70B: 80 layers x (attention 8192 x (8192 + 2 x 1024) + 8192 x 8192, MLP 3 x 8192 x 28672)
     linear = 80 * (8192 * (8192 + 2 * 1024) + 8192 * 8192 + 3 * 8192 * 28672)
     embed = 2 * 128256 * 8192   # embed_tokens + lm_head, bf16

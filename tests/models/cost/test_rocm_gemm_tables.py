@@ -5,7 +5,9 @@ Independent figures, written out here by hand from AITER's tuning tables:
   (MI300X), block-scale FP8: N 4608, K 7168 at M 1024: 100.64 us; N 7168, K 2048 at M 256: 20.26 us.
   github.com/ROCm/aiter 4fa508ef29 aiter/configs/bf16_tuned_gemm.csv, gfx950 cu_num 256 (MI355X), bf16:
   N 50016, K 6144 at M 1024: 642.18 us; N 128, K 6144 at M 64: 6.42 us.
-Peaks (catalog): MI300X FP8 2614.9 TFLOPS, 5.3 TB/s; MI355X bf16 2516.6 TFLOPS, 8.0 TB/s.
+  github.com/ROCm/aiter 9a41912018 aiter/configs/a4w4_blockscale_tuned_gemm.csv, gfx950 cu_num 256 (MI355X), MXFP4
+  weights and activations: N 106496, K 16384 at M 1: 145.28 us.
+Peaks (catalog): MI300X FP8 2614.9 TFLOPS, 5.3 TB/s; MI355X bf16 2516.6, MXFP4 10066.4 TFLOPS, 8.0 TB/s.
 """
 
 from __future__ import annotations
@@ -88,3 +90,10 @@ def test_mi355x_block_fp8_reproduces_aiter_latency():
     c = gemm_curve(MI355X, cfg("0.10.2"), "fp8_block", 36864, 7168, 5033.2e12, WB_BLOCK, 2.0)
     by_us = (36864 * 7168 * WB_BLOCK + 2 * 1 * (36864 + 7168)) / 8.0e12 * 1e6
     assert by_us / efficiency_at(c, 1) == pytest.approx(51.57, rel=1e-3)
+
+
+def test_mi355x_mxfp4_reproduces_aiter_latency():
+    wb = 0.5 + 1 / 32   # E2M1 + one E8M0 scale per 32
+    c = gemm_curve(MI355X, cfg("0.10.2", VLLM_ROCM_USE_AITER="1"), "mxfp4", 106496, 16384, 10066.4e12, wb, 2.0)
+    by_us = (106496 * 16384 * wb + 2 * 1 * (106496 + 16384)) / 8.0e12 * 1e6   # 927 MB: 6.4 TB/s, 0.80 of peak
+    assert by_us / efficiency_at(c, 1) == pytest.approx(145.28, rel=1e-3)

@@ -7,6 +7,10 @@ AMD's AITER CK/assembly kernels, otherwise vLLM's own Triton kernels. The family
 kernels; :func:`path_slowdown` says how many times slower the kernel vLLM actually runs is, from
 ``models/data/rocm_kernel_paths.yaml`` (each path with its published measurement, and the vLLM source facts
 of when it is selected). GPUs of other families (every NVIDIA GPU) have no entry: factor 1, nothing changes.
+Where AITER's own tuning tables time a kernel on the family's GPU, the cost model uses the measurement instead of the
+fractions: fused MoE (:func:`moe_curve`, moe_measured) and dense GEMMs by tokens per step (:func:`gemm_curve`,
+gemm_measured: CDNA3 block FP8, CDNA4 bf16, block FP8 and MXFP4), each divided by the path's slowdown when vLLM runs
+the Triton kernel instead.
 
 Units: the factor is dimensionless (kernel time on the path taken / time of the vendor-tuned kernel).
 """

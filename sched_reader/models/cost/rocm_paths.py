@@ -18,6 +18,7 @@ Units: the factor is dimensionless (kernel time on the path taken / time of the 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -282,21 +283,16 @@ def _measured_gemm_efficiency(n: int, k: int, tokens: list, us: list, peak_flops
     return out
 
 
-def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: float, ab: float) -> tuple | None:
-    """Measured dense-GEMM efficiency by tokens per step on an AMD GPU whose family AITER's GEMM tuning tables cover for
-    weight format ``fmt_key`` (rocm_kernel_paths.yaml, gemm_measured: CDNA3 block FP8, CDNA4 bf16), in the form of
-    models/cost/kernels.gemm_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as lists), for an
-    ``n`` x ``k`` GEMM on one GPU (``peak_flops`` of its compute dtype, ``wb`` bytes per weight, ``ab`` per activation).
-    Each measured shape's efficiency is put on GEMM_TOKEN_GRID (interpolated in log2 tokens, held outside its measured
-    range), shapes of the same n x k averaged, then interpolated in log2(n x k) and held outside the measured sizes. On
-    vLLM's Triton path (no AITER kernel in the release or AITER off: paths, term gemm) the efficiency is divided by the
-    path's slowdown. None: no table for this family and format."""
+@lru_cache(maxsize=64)
+def _gemm_rows(arch: str, fmt_key: str, peak_flops: float, peak_bw: float, wb: float, ab: float) -> tuple | None:
+    """(log2 weight sizes, efficiency rows on GEMM_TOKEN_GRID, cu_num, kernel, source) of family ``arch``'s measured
+    ``fmt_key`` GEMM table (gemm_measured), for :func:`gemm_curve`; None without one. Shapes of the same n x k (the two
+    orientations) are averaged."""
     doc = _doc().get("gemm_measured") or {}
-    fam = (doc.get("families") or {}).get(str(getattr(gpu, "arch", "") or "").lower())
-    table = ((fam or {}).get("tables") or {}).get(fmt_key) if fmt_key else None
-    if not table or n <= 0 or k <= 0:
+    fam = (doc.get("families") or {}).get(arch)
+    table = ((fam or {}).get("tables") or {}).get(fmt_key)
+    if not table:
         return None
-    peak_bw = float(gpu.hbm_bandwidth_tb_s) * 1e12
     grid = np.log2(np.asarray(GEMM_TOKEN_GRID))
     by_size: dict[float, list[np.ndarray]] = {}
     for sh in table["shapes"]:
@@ -304,16 +300,36 @@ def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: fl
         xs = np.log2(np.asarray(sh["tokens"], dtype=float))
         by_size.setdefault(math.log2(float(sh["n"]) * float(sh["k"])), []).append(np.interp(grid, xs, eff))
     sizes = sorted(by_size)
-    rows = np.asarray([np.mean(by_size[s], axis=0) for s in sizes])
+    rows = tuple(tuple(float(v) for v in np.mean(by_size[s], axis=0)) for s in sizes)
+    return tuple(sizes), rows, fam.get("cu_num"), table["kernel"], table["source"]
+
+
+def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: float, ab: float) -> tuple | None:
+    """Measured dense-GEMM efficiency by tokens per step on an AMD GPU whose family AITER's GEMM tuning tables cover for
+    weight format ``fmt_key`` (rocm_kernel_paths.yaml, gemm_measured: CDNA3 block FP8; CDNA4 bf16, block FP8, MXFP4), in the form of
+    models/cost/kernels.gemm_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as lists), for an
+    ``n`` x ``k`` GEMM on one GPU (``peak_flops`` of its compute dtype, ``wb`` bytes per weight, ``ab`` per activation).
+    Each measured shape's efficiency is put on GEMM_TOKEN_GRID (interpolated in log2 tokens, held outside its measured
+    range), shapes of the same n x k averaged, then interpolated in log2(n x k) and held outside the measured sizes. On
+    vLLM's Triton path (no AITER kernel in the release or AITER off: paths, term gemm) the efficiency is divided by the
+    path's slowdown. None: no table for this family and format."""
+    if n <= 0 or k <= 0 or not fmt_key:
+        return None
+    hit = _gemm_rows(str(getattr(gpu, "arch", "") or "").lower(), fmt_key, float(peak_flops),
+                     float(gpu.hbm_bandwidth_tb_s) * 1e12, float(wb), float(ab))
+    if hit is None:
+        return None
+    sizes, rows, cu_num, kernel, source = hit
+    grid = np.log2(np.asarray(GEMM_TOKEN_GRID))
     x = math.log2(float(n) * float(k))
-    eff = np.array([np.interp(x, sizes, rows[:, j]) for j in range(len(grid))])
+    eff = np.array([np.interp(x, sizes, [r[j] for r in rows]) for j in range(len(grid))])
     path = "the vendor-tuned kernel (AITER on, or the GEMM library AITER's tuner matched)"
     hit = path_slowdown(gpu, cfg, "gemm", fmt_key)
     if hit:
         eff = eff / hit[0]
         path = f"vLLM's Triton kernel: the measurement / {hit[0]:g} ({hit[1]})"
-    prov = (f"{gpu.name} {fmt_key} GEMM measured by AITER's tuner on cu_num {fam.get('cu_num')}, interpolated from "
-            f"{len(sizes)} weight sizes to {n} x {k}; {path}; {table['kernel']}; {table['source']}")
+    prov = (f"{gpu.name} {fmt_key} GEMM measured by AITER's tuner on cu_num {cu_num}, interpolated from "
+            f"{len(sizes)} weight sizes to {n} x {k}; {path}; {kernel}; {source}")
     return grid, eff, prov, [float(v) for v in grid], [float(v) for v in eff]
 
 

@@ -39,7 +39,7 @@ from sched_reader.models.workload import usage_context_for
 from sched_reader.readers import read_command_line, read_path
 from sched_reader.compat.matrix import entry
 from sched_reader.compat.releases import known_releases
-from sched_reader.readers.images import accelerator_family
+from sched_reader.readers.images import accelerator_family, version_from_option
 from sched_reader.versions import parse_version
 
 # Flags that describe the engine's identity rather than its tuning; kept out of "args" duplication.
@@ -122,8 +122,12 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
     against :func:`default_release`. Only a bad ``--vllm`` option is an input error.
     """
     findings: list[Finding] = []
+    image_option = False
     if vllm:
-        requested, origin = vllm, Origin(source="cli-option", key="--vllm")
+        # an image reference or AMD dated tag given to --vllm reads as the same image in a file would
+        requested = version_from_option(vllm)
+        image_option = requested != vllm
+        origin = Origin(source="cli-option", key="--vllm")
     elif raw.vllm_version is not None:
         requested, origin = str(raw.vllm_version.value), raw.vllm_version.origin
         if isinstance(raw.vllm_version.value, float):
@@ -149,7 +153,7 @@ def _resolve_release(raw: RawEngine, vllm: str | None) -> tuple[str, str | None,
     try:
         res = resolve_version(requested)
     except SchedReaderError:
-        if origin.source == "cli-option":
+        if origin.source == "cli-option" and not image_option:
             raise
         moving = any(w in requested.lower() for w in ("nightly", "latest", "main", "master"))
         dated = rocm_builds.dated_release(requested) if moving else None

@@ -310,6 +310,20 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
     if method in ("mxfp8", "modelopt_mxfp8"):   # OCP MX FP8: E4M3 elements + one E8M0 scale byte per 32
         return QuantLayout(name="mxfp8", bytes_per_weight=1.0 + 1 / 32, note="MXFP8 (E4M3 + E8M0 per 32)")
     if method in ("mxfp4",):
+        if not qc.get("quant_method"):
+            # a name-only MXFP4 checkpoint (amd/...-MXFP4-Preview): AMD Quark's w_mxfp4_a_mxfp4, whose default exclusion
+            # is lm_head alone, so every other linear layer is MXFP4 (Llama-3.1-405B / Llama-3.3-70B-Instruct-MXFP4-Preview
+            # model cards: quantize_quark.py --quant_scheme w_mxfp4_a_mxfp4, no --exclude_layers beyond lm_head); AMD's MoE
+            # releases also exclude attention and the router (DeepSeek-R1-0528-MXFP4-Preview: --exclude_layers
+            # "*self_attn* *mlp.gate.* *lm_head"), quantizing dense MLPs, shared and routed experts
+            # (layout "mxfp4_w4a4": MXFP4 activations too, so the GEMMs run on FP4 matrix cores where the GPU has them,
+            # models/cost/precision.py; vLLM's QuarkW4A4MXFP4 runs AITER's FP4 GEMM on gfx950)
+            moe = bool(_routed_experts(arch.config))
+            return QuantLayout(name="mxfp4_w4a4", bytes_per_weight=0.5 + 1 / 32, quantize_attention=not moe,
+                               quantize_dense_mlp=True,
+                               note="AMD Quark MXFP4 (E2M1 + E8M0 per 32): " + (
+                                   "MLPs and experts; attention and router excluded" if moe
+                                   else "every linear layer but lm_head"))
         return QuantLayout(name="mxfp4", bytes_per_weight=0.5 + 1 / 32, quantize_attention=False,
                            quantize_dense_mlp=False, note="MXFP4 experts only (E2M1 + E8M0 per 32)")
     if method in ("nvfp4", "modelopt_fp4"):
@@ -338,6 +352,12 @@ def quant_layout(arch: ModelArch, cfg: EffectiveConfig, checkpoint_quantization:
 
 
 # ----------------------------------------------------------------------------------- counting
+
+def _routed_experts(c: dict[str, Any]) -> int:
+    """Routed experts an HF config declares (0 for a dense model), under the names is_moe_layer reads."""
+    return int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts")
+               or c.get("moe_num_experts") or 0)
+
 
 def is_moe_layer(c: dict[str, Any], i: int) -> bool:
     """Whether decoder layer ``i`` (0-based) of an HF config is a mixture-of-experts layer in vLLM."""

@@ -16,7 +16,8 @@ _VLLM_REPO = re.compile(r"^vllm(?:-openai)?(?:-[a-z0-9]+)*$")
 _VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev|a|b)\d*)*)(?:[-+_].*)?$")
 _RELEASE_PREFIX = re.compile(r"^v?(\d+\.\d+\.\d+)[._-]?([A-Za-z0-9][A-Za-z0-9._-]*)$")
 # AMD's dated images: rocm6.4.1_vllm_0.9.1_20250715 -> ("0.9.1", "20250715")
-_ROCM_DATED = re.compile(r"(?:^|_)vllm_v?(\d+\.\d+(?:\.\d+)*)_(20\d{6})(?:_|$)")
+# and the older form rocm6.3.1_instinct_vllm0.8.3_20250410 -> ("0.8.3", "20250410")
+_ROCM_DATED = re.compile(r"(?:^|_)vllm_?v?(\d+\.\d+(?:\.\d+)*)_(20\d{6})(?:_|$)")
 _EMBEDDED_VERSION = re.compile(r"vllm[_-]v?(\d+\.\d+(?:\.\d+)*(?:\.?(?:post|rc|dev)\d*)?)")
 
 # Node labels that name a GPU product (values recorded verbatim; the GPU catalog resolves them):
@@ -104,6 +105,18 @@ def vllm_version_from_image(image: str) -> str | None:
     if m:  # a custom build named after its base release: v0.7.3.self.post1 -> 0.7.3+self.post1
         return f"{m.group(1)}+{m.group(2)}"
     return tag
+
+
+def version_from_option(text: str) -> str:
+    """A ``--vllm`` value as the image readers would give it: an image reference (``rocm/vllm:rocm6.4.1_vllm_0.9.1_20250715``,
+    ``vllm/vllm-openai:v0.9.2``) -> :func:`vllm_version_from_image` of it (``0.9.1+rocm.20250715``, ``0.9.2``); a bare AMD
+    dated tag (``rocm6.4.1_vllm_0.9.1_20250715``) -> the same as under ``rocm/vllm``; any other text unchanged."""
+    s = str(text or "").strip().strip("'\"").strip()
+    if "/" in s and ":" in s.rsplit("/", 1)[-1]:
+        return vllm_version_from_image(s) or s
+    if s.lower().startswith("rocm") and _ROCM_DATED.search(s):
+        return vllm_version_from_image("rocm/vllm:" + s) or s
+    return s
 
 
 def gpu_quantity(value: object) -> int | str | None:

@@ -34,8 +34,9 @@ _DEFAULT_PCIE_GB_S = 32.0
 # a collective over n GPUs can use only the n - 1 links to its peers, (n - 1) x 64 GB/s per direction
 # (https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html: fully connected 8-GPU Infinity Fabric
 # mesh, 7 links x 64 GB/s per direction; catalog gpus.yaml notes). NVLink GPUs reach every peer through
-# NVSwitch at the full per-GPU bandwidth.
-XGMI_MESH_LINKS = {"cdna3": 7}
+# NVSwitch at the full per-GPU bandwidth. MI350X / MI355X (CDNA4) keep the same fully connected 8-GPU mesh of 7 links,
+# each 153.6 GB/s bidirectional, 76.8 GB/s per direction (AMD MI355X product page, catalog gpus.yaml notes).
+XGMI_MESH_LINKS = {"cdna3": 7, "cdna4": 7}
 
 
 def link_bandwidth_bytes_s(gpu: GPU, eff: Efficiency, n: int) -> float:

@@ -49,6 +49,7 @@ from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_a
                                               gemm_format, interp_scalar, mla_module_floor, moe_efficiency_curve,
                                               moe_format, moe_latency_floor, prefill_attention_curve)
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
+from sched_reader.models.cost.rocm_paths import gemm_curve as rocm_gemm_curve
 from sched_reader.models.cost.rocm_paths import moe_curve as rocm_moe_curve
 from sched_reader.models.cost.rocm_paths import (mla_decode_occupancy, path_slowdown, prefill_attention_full_tiles,
                                                  prefill_attention_path)
@@ -380,6 +381,8 @@ class IterationCostModel:
         out = []
         for lin in lins:
             curve = gemm_efficiency_curve(self.gpu.name, key, lin.n, lin.k)
+            if curve is None:   # AMD: AITER's measured GEMM tables, per kernel path (rocm_paths.gemm_curve)
+                curve = rocm_gemm_curve(self.gpu, self.cfg, key, lin.n, lin.k, peak, wb, ab)
             if curve is None:
                 return None
             out.append((2.0 * lin.params * count, lin.params * wb * count, ab * (lin.k + lin.n) * count, peak, curve))

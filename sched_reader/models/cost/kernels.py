@@ -182,6 +182,8 @@ def gemm_format(fmt: str | None, weight_bytes: float, compute_key: str) -> str:
         return "fp8_block" if weight_bytes > 1.0 + 1e-9 else "fp8"
     if compute_key == "fp4" and ("nvfp4" in f or "modelopt_fp4" in f):
         return "nvfp4"
+    if compute_key == "fp4" and "mxfp4" in f:
+        return "mxfp4"   # MXFP4 weights and activations on FP4 matrix cores (measured on AMD only: rocm_paths.gemm_curve)
     return ""
 
 

@@ -27,7 +27,9 @@ COMPONENTS = ("attn", "mlp", "experts", "shared", "router", "embed", "lm_head")
 # compute family of each run-time weight layout name (weights.QuantLayout.name); "w" = weight-only:
 # the GEMM dequantizes to 16-bit (Marlin-style w4a16 / w8a16). Facts: catalog quantization.yaml
 # compute_path column.
-_LAYOUT_COMPUTE: dict[str, str] = {"fp8": "fp8", "int8": "int8", "nvfp4": "fp4", "mxfp4": "fp4"}
+# mxfp4_w4a4: AMD Quark w_mxfp4_a_mxfp4 (weights and activations MXFP4; vLLM quark_w4a4_mxfp4.py QuarkW4A4MXFP4 runs
+# AITER's FP4 GEMM where current_platform.supports_mx() (gfx950), else emulates: dequantized, 16-bit GEMM)
+_LAYOUT_COMPUTE: dict[str, str] = {"fp8": "fp8", "int8": "int8", "nvfp4": "fp4", "mxfp4": "fp4", "mxfp4_w4a4": "fp4"}
 
 
 @dataclass(frozen=True)

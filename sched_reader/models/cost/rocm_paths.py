@@ -7,6 +7,10 @@ AMD's AITER CK/assembly kernels, otherwise vLLM's own Triton kernels. The family
 kernels; :func:`path_slowdown` says how many times slower the kernel vLLM actually runs is, from
 ``models/data/rocm_kernel_paths.yaml`` (each path with its published measurement, and the vLLM source facts
 of when it is selected). GPUs of other families (every NVIDIA GPU) have no entry: factor 1, nothing changes.
+Where AITER's own tuning tables time a kernel on the family's GPU, the cost model uses the measurement instead of the
+fractions: fused MoE (:func:`moe_curve`, moe_measured) and dense GEMMs by tokens per step (:func:`gemm_curve`,
+gemm_measured: CDNA3 block FP8, CDNA4 bf16, block FP8 and MXFP4), each divided by the path's slowdown when vLLM runs
+the Triton kernel instead.
 
 Units: the factor is dimensionless (kernel time on the path taken / time of the vendor-tuned kernel).
 """
@@ -14,6 +18,7 @@ Units: the factor is dimensionless (kernel time on the path taken / time of the 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -259,6 +264,73 @@ def moe_curve(gpu, cfg, fmt_key: str, hidden: int, inter: int, experts: int, top
     prov = (f"{gpu.name} {fmt_key} fused MoE measured by AITER on cu_num {fam.get('cu_num')}, shape h={h} i={i} E={e} k={k} "
             f"({row['model']}), moved by tokens per expert; {path}; {row['kernel']}; {row['source']}")
     return np.asarray(xs), np.asarray(eff), prov, xs, eff
+
+
+# Token grid (GEMM M) on which gemm_curve puts every measured shape before interpolating between shapes: 1 .. 32,768
+GEMM_TOKEN_GRID = tuple(float(2 ** i) for i in range(16))
+
+
+def _measured_gemm_efficiency(n: int, k: int, tokens: list, us: list, peak_flops: float, peak_bw: float, wb: float,
+                              ab: float) -> list[float]:
+    """Efficiency of each measured GEMM call (``us`` microseconds at M = ``tokens``) of an ``n`` x ``k`` weight, counted
+    as models/cost/iteration.py counts a measured GEMM: FLOPs 2 M n k; bytes n k ``wb`` + ``ab`` M (n + k);
+    efficiency = max(FLOPs / ``peak_flops``, bytes / ``peak_bw``) / time."""
+    out = []
+    for m, u in zip(tokens, us):
+        fl = 2.0 * float(m) * n * k
+        by = float(n) * k * wb + ab * float(m) * (n + k)
+        out.append(max(fl / peak_flops, by / peak_bw) / (float(u) * 1e-6))
+    return out
+
+
+@lru_cache(maxsize=64)
+def _gemm_rows(arch: str, fmt_key: str, peak_flops: float, peak_bw: float, wb: float, ab: float) -> tuple | None:
+    """(log2 weight sizes, efficiency rows on GEMM_TOKEN_GRID, cu_num, kernel, source) of family ``arch``'s measured
+    ``fmt_key`` GEMM table (gemm_measured), for :func:`gemm_curve`; None without one. Shapes of the same n x k (the two
+    orientations) are averaged."""
+    doc = _doc().get("gemm_measured") or {}
+    fam = (doc.get("families") or {}).get(arch)
+    table = ((fam or {}).get("tables") or {}).get(fmt_key)
+    if not table:
+        return None
+    grid = np.log2(np.asarray(GEMM_TOKEN_GRID))
+    by_size: dict[float, list[np.ndarray]] = {}
+    for sh in table["shapes"]:
+        eff = _measured_gemm_efficiency(int(sh["n"]), int(sh["k"]), sh["tokens"], sh["us"], peak_flops, peak_bw, wb, ab)
+        xs = np.log2(np.asarray(sh["tokens"], dtype=float))
+        by_size.setdefault(math.log2(float(sh["n"]) * float(sh["k"])), []).append(np.interp(grid, xs, eff))
+    sizes = sorted(by_size)
+    rows = tuple(tuple(float(v) for v in np.mean(by_size[s], axis=0)) for s in sizes)
+    return tuple(sizes), rows, fam.get("cu_num"), table["kernel"], table["source"]
+
+
+def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: float, ab: float) -> tuple | None:
+    """Measured dense-GEMM efficiency by tokens per step on an AMD GPU whose family AITER's GEMM tuning tables cover for
+    weight format ``fmt_key`` (rocm_kernel_paths.yaml, gemm_measured: CDNA3 block FP8; CDNA4 bf16, block FP8, MXFP4), in the form of
+    models/cost/kernels.gemm_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as lists), for an
+    ``n`` x ``k`` GEMM on one GPU (``peak_flops`` of its compute dtype, ``wb`` bytes per weight, ``ab`` per activation).
+    Each measured shape's efficiency is put on GEMM_TOKEN_GRID (interpolated in log2 tokens, held outside its measured
+    range), shapes of the same n x k averaged, then interpolated in log2(n x k) and held outside the measured sizes. On
+    vLLM's Triton path (no AITER kernel in the release or AITER off: paths, term gemm) the efficiency is divided by the
+    path's slowdown. None: no table for this family and format."""
+    if n <= 0 or k <= 0 or not fmt_key:
+        return None
+    hit = _gemm_rows(str(getattr(gpu, "arch", "") or "").lower(), fmt_key, float(peak_flops),
+                     float(gpu.hbm_bandwidth_tb_s) * 1e12, float(wb), float(ab))
+    if hit is None:
+        return None
+    sizes, rows, cu_num, kernel, source = hit
+    grid = np.log2(np.asarray(GEMM_TOKEN_GRID))
+    x = math.log2(float(n) * float(k))
+    eff = np.array([np.interp(x, sizes, [r[j] for r in rows]) for j in range(len(grid))])
+    path = "the vendor-tuned kernel (AITER on, or the GEMM library AITER's tuner matched)"
+    hit = path_slowdown(gpu, cfg, "gemm", fmt_key)
+    if hit:
+        eff = eff / hit[0]
+        path = f"vLLM's Triton kernel: the measurement / {hit[0]:g} ({hit[1]})"
+    prov = (f"{gpu.name} {fmt_key} GEMM measured by AITER's tuner on cu_num {cu_num}, interpolated from "
+            f"{len(sizes)} weight sizes to {n} x {k}; {path}; {kernel}; {source}")
+    return grid, eff, prov, [float(v) for v in grid], [float(v) for v in eff]
 
 
 def _aiter_moe_runs(cfg, fmt_key: str, gpu) -> bool:

@@ -190,7 +190,17 @@ SOURCES: dict[str, str] = {
         "(its certification failed on drift, while the phase shares reproduced within 0.5 points), and "
         "reports the scheduler's cost growing faster than linearly with running requests; a linear 45 us "
         "is the value at its cap. Replaces 20 us (an engineering value raised from 4 us after comparing "
-        "with the corpus)."
+        "with the corpus). Check, not a source: vLLM's own V1 Scheduler.schedule + update_from_output + "
+        "output msgpack encoding, timed on CPU in the 0.9.2, 0.10.2 and 0.11.0 wheels at 64-1,024 running "
+        "requests (tools/measure_engine_host_cost.py), cost 8-19 us per request per step with no release "
+        "resolvable above the shared machine's noise (schedule alone 6-14 us, as the profile's 12.7 us); the "
+        "model runner's per-request bookkeeping is not in that figure. At 12 us instead of 45 us the Llama-3.1-8B "
+        "bursts of vLLM PR 20308 (0.9.2) move -36/-38 -> -21/-24% in throughput and the simon-mo H200 Llama rows "
+        "+27..+31 -> +14..+22% in TPOT, while GPUStack's 0.10.2-0.11.0 bursts move the other way (source median "
+        "7.1 / 26.9 / 26.1 -> 12.7 / 34.0 / 31.2%) and all rows 22.9 / 19.4 / 43.7 -> 23.7 / 20.4 / 44.1%: at "
+        "~800 running requests 45 us carries ~25 ms per step that those bursts' GPU steps take beyond the "
+        "kernel tables (their 7-request Qwen3-32B burst runs decode and mixed steps ~1.5x the model, where "
+        "no host term reaches 1 ms), so the value is kept until that GPU-side gap has a cause."
     ),
     "step_cpu_per_seq_v0_s": (
         "70 us per scheduled sequence per step on the V0 engine. vLLM's v0.6.0 performance blog "

@@ -61,6 +61,10 @@ Constants (seconds):
     63.62 req/s = 15.72 ms of API-server time per request; a 1B model's GPU step at 400 sequences
     (~8 ms for ~400 tokens, this cost model) leaves the GPU under half busy, so the host path binds:
     (15.72 ms - 1.0 ms intake - 225 prompt tokens x 1 us) / 202 output tokens = 72 us per token.
+    The same figure serves both endpoints: the releases' own SSE generators, timed per streamed token on CPU
+    (tools/measure_stream_chunk_cost.py, 0.9.2 / 0.10.2 / 0.11.0 wheels, requests as `vllm bench serve` sends
+    them), cost 12.6-15.4 us per chat chunk against 9.0-10.9 us per completions chunk: 3-6 us more per token
+    for chat, under 10% of the per-token path, so not modelled separately.
   API_INTAKE_S = 1.0 ms per /v1/completions request (assumed: FastAPI/pydantic request parsing and the
     ZMQ hand-off to the engine core take a few hundred microseconds each in CPython); 1.5 ms per
     /v1/chat/completions request whose template the release does not re-parse (assumed: the completions

@@ -154,7 +154,8 @@ def client_sends_first_prompt(row: dict) -> bool:
     benchmarks/benchmark_serving.py (its unconditional initial test run), for `vllm bench serve` before 0.14
     (the ready check, default 600 s) and from 0.14 when the row passes --ready-check-timeout-sec > 0, and for
     any client given --num-warmups > 0 (vLLM's and InferenceX's fork send test_input, request 0, that many
-    times). False for the offline benchmark_throughput.py, which has no server. The client is taken to be the
+    times), and for SGLang's bench_serving (its test run / --warmup-requests, default 1). False for the offline
+    benchmark_throughput.py, which has no server. The client is taken to be the
     release of the server (``engine_version``) unless the row says otherwise."""
     tool = str((row.get("workload") or {}).get("benchmark_tool") or "")
     if row_endpoint(row) == "offline":
@@ -167,6 +168,11 @@ def client_sends_first_prompt(row: dict) -> bool:
         if m:
             return int(m.group(1)) > 0
         return _version_tuple(str(row.get("engine_version"))) < BENCH_SERVE_SKIPS_TEST_FROM
+    if "bench_serving" in tool and ("sglang" in tool.lower()):
+        # sglang.bench_serving (and forks such as dstack's): adapted from vLLM's benchmark_serving.py with its
+        # initial test run of input_requests[0]; later releases send --warmup-requests copies of it (default 1,
+        # docs/developer_guide/bench_serving.md) and flush only an SGLang server's cache (--flush-cache)
+        return True
     return "benchmark_serving" in tool and "InferenceX" not in tool
 
 

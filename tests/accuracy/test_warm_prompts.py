@@ -35,6 +35,8 @@ def test_which_clients_send_request_0_before_the_timed_run():
     assert send(_row("vllm bench serve --num-warmups 2", "0.19.0"))
     assert send(_row("benchmarks/benchmark_serving.py --backend vllm", "0.8.4"))
     assert not send(_row("benchmarks/benchmark_throughput.py --input-len 1000", "0.8.5"))  # offline, no server
+    assert send(_row("SGLang bench_serving.py (dstack fork) --backend vllm", "0.7.3"))
+    assert send(_row("python3 -m sglang.bench_serving --backend vllm", "0.6.0"))
     # InferenceX's fork has no test request, only --num-warmups copies of request 0
     assert not send(_row("InferenceX experimental benchmark_serving_random.py", "0.16.0"))
     assert send(_row("InferenceX experimental benchmark_serving_random.py --num-warmups 8", "0.16.0"))

@@ -75,3 +75,15 @@ def test_a_whole_cached_prompt_computes_its_last_block_only():
     warm = BENCH.row_requests(_burst(1, 2048), 0.0, 0, 1)
     assert run_engine(cold, par, cost).rec.first_ns == [2_048_000_000]
     assert run_engine(warm, par, cost).rec.first_ns == [16_000_000]
+
+
+def test_a_sweep_run_whose_first_prompts_are_warm():
+    # the Vultr c=8 case in miniature: 4 prompts of 2048 tokens at once, 1 output token each, chunk budget 8192,
+    # every token 1 ms; the previous run on the server sent the first 2. Cold the one step computes 4 x 2048 =
+    # 8192 tokens (8.192 s); warm it computes 16 + 16 + 2048 + 2048 = 4128 (4.128 s) for all four first tokens
+    par = SchedParams(block_size=16, num_blocks=1000, max_num_seqs=4, max_num_batched_tokens=8192,
+                      enable_prefix_caching=True)
+    cost = LinearStepCost(base_s=0.0, per_token_s=1e-3, per_ctx_s=0.0)
+    assert run_engine(BENCH.row_requests(_burst(4, 2048)), par, cost).rec.first_ns == [8_192_000_000] * 4
+    warm = BENCH.row_requests(_burst(4, 2048), 0.0, 0, 2)
+    assert run_engine(warm, par, cost).rec.first_ns == [4_128_000_000] * 4

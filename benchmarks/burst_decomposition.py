@@ -134,7 +134,8 @@ def predicted_metrics(row: dict) -> dict[str, float] | None:
     arch, gpu, cfg, ckpt = spec.arch, spec.hardware.gpu, spec.effective, spec.checkpoint_quantization
     wl = ta.build_workload(row)
     return ta.simulate_hook(arch, gpu, cfg, wl, ckpt, ta._kv_tokens_from_notes(row), ta.row_endpoint(row),
-                            float(row["workload"].get("random_range_ratio") or 0.0), ta.row_warm_prefix_len(row))
+                            float(row["workload"].get("random_range_ratio") or 0.0), ta.row_warm_prefix_len(row),
+                            ta.row_warm_prompts(row))
 
 
 def burst_rows() -> list[dict]:

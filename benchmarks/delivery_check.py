@@ -95,6 +95,7 @@ def run_row(row: dict) -> dict[str, Any] | None:
     endpoint = ta.row_endpoint(row)
     rr = float(row["workload"].get("random_range_ratio") or 0.0)
     warm = ta.row_warm_prefix_len(row)
+    warm_k = ta.row_warm_prompts(row)
     out: dict[str, Any] = {"id": row["id"], "engine_version": str(row.get("engine_version")),
                            "published": {k: row["results"].get(k) for k in
                                          ("mean_tpot_ms", "median_tpot_ms", "mean_ttft_ms", "p99_itl_ms",
@@ -115,7 +116,7 @@ def run_row(row: dict) -> dict[str, Any] | None:
                 m = base(*a, **k)
                 return None if m is None else replace(m, output_token_s=m.output_token_s * _s)
             fe.api_server_for = patched
-            pred = ta.simulate_hook(arch, gpu, cfg, wl, ckpt, kv, endpoint, rr, warm)
+            pred = ta.simulate_hook(arch, gpu, cfg, wl, ckpt, kv, endpoint, rr, warm, warm_k)
             if not pred:
                 return None
             out[name] = {k: pred.get(k) for k in KEYS}
@@ -128,7 +129,7 @@ def run_row(row: dict) -> dict[str, Any] | None:
             cost_cls = ta.IterationCostModel
             ta.IterationCostModel = lambda *a, _c=cost_cls, _x=x, **k: MixedScaled(_c(*a, **k), _x)
             try:
-                pred = ta.simulate_hook(arch, gpu, cfg, wl, ckpt, kv, endpoint, rr, warm)
+                pred = ta.simulate_hook(arch, gpu, cfg, wl, ckpt, kv, endpoint, rr, warm, warm_k)
             finally:
                 ta.IterationCostModel = cost_cls
             out["mixed_x"] = x

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from dataclasses import replace
@@ -134,19 +135,74 @@ def row_warm_prefix_len(row: dict) -> int:
     return int((row.get("workload") or {}).get("warm_prefix_len") or 0)
 
 
-def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: int = 0):
+# `vllm bench serve` sends input_requests[0] once before the timed run ("Starting initial single prompt test
+# run...") unless --ready-check-timeout-sec is 0: vllm/benchmarks/serve.py, read in the 0.10.1.1 and 0.12.0
+# wheels (default 600 s: the request is always sent) and the 0.14.1 and 0.16.0 wheels (default 0: "Skipping
+# endpoint ready check.", vLLM PR 30975 of 2025-12-18, first in 0.14.0). Before the ready check existed
+# (PR 21696, 0.10.1) the test request was unconditional, as in every benchmarks/benchmark_serving.py.
+BENCH_SERVE_SKIPS_TEST_FROM = (0, 14)
+
+
+def _version_tuple(v: str) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", str(v))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def client_sends_first_prompt(row: dict) -> bool:
+    """Whether the row's benchmark client sends the timed run's first prompt (input_requests[0]) before the
+    timed run, so that prompt is in the server's prefix cache when the run starts. True for vLLM's
+    benchmarks/benchmark_serving.py (its unconditional initial test run), for `vllm bench serve` before 0.14
+    (the ready check, default 600 s) and from 0.14 when the row passes --ready-check-timeout-sec > 0, and for
+    any client given --num-warmups > 0 (vLLM's and InferenceX's fork send test_input, request 0, that many
+    times), and for SGLang's bench_serving (its test run / --warmup-requests, default 1). False for the offline
+    benchmark_throughput.py, which has no server. The client is taken to be the
+    release of the server (``engine_version``) unless the row says otherwise."""
+    tool = str((row.get("workload") or {}).get("benchmark_tool") or "")
+    if row_endpoint(row) == "offline":
+        return False
+    m = re.search(r"--num-warmups[ =](\d+)", tool)
+    if m and int(m.group(1)) > 0:
+        return True
+    if "bench serve" in tool:
+        m = re.search(r"--ready-check-timeout-sec[ =](\d+)", tool)
+        if m:
+            return int(m.group(1)) > 0
+        return _version_tuple(str(row.get("engine_version"))) < BENCH_SERVE_SKIPS_TEST_FROM
+    if "bench_serving" in tool and ("sglang" in tool.lower()):
+        # sglang.bench_serving (and forks such as dstack's): adapted from vLLM's benchmark_serving.py with its
+        # initial test run of input_requests[0]; later releases send --warmup-requests copies of it (default 1,
+        # docs/developer_guide/bench_serving.md) and flush only an SGLang server's cache (--flush-cache)
+        return True
+    return "benchmark_serving" in tool and "InferenceX" not in tool
+
+
+def row_warm_prompts(row: dict) -> int:
+    """How many of the run's first prompts sit whole in the prefix cache when the timed run starts: the row's
+    ``workload.warm_prompts`` (an earlier run on the same server sent the same first prompts), and at least
+    request 0 when the client sends it before the timed run (``client_sends_first_prompt``)."""
+    k = int((row.get("workload") or {}).get("warm_prompts") or 0)
+    return max(k, 1 if client_sends_first_prompt(row) else 0)
+
+
+def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0):
     """The row's requests for the simulator. ``range_ratio`` is the client's ``--random-range-ratio`` when it
     is not vLLM's (vLLM requires r < 1; forks of benchmark_serving.py such as InferenceX's accept 1.0 and draw
     each length uniformly from int(L (1 - r)) .. int(L (1 + r)), both ends included, at least 1 here).
     ``warm_prefix_len``: the row's ``workload.warm_prefix_len``, tokens of each prompt whose KV an earlier run on
     the same server left in vLLM's prefix cache (each request its own prefix, cached at the start, least recently
-    used first in request order); 0 for a cold cache."""
+    used first in request order); 0 for a cold cache. ``warm_prompts``: the first that many requests find their
+    whole prompt cached (``row_warm_prompts``); vLLM V1 looks up at most num_tokens - 1 tokens
+    (KVCacheManager.get_computed_blocks, max_cache_hit_length), so such a prompt's prefix is prompt_len - 1 and
+    its hit the full blocks inside that. These are the most recently used, request 0 last (the client's test
+    request touched it just before the run)."""
     req = _row_requests(workload, range_ratio)
-    if warm_prefix_len and warm_prefix_len > 0:
-        n = len(req)
-        req = replace(req, prefix_id=np.arange(n, dtype=np.int64),
-                      prefix_len=np.minimum(req.prompt_len, int(warm_prefix_len)).astype(np.int64),
-                      warm_prefixes=tuple(range(n)))
+    n = len(req)
+    k = min(max(0, int(warm_prompts)), n)
+    if (warm_prefix_len and warm_prefix_len > 0) or k:
+        plen = np.minimum(req.prompt_len, max(0, int(warm_prefix_len))).astype(np.int64)
+        plen[:k] = np.maximum(plen[:k], req.prompt_len[:k] - 1)
+        order = [i for i in range(k, n) if plen[i] > 0] + list(range(1, k)) + ([0] if k else [])
+        req = replace(req, prefix_id=np.arange(n, dtype=np.int64), prefix_len=plen, warm_prefixes=tuple(order))
     return req
 
 
@@ -172,7 +228,7 @@ def _row_requests(workload: Workload, range_ratio: float = 0.0):
 
 
 def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint: str | None = None,
-                  range_ratio: float = 0.0, warm_prefix_len: int = 0) -> dict | None:
+                  range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0) -> dict | None:
     """Run engineer E's simulator (``sched_reader.analyzers.simulator``) on this row when it exists:
     requests from the bench flags, vLLM scheduler params for ``cfg`` and the KV block budget, and this
     package's IterationCostModel as the step cost. Returns its bench-serve metric dict."""
@@ -184,7 +240,7 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
         from sched_reader.models.capacity import estimate_capacity
 
         kv_tokens = int(estimate_capacity(arch, gpu, cfg, ckpt).kv_cache.tokens)
-    requests = row_requests(workload, range_ratio, warm_prefix_len)
+    requests = row_requests(workload, range_ratio, warm_prefix_len, warm_prompts)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
@@ -288,7 +344,7 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
         try:
             pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row),
                                  float((row.get("workload") or {}).get("random_range_ratio") or 0.0),
-                                 row_warm_prefix_len(row))
+                                 row_warm_prefix_len(row), row_warm_prompts(row))
         except SchedReaderError as exc:  # e.g. no KV block fits by this package's memory model: closed form,
             pred = None                  # and the row's kind says so (a silent fallback hid such failures)
             sim_error = str(exc).split(";")[0]

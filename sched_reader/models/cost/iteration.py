@@ -382,7 +382,7 @@ class IterationCostModel:
         for lin in lins:
             curve = gemm_efficiency_curve(self.gpu.name, key, lin.n, lin.k)
             if curve is None:   # AMD: AITER's measured GEMM tables, per kernel path (rocm_paths.gemm_curve)
-                curve = rocm_gemm_curve(self.gpu, self.cfg, key, lin.n, lin.k, peak, wb, ab)
+                curve = rocm_gemm_curve(self.gpu, self.cfg, key, lin.n, lin.k, peak, wb, ab, self.eff.memory_bandwidth)
             if curve is None:
                 return None
             out.append((2.0 * lin.params * count, lin.params * wb * count, ab * (lin.k + lin.n) * count, peak, curve))

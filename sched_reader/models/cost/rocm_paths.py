@@ -304,7 +304,29 @@ def _gemm_rows(arch: str, fmt_key: str, peak_flops: float, peak_bw: float, wb: f
     return tuple(sizes), rows, fam.get("cu_num"), table["kernel"], table["source"]
 
 
-def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: float, ab: float) -> tuple | None:
+def _skinny_tokens(arch: str, fmt_key: str, cfg) -> tuple[int, dict] | None:
+    """(largest M, skinny entry) up to which vLLM runs its ROCm skinny GEMM (wvSplitK / wvSplitKQ) instead of the
+    kernel family ``arch``'s ``fmt_key`` table times (gemm_measured ... skinny: the release's bound, the kernel's
+    environment switch, default on); None when the table has no skinny entry, the release none yet, or the switch
+    is off."""
+    doc = _doc().get("gemm_measured") or {}
+    table = (((doc.get("families") or {}).get(arch) or {}).get("tables") or {}).get(fmt_key) or {}
+    sk = table.get("skinny")
+    if not sk:
+        return None
+    env = getattr(cfg, "rocm_env", None) or {}
+    if not _on(env, str(sk["switch"]), True):
+        return None
+    release = parse_version(str(getattr(cfg, "vllm_version", "") or ""))
+    upto = 0
+    for step in sk["max_tokens"]:
+        if release >= parse_version(str(step["from"])):
+            upto = int(step["tokens"])
+    return (upto, sk) if upto > 0 else None
+
+
+def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: float, ab: float,
+               stream_fraction: float | None = None) -> tuple | None:
     """Measured dense-GEMM efficiency by tokens per step on an AMD GPU whose family AITER's GEMM tuning tables cover for
     weight format ``fmt_key`` (rocm_kernel_paths.yaml, gemm_measured: CDNA3 block FP8; CDNA4 bf16, block FP8, MXFP4), in the form of
     models/cost/kernels.gemm_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as lists), for an
@@ -312,7 +334,10 @@ def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: fl
     Each measured shape's efficiency is put on GEMM_TOKEN_GRID (interpolated in log2 tokens, held outside its measured
     range), shapes of the same n x k averaged, then interpolated in log2(n x k) and held outside the measured sizes. On
     vLLM's Triton path (no AITER kernel in the release or AITER off: paths, term gemm) the efficiency is divided by the
-    path's slowdown. None: no table for this family and format."""
+    path's slowdown. Where the table names vLLM's skinny kernel (``skinny``: per-tensor FP8 at 1 token from vLLM 0.9.2,
+    1-4 tokens from 0.16.0, VLLM_ROCM_USE_SKINNY_GEMM on by default), the grid points up to its bound take
+    ``stream_fraction`` instead (the model's memory_bandwidth fraction: the skinny kernel streams the weights, and at
+    those M a GEMM is memory-bound, so its efficiency is that fraction). None: no table for this family and format."""
     if n <= 0 or k <= 0 or not fmt_key:
         return None
     hit = _gemm_rows(str(getattr(gpu, "arch", "") or "").lower(), fmt_key, float(peak_flops),
@@ -328,6 +353,12 @@ def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: fl
     if hit:
         eff = eff / hit[0]
         path = f"vLLM's Triton kernel: the measurement / {hit[0]:g} ({hit[1]})"
+    skinny = _skinny_tokens(str(getattr(gpu, "arch", "") or "").lower(), fmt_key, cfg) if stream_fraction else None
+    if skinny:
+        upto, sk = skinny
+        eff = np.where(np.asarray(GEMM_TOKEN_GRID) <= upto, float(stream_fraction), eff)
+        path += (f"; up to {upto} token(s) vLLM's {sk['kernel']} streams the weights at memory_bandwidth "
+                 f"{float(stream_fraction):.3g} of peak ({sk['source']})")
     prov = (f"{gpu.name} {fmt_key} GEMM measured by AITER's tuner on cu_num {cu_num}, interpolated from "
             f"{len(sizes)} weight sizes to {n} x {k}; {path}; {kernel}; {source}")
     return grid, eff, prov, [float(v) for v in grid], [float(v) for v in eff]

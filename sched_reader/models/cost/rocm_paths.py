@@ -9,7 +9,7 @@ kernels; :func:`path_slowdown` says how many times slower the kernel vLLM actual
 of when it is selected). GPUs of other families (every NVIDIA GPU) have no entry: factor 1, nothing changes.
 Where AITER's own tuning tables time a kernel on the family's GPU, the cost model uses the measurement instead of the
 fractions: fused MoE (:func:`moe_curve`, moe_measured) and dense GEMMs by tokens per step (:func:`gemm_curve`,
-gemm_measured: CDNA3 block FP8, CDNA4 bf16, block FP8 and MXFP4), each divided by the path's slowdown when vLLM runs
+gemm_measured: CDNA3 block and per-tensor FP8, CDNA4 bf16, block FP8 and MXFP4), each divided by the path's slowdown when vLLM runs
 the Triton kernel instead.
 
 Units: the factor is dimensionless (kernel time on the path taken / time of the vendor-tuned kernel).
@@ -328,7 +328,7 @@ def _skinny_tokens(arch: str, fmt_key: str, cfg) -> tuple[int, dict] | None:
 def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: float, ab: float,
                stream_fraction: float | None = None) -> tuple | None:
     """Measured dense-GEMM efficiency by tokens per step on an AMD GPU whose family AITER's GEMM tuning tables cover for
-    weight format ``fmt_key`` (rocm_kernel_paths.yaml, gemm_measured: CDNA3 block FP8; CDNA4 bf16, block FP8, MXFP4), in the form of
+    weight format ``fmt_key`` (rocm_kernel_paths.yaml, gemm_measured: CDNA3 block / per-tensor FP8; CDNA4 bf16, block FP8, MXFP4), in the form of
     models/cost/kernels.gemm_efficiency_curve: (log2 tokens, efficiency, provenance, the same two as lists), for an
     ``n`` x ``k`` GEMM on one GPU (``peak_flops`` of its compute dtype, ``wb`` bytes per weight, ``ab`` per activation).
     Each measured shape's efficiency is put on GEMM_TOKEN_GRID (interpolated in log2 tokens, held outside its measured

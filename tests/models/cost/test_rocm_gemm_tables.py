@@ -69,6 +69,7 @@ def test_no_table_no_curve():
 @pytest.mark.parametrize("gpu, argv, env", [
     ("MI355X", ["vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct", "-tp", "8"], {}),
     ("MI300X", ["vllm", "serve", "Qwen/Qwen3-30B-A3B-FP8"], {"VLLM_ROCM_USE_AITER": "0"}),
+    ("MI300X", ["vllm", "serve", "amd/Llama-3.1-70B-Instruct-FP8-KV", "-tp", "8"], {}),   # per-tensor FP8
 ])
 def test_measured_amd_gemms_reach_the_step_and_its_compiled_form(gpu, argv, env):
     from sched_reader.analyzers.pipeline import build_specs
@@ -97,3 +98,58 @@ def test_mi355x_mxfp4_reproduces_aiter_latency():
     c = gemm_curve(MI355X, cfg("0.10.2", VLLM_ROCM_USE_AITER="1"), "mxfp4", 106496, 16384, 10066.4e12, wb, 2.0)
     by_us = (106496 * 16384 * wb + 2 * 1 * (106496 + 16384)) / 8.0e12 * 1e6   # 927 MB: 6.4 TB/s, 0.80 of peak
     assert by_us / efficiency_at(c, 1) == pytest.approx(145.28, rel=1e-3)
+
+
+# MI300X per-tensor FP8 (gemm_measured cdna3 fp8): github.com/ROCm/aiter 035725098d (pull request 1092, "[MI300X] tune
+# Gemm performance for llama 70b/405b") aiter/configs/a8w8_tuned_gemm.csv, cu_num 304 rows, column us, written out by
+# hand: N 57344, K 8192 (Llama-3.1-70B gate_up at TP 1, the only shape of its size) at M 256: 299.92 us, at M 16,384:
+# 14981.5 us; N 8192, K 8192 at M 256: 63.44 us and N 16384, K 4096 (same weight count, averaged) at M 256: 56.75 us;
+# N 8192, K 8192 at M 1: 28.9 us, N 16384, K 4096 at M 1: 28.2 us.
+FP8_PEAK = 2614.9e12   # MI300X dense FP8 (catalog)
+
+
+def test_mi300x_per_tensor_fp8_reproduces_aiter_latency():
+    big = gemm_curve(MI300X, cfg("0.10.1"), "fp8", 57344, 8192, FP8_PEAK, 1.0, 2.0, 0.745)
+    # 16,384 tokens: 1.539e13 FLOPs in 14981.5 us = 1027 TFLOPS, 0.393 of the FP8 peak (the old constant: 0.412)
+    fl_us = 2 * 16384 * 57344 * 8192 / FP8_PEAK * 1e6
+    assert fl_us / efficiency_at(big, 16384) == pytest.approx(14981.5, rel=1e-3)
+    assert efficiency_at(big, 16384) == pytest.approx(0.393, abs=0.002)
+    # 256 tokens: FLOPs 2.405e11 -> 92.0 us (bytes 470 MB + 33.6 MB -> 95.0 us): the roofline 95.0 us in 299.92 us
+    roof_us = max(2 * 256 * 57344 * 8192 / FP8_PEAK, (57344 * 8192 + 2 * 256 * (57344 + 8192)) / 5.3e12) * 1e6
+    assert roof_us / efficiency_at(big, 256) == pytest.approx(299.92, rel=1e-3)
+    assert efficiency_at(big, 256) == pytest.approx(0.317, abs=0.002)
+    assert "cu_num 304" in big[2] and "1092" in big[2]
+
+
+def test_mi300x_per_tensor_fp8_same_size_shapes_are_averaged():
+    # 8192 x 8192 and 16384 x 4096 hold 67.1M weights each; at 256 tokens both compute 3.436e10 FLOPs (13.14 us) and
+    # move 67.1 MB + 2 x 256 x (N + K) bytes: 75.5 MB (14.25 us) and 77.6 MB (14.65 us)
+    c = gemm_curve(MI300X, cfg("0.10.1"), "fp8", 8192, 8192, FP8_PEAK, 1.0, 2.0, 0.745)
+    e1 = (8192 * 8192 + 2 * 256 * 16384) / 5.3e12 / 63.44e-6
+    e2 = (16384 * 4096 + 2 * 256 * 20480) / 5.3e12 / 56.75e-6
+    assert efficiency_at(c, 256) == pytest.approx((e1 + e2) / 2, rel=1e-3)
+    assert efficiency_at(c, 256) == pytest.approx(0.241, abs=0.002)   # where the constants priced 0.45 of the roofline
+
+
+def test_mi300x_per_tensor_fp8_one_token_runs_vllms_skinny_kernel():
+    # vLLM 0.9.2-0.14.1 rocm_per_tensor_w8a8_scaled_mm: qinput.shape[0] == 1 -> wvSplitKQ (VLLM_ROCM_USE_SKINNY_GEMM
+    # default True), else torch._scaled_mm; 0.16.0 kernels/scaled_mm/rocm.py: A.shape[0] <= 4; 0.8.4 has no wvSplitKQ
+    weights_us = 8192 * 8192 / 5.3e12 * 1e6            # 12.66 us of FP8 weights at 5.3 TB/s
+    by_us = (8192 * 8192 + 2 * 1 * (8192 + 8192)) / 5.3e12 * 1e6
+    on = gemm_curve(MI300X, cfg("0.10.1"), "fp8", 8192, 8192, FP8_PEAK, 1.0, 2.0, 0.745)
+    assert efficiency_at(on, 1) == pytest.approx(0.745)           # the weight stream at memory_bandwidth
+    assert weights_us / 0.745 < 17.1 < 28.2                         # 17.0 us, not the CK kernel's 28.2-28.9 us
+    assert by_us / efficiency_at(on, 2) > 28.0                      # 2 tokens: torch._scaled_mm, the measured kernel
+    by2 = (16384 * 4096 + 2 * 1 * (16384 + 4096)) / 5.3e12
+    ck_eff = (by_us * 1e-6 / 28.9e-6 + by2 / 28.2e-6) / 2           # the two 67.1M-weight shapes at 1 token, averaged
+    off = gemm_curve(MI300X, cfg("0.10.1", VLLM_ROCM_USE_SKINNY_GEMM="0"), "fp8", 8192, 8192, FP8_PEAK, 1.0, 2.0, 0.745)
+    assert efficiency_at(off, 1) == pytest.approx(ck_eff, rel=1e-3)
+    old = gemm_curve(MI300X, cfg("0.8.4"), "fp8", 8192, 8192, FP8_PEAK, 1.0, 2.0, 0.745)
+    assert efficiency_at(old, 1) == pytest.approx(ck_eff, rel=1e-3)
+    new = gemm_curve(MI300X, cfg("0.16.0"), "fp8", 8192, 8192, FP8_PEAK, 1.0, 2.0, 0.745)
+    assert efficiency_at(new, 4) == pytest.approx(0.745) and efficiency_at(on, 4) < 0.5   # CK: 0.45
+
+
+def test_per_tensor_fp8_table_is_cdna3_only():
+    assert gemm_curve(H100, cfg("0.10.1"), "fp8", 8192, 8192, 1978.9e12, 1.0, 2.0, 0.8) is None
+    assert gemm_curve(MI355X, cfg("0.10.1"), "fp8", 8192, 8192, 5033.2e12, 1.0, 2.0, 0.8) is None

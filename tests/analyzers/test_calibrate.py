@@ -541,7 +541,9 @@ def test_stall_dominated_tpot_is_not_read_as_per_token_time():
 def test_tenstorrent_a100_short_prompt_calibrates_the_long_prompt():
     """tenstorrent/tt-inference-server issue 340 (vLLM 0.9.2, Qwen3-30B-A3B, one A100 80GB, concurrency 1,
     random 128 out): mean TPOT 9.6 ms at 128 prompt tokens, 10.6 ms at 8,192. Calibrated on the 128-token
-    run, the 8,192-token run's TPOT lands within 10% of 10.6 ms, closer than the uncalibrated model."""
+    run, the 8,192-token run's TPOT lands within 5% of 10.6 ms. (The uncalibrated model was 25% fast here until the
+    MoE table stopped picking a shape measured faster than its roofline, kernels.OUTRAN_ROOFLINE: it is now within 5%
+    too, so calibration need not move it closer.)"""
     from sched_reader.analyzers.calibrate import predict
     from sched_reader.readers.bench_result import BenchResult
 
@@ -555,8 +557,8 @@ def test_tenstorrent_a100_short_prompt_calibrates_the_long_prompt():
     prof = fit(s, [short])
     after = predict(s, long_, prof)["mean_tpot_ms"]
     before = predict(s, long_, None)["mean_tpot_ms"]
-    assert abs(after / 10.6 - 1) < 0.10
-    assert abs(after / 10.6 - 1) < abs(before / 10.6 - 1)
+    assert abs(after / 10.6 - 1) < 0.05
+    assert abs(before / 10.6 - 1) < 0.05
 
 
 def _with_backend(tmp_path, name: str, **keys) -> Path:

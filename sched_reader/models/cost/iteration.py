@@ -45,6 +45,7 @@ import numpy as np
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost.collectives import allgather_time, allreduce_source, allreduce_time, p2p_time
 from sched_reader.models.cost.efficiency import Efficiency, efficiency_for
+from sched_reader.models.cost.gpt_oss_paths import path_note as gpt_oss_path_note
 from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_at, gemm_efficiency_curve,
                                               gemm_format, interp_scalar, mla_module_floor, moe_efficiency_curve,
                                               moe_format, moe_latency_floor, prefill_attention_curve)
@@ -831,6 +832,11 @@ class IterationCostModel:
         elif self._moe_floor is not None:
             notes.append(f"experts: no measured fused-MoE table for this GPU and format; the named constants, held "
                          f"above the {self._moe_floor[1]}")
+        if str(self.arch.model_type or "") == "gpt_oss" and self.precision.fmt == "mxfp4":
+            line = gpt_oss_path_note(self.gpu, getattr(self.cfg, "vllm_version", None),
+                                     self._moe_curve[2] if self._moe_curve is not None else "")
+            if line:
+                notes.append(line)
         gemm_src = sorted({p[0][4][2] for _, _, p in self._linear_terms if p}
                           | ({self._lm_curve[2]} if self._lm_curve is not None else set()))
         if gemm_src:

@@ -87,13 +87,22 @@ def moe_format(fmt: str | None, expert_weight_bytes: float) -> str:
 
 
 SHAPES_KEY = "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency by tokens]"
+# Efficiency (dimensionless, roofline at vendor peak / measured latency) at which a measured MoE shape is taken to
+# have outrun the roofline: tools/derive_kernel_efficiency.py clips efficiencies at 1.0, so a stored 1.0 means the
+# call finished faster than its counted FLOPs or HBM bytes allow at the GPU's peak. Such a row did not time what its
+# shape says in serving (the collector replays one layer's weights, which a GPU's L2 can partly keep between replays;
+# a routing that touched fewer experts than the balanced count): H100 bf16 (2688, 464, 128 experts, top-6) took
+# 251.7 us at 64 tokens for 128 x 3 x 2688 x 464 x 2 B = 958 MB, which needs >= 286 us at 3.35 TB/s (aiconfigurator
+# 0.12.0 h100_sxm/moe/vllm/0.24.0). Such shapes are not chosen as the nearest measured shape while another exists.
+OUTRAN_ROOFLINE = 1.0
 
 
 def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: int = 0, experts: int = 0,
                          top_k: int = 0) -> tuple | None:
     """(log2 tokens, efficiency, provenance) of the measured MoE shape nearest to (hidden, per-GPU
     intermediate size, per-GPU experts, top-k) on ``gpu_name`` in format ``fmt_key``; None when not
-    measured. Nearest = smallest sum of |log ratio| over the four sizes."""
+    measured. Nearest = smallest sum of |log ratio| over the four sizes, among the shapes whose measured
+    efficiency stays below OUTRAN_ROOFLINE at every token count (all shapes when none does: see there)."""
     name, entry = _entry(gpu_name)
     cell = (entry.get("moe") or {}).get(fmt_key)
     if not cell:
@@ -103,7 +112,8 @@ def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: in
     def dist(row):
         return sum(abs(np.log(max(1.0, float(a)) / b)) for a, b in zip(row[:4], want))
 
-    best = min(cell[SHAPES_KEY], key=dist)
+    shapes = [row for row in cell[SHAPES_KEY] if max(row[4]) < OUTRAN_ROOFLINE] or cell[SHAPES_KEY]
+    best = min(shapes, key=dist)
     e = np.asarray(best[4], dtype=float)
     if e.max() < MIN_TRUSTED:
         return None

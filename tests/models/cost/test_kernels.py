@@ -211,3 +211,16 @@ def test_tiny_model_decode_pays_the_measured_kernel_floors():
     d = meas.as_dict()
     srcs = {t["name"]: t["source"] for t in d["terms"]}
     assert srcs["qkv_o_proj"].startswith("measured") and srcs["mlp"].startswith("measured")
+
+
+def test_a_shape_that_outran_the_roofline_is_not_the_nearest_one():
+    """gpt-oss-120b in bf16 at TP 8 (hidden 2880, 360 per GPU, 128 experts, top-4) on H100. The nearest measured
+    bf16 shape by the log distance, (2688, 464, 128, top-6), took 251.7 us at 64 tokens for 958 MB of experts
+    (128 x 3 x 2688 x 464 x 2 B), which needs 286 us at H100's 3.35 TB/s: faster than the roofline (stored as
+    the 1.0 clip). The next one, (2816, 352, 128, top-8), took 289.9 us for 128 x 3 x 2816 x 352 x 2 B =
+    761 MB: 227 us at peak, efficiency 0.78 (aiconfigurator 0.12.0 h100_sxm/moe/vllm/0.24.0, balanced)."""
+    curve = moe_efficiency_curve("H100 SXM5 80GB", "bf16", 2880, 360, 128, 4)
+    if curve is None:
+        pytest.skip("no kernel table shipped")
+    assert "h=2816 i=352 E=128 k=8" in curve[2]
+    assert efficiency_at(curve, 64) == pytest.approx(128 * 3 * 2816 * 352 * 2 / 3.35e12 / 289.9e-6, abs=0.01)

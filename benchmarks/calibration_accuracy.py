@@ -212,10 +212,14 @@ def prior_from(terms: list[dict], source: str) -> DecodePrior:
     def rms(xs):
         return math.sqrt(sum(x * x for x in xs) / len(xs))
 
-    def spread(kind):   # (the shipped prior's where no deployment left has such observations)
+    def spread(kind):   # (the shipped prior's where fewer than MIN_PRIOR_DEPLOYMENTS deployments left have such
+        # observations: a median over one or two deployments of one source, each x sqrt(3) for its 3 runs, is not a
+        # measured spread; two A100 PCIe throughput-only deployments alone once set the V1 throughput spread to 0.46)
         xs = [rms(t["res"][kind]) * math.sqrt(t["n"] / (t["n"] - 2)) for t in terms
               if t["n"] >= 3 and t["res"][kind]]
-        return statistics.median(xs) if xs else getattr(PRIOR, f"{'tpot' if kind == 'time' else 'throughput'}_log_sd")
+        if len(xs) >= MIN_PRIOR_DEPLOYMENTS:
+            return statistics.median(xs)
+        return getattr(PRIOR, f"{'tpot' if kind == 'time' else 'throughput'}_log_sd")
 
     lds, cs, ks = [math.log(t["d"]) for t in terms], [t["c"] for t in terms], [t["c"] / t["unit"] for t in terms]
     return DecodePrior(decode_log_sd=round(statistics.stdev(lds), 3), step_ms_sd=round(statistics.stdev(cs), 2),

@@ -655,6 +655,11 @@ def test_benchmark_prior_is_measured_without_the_scored_deployment():
     assert p.step_ms_mean == pytest.approx(2.33, abs=0.01) and p.step_ms_sd == pytest.approx(2.08, abs=0.01)
     assert p.step_rel_mean == pytest.approx(1.667, abs=0.001) and p.step_rel_sd == pytest.approx(1.528, abs=0.001)
     assert p.tpot_log_sd == pytest.approx(0.141, abs=0.001)
+    # only two of the three have throughput observations: too few to measure a spread (MIN_PRIOR_DEPLOYMENTS
+    # = 3), so the shipped pooled value stands, not the median of 0.2 x sqrt(2) = 0.283 and 0.03 x sqrt(3) = 0.052
+    from sched_reader.analyzers.calibrate_posterior import PRIOR
+    assert bench.MIN_PRIOR_DEPLOYMENTS == 3
+    assert p.throughput_log_sd == PRIOR.throughput_log_sd
     out = bench.prior_from([terms[0], terms[2]], "without the second")
     assert out.decode_log_mean == pytest.approx(0.15, abs=0.001) and out.decode_log_sd == pytest.approx(0.212, abs=0.001)
     assert out.step_ms_mean == pytest.approx(1.5) and out.step_ms_sd == pytest.approx(2.12, abs=0.01)

@@ -200,3 +200,21 @@ def test_json_efficiency_sources_cite_the_family_measurement():
     assert "BabelStream" in src["memory_bandwidth"]
     assert src["attention_compute"] == SOURCES["attention_compute"]
     assert src["step_cpu_s"] == SOURCES["step_cpu_s"]
+
+
+def test_rtx_5090_gemm_is_the_measured_torch_matmul_over_the_h100_reference():
+    # main-horse.github.io/posts/5090-mm-perf: bf16 torch.matmul (16384 x 8192 x 1280) 224.3 TFLOPS on an
+    # RTX 5090, whose catalog bf16 peak is NVIDIA's GeForce FP32-accumulate figure, 209.5 TFLOPS; the H100
+    # SXM max-achievable reference is 794.5 / 989 = 0.803 (stas00 MAMF table)
+    g = get_gpu("nvidia-rtx-5090-32gb")
+    e = efficiency_for(g)
+    assert e.family == "blackwell"
+    assert e.gemm_fraction("bf16") == pytest.approx(0.60 * (224.3 / 209.5) / (794.5 / 989), abs=2e-3)
+    assert e.gemm_fraction("fp16") == e.gemm_fraction("bf16")
+    # the modelled GEMM rate stays below what cuBLAS measured on the card (a serving GEMM does not beat it)
+    assert 0.5 * 224.3 < e.gemm_fraction("bf16") * g.tflops["bf16"] < 224.3
+    # attention and memory terms keep the defaults; other Blackwell GPUs keep the defaults object
+    assert (e.attention_compute, e.memory_bandwidth) == (DEFAULT_EFFICIENCY.attention_compute,
+                                                         DEFAULT_EFFICIENCY.memory_bandwidth)
+    for name in ("B200", "RTX PRO 6000"):
+        assert efficiency_for(gpu(name)) is DEFAULT_EFFICIENCY

@@ -16,7 +16,8 @@
 V0 without chunked prefill: a step is prefill-only when any waiting request can be admitted (budget,
 ``max_num_seqs``, blocks above the watermark), otherwise decode-only with the same preemption rule.
 With ``num_scheduler_steps`` N > 1 (V0 multi-step) a decode batch runs N passes before the scheduler
-runs again, a prefill batch one, and output is streamed one step or round late (:meth:`SimCore.run_multi_step`).
+runs again, a prefill batch one, and a step's or round's output is streamed when the next one's first pass ends
+(:meth:`SimCore.run_multi_step`).
 """
 
 from __future__ import annotations
@@ -400,9 +401,13 @@ class SimCore:
         computed; one whose next KV block cannot be allocated sits the rest of the round out. The host part
         of a step (scheduling, input preparation, output processing: the cost model's ``cpu``) is paid once
         per round, by its first pass; the later passes cost their device time only
-        (``StepTimer.decode_device``). Output lags one unit (vLLM 0.6's asynchronous output processing): the
-        tokens of a step or round are streamed when the next one ends, and a finished request keeps its slot
-        and blocks until then. Returns the end time of the step or round."""
+        (``StepTimer.decode_device``). Output lags one pass (vLLM 0.6's asynchronous output processing): a
+        round's RequestOutputs are made for its last pass only (LLMEngine._process_model_outputs returns early
+        for a multi-step round's other passes), queued, and processed by the output callback that the next
+        step or round's first pass runs right after launching its forward (worker/model_runner.py
+        ``model_input.async_callback()``; read in the vLLM 0.6.0 wheel): they are streamed when that first pass
+        ends, and a finished request keeps its slot and blocks until then. Returns the end time of the step or
+        round."""
         prompt, target, computed, out = self.prompt, self.target, self.computed, self.out
         members = [r for r, _ in sched]
         pending = dict.fromkeys(members, 0)
@@ -432,9 +437,10 @@ class SimCore:
                 computed[r] += k
                 if computed[r] == prompt[r] + out[r] + pending[r]:
                     pending[r] += 1
-        for r in members:
-            pending[r] -= lagged.get(r, 0)
-        self._flush_lag(t)
+            if not s:   # the previous step's or round's output, processed during this first pass
+                for r in members:
+                    pending[r] -= lagged.get(r, 0)
+                self._flush_lag(t)
         lag = self.ms_lag
         for r in members:
             k = pending[r]

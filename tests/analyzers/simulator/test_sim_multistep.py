@@ -3,8 +3,9 @@
 Toy cost: a step with prompt tokens takes 10 ms; a decode step 5 ms, of which 1 ms is host time (schedule,
 prepare inputs, process outputs) and 4 ms device time. A decode batch runs N passes and pays the host part
 once (vLLM 0.6's MultiStepModelRunner advances the inputs on the GPU); a prefill batch runs one pass (the
-scheduler gives prefills no lookahead slots); every step's or round's tokens are streamed when the next one
-ends (asynchronous output processing), or at once when the engine has nothing else to run.
+scheduler gives prefills no lookahead slots); every step's or round's tokens are streamed when the next one's
+first pass ends (asynchronous output processing: vLLM 0.6.0's output callback runs inside that pass), or at once
+when the engine has nothing else to run.
 """
 
 import numpy as np
@@ -44,11 +45,13 @@ def test_single_step_v0_by_hand():
 @pytest.mark.parametrize("reference", [False, True])
 def test_ten_step_rounds_by_hand(reference):
     r = _one(10, reference)
-    # prefill step 10 ms (token 1); round 1: 5 ms (host paid once) + 9 device-only passes x 4 ms = 41 ms,
-    # t = 51 ms: token 1 streamed; round 2 (tokens 12-21) t = 92 ms: tokens 2-11 streamed; round 3 (tokens
-    # 22-25: 5 + 3 x 4 = 17 ms) t = 109 ms: tokens 12-21 streamed; the engine idles, tokens 22-25 streamed
-    assert r["mean_ttft_ms"] == pytest.approx(51.0)
-    assert r["mean_tpot_ms"] == pytest.approx((109.0 - 51.0) / 24)
+    # prefill step 10 ms (token 1); round 1: first pass 5 ms (host paid once), t = 15 ms: token 1 streamed
+    # (the callback inside that pass), then 9 device-only passes x 4 ms, t = 51 ms; round 2 (tokens 12-21):
+    # first pass ends at 56 ms: tokens 2-11 streamed, round ends at 92 ms; round 3 (tokens 22-25: 5 + 3 x 4
+    # = 17 ms): first pass ends at 97 ms: tokens 12-21 streamed, round ends at 109 ms; the engine idles,
+    # tokens 22-25 streamed at 109 ms
+    assert r["mean_ttft_ms"] == pytest.approx(15.0)
+    assert r["mean_tpot_ms"] == pytest.approx((109.0 - 15.0) / 24)
 
 
 def test_prefill_step_stalls_running_requests():

@@ -16,7 +16,8 @@
 V0 without chunked prefill: a step is prefill-only when any waiting request can be admitted (budget,
 ``max_num_seqs``, blocks above the watermark), otherwise decode-only with the same preemption rule.
 With ``num_scheduler_steps`` N > 1 (V0 multi-step) a decode batch runs N passes before the scheduler
-runs again, a prefill batch one, and output is streamed one step or round late (:meth:`SimCore.run_multi_step`).
+runs again, a prefill batch one, and a step's or round's output is streamed when the next one's first pass ends
+(:meth:`SimCore.run_multi_step`).
 """
 
 from __future__ import annotations
@@ -400,9 +401,14 @@ class SimCore:
         computed; one whose next KV block cannot be allocated sits the rest of the round out. The host part
         of a step (scheduling, input preparation, output processing: the cost model's ``cpu``) is paid once
         per round, by its first pass; the later passes cost their device time only
-        (``StepTimer.decode_device``). Output lags one unit (vLLM 0.6's asynchronous output processing): the
-        tokens of a step or round are streamed when the next one ends, and a finished request keeps its slot
-        and blocks until then. Returns the end time of the step or round."""
+        (``StepTimer.decode_device``). Output lags one pass (vLLM 0.6's asynchronous output processing: the
+        output callback runs inside the next pass, right after it launches its forward; worker/model_runner.py
+        ``model_input.async_callback()``, read in the 0.6.0 and 0.6.6 wheels): a pass's tokens are streamed
+        when the next pass ends. Releases before 0.6.3 (``SchedParams.multi_step_stream_outputs`` False) make
+        RequestOutputs for a round's last pass only (LLMEngine._process_model_outputs returns early for the
+        others), so a round's tokens all stream when the next step's or round's first pass ends. A finished
+        request keeps its slot and blocks until its last token streams. Returns the end time of the step or
+        round."""
         prompt, target, computed, out = self.prompt, self.target, self.computed, self.out
         members = [r for r, _ in sched]
         pending = dict.fromkeys(members, 0)
@@ -410,6 +416,8 @@ class SimCore:
         for r in members:
             pending[r] = lagged.get(r, 0)
         t = now
+        each_pass = self.p.multi_step_stream_outputs
+        produced: list[int] = []       # requests whose token the previous pass of this round computed
         # a prefill batch gets no lookahead slots (vLLM 0.6 Scheduler._get_num_lookahead_slots returns 0 for
         # prefills), so LLMEngine does not cache it for further steps: it runs one pass
         passes = 1 if any(k > 1 or out[r] + pending[r] == 0 for r, k in sched) else self.p.num_scheduler_steps
@@ -428,13 +436,22 @@ class SimCore:
             dur = self.timer.decode_device(nd, ctx) if s and not npf else self.timer.step(nd, ctx, pf, pairs2, npf)
             t += dur
             self.rec.step(dur, self.alloc.used, self.kv_tokens, len(sched), t)
+            done_now = []
             for r, k in sched:
                 computed[r] += k
                 if computed[r] == prompt[r] + out[r] + pending[r]:
                     pending[r] += 1
-        for r in members:
-            pending[r] -= lagged.get(r, 0)
-        self._flush_lag(t)
+                    done_now.append(r)
+            if not s:   # the previous step's or round's output, processed during this first pass
+                for r in members:
+                    pending[r] -= lagged.get(r, 0)
+                self._flush_lag(t)
+            elif each_pass:   # the previous pass's tokens, processed during this one
+                for r in produced:
+                    pending[r] -= 1
+                    if self.emit(r, t):
+                        self.finish(r, t)
+            produced = done_now
         lag = self.ms_lag
         for r in members:
             k = pending[r]

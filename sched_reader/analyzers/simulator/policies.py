@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sched_reader.models.cost.speculative import DEFAULT_ACCEPTANCE
+from sched_reader.versions import parse_version
 
 POLICIES = ("naive", "static", "continuous", "chunked", "vllm")
 LESSON_CHUNK_TOKENS = 512      # the lesson's prefill chunk size
@@ -31,7 +32,9 @@ class SchedParams:
     RUNNING request (``num_lookahead_tokens``: k for EAGLE-style drafters, else 0).
     ``num_scheduler_steps``: V0 multi-step scheduling (vLLM 0.6-0.10 ``--num-scheduler-steps``, without
     chunked prefill): each scheduled batch runs that many forward passes before the scheduler runs again
-    and its tokens are streamed together at the end (see :meth:`~.core.SimCore.run_multi_step`).
+    (see :meth:`~.core.SimCore.run_multi_step`). ``multi_step_stream_outputs``: whether the engine streams each
+    pass's tokens as they are processed (``--multi-step-stream-outputs``, default True from vLLM 0.6.3) or a
+    round's tokens together after its last pass (0.6.0-0.6.2).
     ``max_num_partial_prefills``: recorded only; vLLM V1's scheduler does not cap concurrent partial
     prefills (its only effect is the default ``long_prefill_token_threshold``, applied by :func:`params_for`).
     """
@@ -53,8 +56,21 @@ class SchedParams:
     spec_lookahead: int = 0
     max_num_partial_prefills: int = 1
     num_scheduler_steps: int = 1
+    multi_step_stream_outputs: bool = True
     policy: str = "vllm"
     static_window_s: float = STATIC_WINDOW_S
+
+
+# vLLM release whose EngineArgs.multi_step_stream_outputs defaults to True (engine/arg_utils.py: absent in 0.6.0
+# and 0.6.1, False in 0.6.2, True in 0.6.3 and 0.6.4; read in those wheels): a multi-step round's passes each
+# create RequestOutputs (LLMEngine._process_model_outputs), instead of the round's last pass only
+MULTI_STEP_STREAM_OUTPUTS_FROM = (0, 6, 3)
+
+
+def multi_step_streams_each_pass(release: str | None) -> bool:
+    """Whether vLLM ``release`` streams a multi-step round's tokens pass by pass (True from 0.6.3 and for an
+    unknown release) rather than together after the round's last pass."""
+    return not release or parse_version(str(release)) >= MULTI_STEP_STREAM_OUTPUTS_FROM
 
 
 def _get(cfg: Any, name: str, default: Any) -> Any:
@@ -118,4 +134,5 @@ def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESS
         max_num_partial_prefills=mnpp,
         num_scheduler_steps=max(1, int(_get(cfg, "num_scheduler_steps", 1) or 1))
         if engine == "v0" and not chunked else 1,
+        multi_step_stream_outputs=multi_step_streams_each_pass(_get(cfg, "vllm_version", None)),
     )

@@ -13,7 +13,8 @@ Per GPU architecture family (AMD CDNA3, NVIDIA Ada, ...), ``efficiency_for`` rep
 fractions (GEMM by compute dtype, attention, memory streaming, paged-KV reads) with the family's
 measured values from ``models/data/fallback_efficiency.yaml``; each value there carries its public
 measurement and URL, and ``sources_for`` reports which applied. Families without an entry (Hopper,
-Blackwell, Ampere, ...) keep the defaults below unchanged.
+...) keep the defaults below unchanged; Blackwell and Ampere have entries only for two measured GeForce
+cards (RTX 5090, RTX 3090), so their other GPUs keep them too.
 """
 
 from __future__ import annotations

@@ -200,3 +200,38 @@ def test_json_efficiency_sources_cite_the_family_measurement():
     assert "BabelStream" in src["memory_bandwidth"]
     assert src["attention_compute"] == SOURCES["attention_compute"]
     assert src["step_cpu_s"] == SOURCES["step_cpu_s"]
+
+
+@pytest.mark.parametrize("gpu_id, bf16_tflops, fp16_tflops, peak, family", [
+    # zzc0721/torch-performance-test-data database.md: torch.mm on square random matrices, best size; RTX 5090
+    # 236.03 / 224.41 TFLOPS (bf16 / fp16); two RTX 3090: bf16 76.34 and 76.68, fp16 75.64 and 75.88; catalog
+    # peaks are NVIDIA's GeForce FP32-accumulate figures (209.5, 71.0)
+    ("nvidia-rtx-5090-32gb", 236.03, 224.41, 209.5, "blackwell"),
+    ("nvidia-rtx-3090-24gb", (76.34 + 76.68) / 2, (75.64 + 75.88) / 2, 71.0, "ampere"),
+])
+def test_geforce_gemm_is_its_measured_torch_mm_over_the_same_tables_h100(gpu_id, bf16_tflops, fp16_tflops,
+                                                                         peak, family):
+    h100_bf16, h100_fp16 = 789.24 / 989.5, 761.84 / 989.5   # the same table's "NVIDIA H100 80GB HBM3"
+    g = get_gpu(gpu_id)
+    e = efficiency_for(g)
+    assert e.family == family
+    assert g.tflops["bf16"] == g.tflops["fp16"] == peak
+    assert e.gemm_fraction("bf16") == pytest.approx(0.60 * (bf16_tflops / peak) / h100_bf16, abs=1e-3)
+    assert e.gemm_fraction("fp16") == pytest.approx(0.60 * (fp16_tflops / peak) / h100_fp16, abs=1e-3)
+    # the modelled GEMM rate stays below what torch.mm measured on the card (a serving GEMM does not beat it)
+    assert 0.5 * bf16_tflops < e.gemm_fraction("bf16") * peak < bf16_tflops
+    # attention and memory terms keep the defaults
+    assert (e.attention_compute, e.memory_bandwidth) == (DEFAULT_EFFICIENCY.attention_compute,
+                                                         DEFAULT_EFFICIENCY.memory_bandwidth)
+
+
+def test_rtx_5090_value_agrees_with_a_second_measurement():
+    # main-horse.github.io/posts/5090-mm-perf: bf16 torch.matmul (16384 x 8192 x 1280) 224.3 TFLOPS on another
+    # RTX 5090, against the H100 max-achievable reference (stas00 MAMF: 794.5 of 989): 0.60 x 1.071 / 0.803
+    other = 0.60 * (224.3 / 209.5) / (794.5 / 989)
+    assert efficiency_for(get_gpu("nvidia-rtx-5090-32gb")).gemm_fraction("bf16") == pytest.approx(other, rel=0.07)
+
+
+@pytest.mark.parametrize("name", ["B200", "RTX PRO 6000", "A100", "A10", "RTX A6000"])
+def test_other_blackwell_and_ampere_gpus_keep_the_defaults_object(name):
+    assert efficiency_for(gpu(name)) is DEFAULT_EFFICIENCY

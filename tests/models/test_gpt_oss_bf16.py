@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import effective_config
 import yaml
 
 from sched_reader.analyzers.pipeline import build_specs
@@ -26,11 +27,8 @@ SCICOM_SFT = "Scicom-intl/gpt-oss-120b-Malaysian-Reasoning-SFT-v0.1"
 
 
 def cfg(**kw) -> EffectiveConfig:
-    base = dict(vllm_version="0.14.1", max_model_len=8192, gpu_memory_utilization=0.9, dtype="bfloat16",
-                max_num_seqs=256, max_num_batched_tokens=8192, enable_chunked_prefill=True,
-                enable_prefix_caching=True)
-    base.update(kw)
-    return EffectiveConfig(**base)
+    """vLLM 0.14.1 (Scicom's release) with `vllm serve` defaults (weights do not depend on max_num_seqs)."""
+    return effective_config(**dict({"vllm_version": "0.14.1"}, **kw))
 
 
 @pytest.mark.parametrize("name", [SCICOM_SFT, "unsloth/gpt-oss-120b-BF16"])

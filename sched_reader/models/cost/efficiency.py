@@ -237,11 +237,11 @@ def family_terms(gpu: GPU) -> dict[str, dict]:
     """The fallback_efficiency.yaml entries that apply to ``gpu``: term -> entry (for ``gemm_compute`` a
     dict dtype -> entry). The family is the catalog's ``arch``; a ``skus`` entry for the GPU's catalog id
     overrides the family's per term (per dtype for GEMMs); a ``keep_defaults`` entry whose
-    ``name_contains`` is in the GPU's catalog name drops its terms (the defaults apply). Empty when the
-    family has no entry."""
+    ``name_contains`` is in the GPU's catalog name drops its terms (the defaults apply) unless the GPU's own
+    ``skus`` entry measured them. Empty when the family has no entry."""
     fam = _family(gpu)
     terms: dict[str, dict] = {}
-    for source in (fam.get("terms") or {}, (fam.get("skus") or {}).get(gpu.id) or {}):
+    for source in (fam.get("terms") or {}, _sku_terms(gpu)):
         for term, entry in source.items():
             if term not in FAMILY_TERMS or not isinstance(entry, dict):
                 continue
@@ -249,16 +249,40 @@ def family_terms(gpu: GPU) -> dict[str, dict]:
                 terms.setdefault(term, {}).update(entry)
             else:
                 terms[term] = entry
-    for keep in kept_defaults(gpu):
+    own = _sku_terms(gpu)
+    for keep in _family(gpu).get("keep_defaults") or []:
+        if not _matches(keep, gpu):
+            continue
         for term in keep.get("terms") or []:
-            terms.pop(term, None)
+            if term in own and isinstance(own[term], dict):   # the card's own measurement, and only it
+                terms[term] = dict(own[term])
+            else:
+                terms.pop(term, None)
     return terms
 
 
+def _matches(keep: dict, gpu: GPU) -> bool:
+    """Whether a ``keep_defaults`` entry's ``name_contains`` is in ``gpu``'s catalog name."""
+    name = str(keep.get("name_contains") or "").lower()
+    return bool(name) and name in gpu.name.lower()
+
+
+def _sku_terms(gpu: GPU) -> dict[str, dict]:
+    """The fallback_efficiency.yaml ``skus`` entry of ``gpu``'s catalog id ({} when none)."""
+    return (_family(gpu).get("skus") or {}).get(gpu.id) or {}
+
+
 def kept_defaults(gpu: GPU) -> list[dict]:
-    """The family's ``keep_defaults`` entries that match ``gpu`` (terms, reason, source)."""
-    return [k for k in _family(gpu).get("keep_defaults") or []
-            if str(k.get("name_contains") or "").lower() and str(k["name_contains"]).lower() in gpu.name.lower()]
+    """The family's ``keep_defaults`` entries that match ``gpu`` (terms, reason, source), less the terms the
+    GPU's own ``skus`` entry measured (a measurement of the card itself replaces the family's non-transfer rule)."""
+    own = _sku_terms(gpu)
+    out = []
+    for k in _family(gpu).get("keep_defaults") or []:
+        if _matches(k, gpu):
+            terms = [t for t in k.get("terms") or [] if t not in own]
+            if terms:
+                out.append(dict(k, terms=terms))
+    return out
 
 
 def efficiency_for(gpu: GPU) -> Efficiency:

@@ -62,14 +62,31 @@ def test_geforce_ada_keeps_default_compute_but_takes_the_family_memory_terms():
     # 2k tokens) at 151.19 TFLOPS of its 165.2 catalog peak (TileLang's table, tl_doc/flash_perf.md)
     xs, ys, _ = prefill_attention_curve("L40S 48GB", 2.0)
     assert interp_scalar(11.0, xs, ys) < 0.40 < 151.19 / 165.2
-    g4090, l40s = gpu("RTX 4090"), efficiency_for(gpu("L40S"))
-    e = efficiency_for(g4090)
+    g4080, l40s = gpu("RTX 4080"), efficiency_for(gpu("L40S"))
+    e = efficiency_for(g4080)   # a GeForce Ada card without a measurement of its own
     assert e.family == "ada"
     assert (e.gemm_fraction("bf16"), e.gemm_fraction("fp8"), e.attention_compute) == (0.60, 0.60, 0.50)
     assert (e.memory_bandwidth, e.kv_read_bandwidth) == (l40s.memory_bandwidth, l40s.kv_read_bandwidth)
-    src = sources_for(g4090)
+    src = sources_for(g4080)
     assert "keep_defaults" in src["gemm_compute"] and "tl_doc/flash_perf.md" in src["attention_compute"]
     assert "ada family" in src["memory_bandwidth"]
+
+
+def test_rtx4090_gemms_from_its_own_measurement_replace_keep_defaults():
+    """The RTX 4090's own torch.mm measurement (zzc0721/torch-performance-test-data, four 24 GB cards: bf16
+    170.06, 173.31, 162.39, 163.09 TFLOPS; fp16 165.08, 171.06, 162.35, 167.80; the table's H100 SXM bf16 789.24,
+    fp16 761.84 of 989.5) replaces the GeForce keep_defaults for its GEMMs only, by the file's one rule:
+    bf16 0.60 x (167.2125 / 165.2) / (789.24 / 989.5) = 0.7614, fp16 0.60 x (166.5725 / 165.2) / (761.84 / 989.5)
+    = 0.7858. The L40S's power-limited fp8 fraction does not come back with it; attention keeps the default."""
+    g4090 = gpu("RTX 4090")
+    e = efficiency_for(g4090)
+    assert e.gemm_fraction("bf16") == pytest.approx(0.7614, abs=6e-4)
+    assert e.gemm_fraction("fp16") == pytest.approx(0.7858, abs=6e-4)
+    assert dict(e.gemm_compute_by_dtype).get("fp8") is None     # not L40S's 0.522
+    assert e.attention_compute == 0.50
+    src = sources_for(g4090)
+    assert "keep_defaults" not in src["gemm_compute"] and "RTX 4090" in src["gemm_compute"]
+    assert "keep_defaults" in src["attention_compute"]
 
 
 def test_mi325x_sku_overrides_only_its_gemm_terms():

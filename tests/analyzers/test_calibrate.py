@@ -722,5 +722,8 @@ def test_one_deployment_is_one_host():
     for prefix, sizes in (("cssnoeasy-a100-blog:", [3, 3]), ("pegainfer:", [4, 7])):
         groups = [d for d in bench.corpus_deployments() if d[0].startswith(prefix)]
         assert sorted(len(runs) for _, _, runs, _ in groups) == sizes, prefix
+    # ai.wmx.dev's L4 Qwen2.5-0.5B closed-loop sweep (concurrency 1-32): one page, one serve config, one group of 6
+    wmx = [d for d in bench.corpus_deployments() if d[0].startswith("wmx-ai-platform:")]
+    assert [len(runs) for _, _, runs, _ in wmx] == [6]
     # the two mixed-host groups of before, split in two each
-    assert len(bench.corpus_deployments()) == 16 + 2 + 17 + 4 + 2 + 2
+    assert len(bench.corpus_deployments()) == 16 + 2 + 17 + 4 + 2 + 2 + 1

@@ -212,13 +212,13 @@ def prior_from(terms: list[dict], source: str) -> DecodePrior:
     def rms(xs):
         return math.sqrt(sum(x * x for x in xs) / len(xs))
 
-    def spread(kind):   # (the shipped prior's where fewer than MIN_PRIOR_DEPLOYMENTS deployments left have such
-        # observations: a median over one or two deployments of one source, each x sqrt(3) for its 3 runs, is not a
-        # measured spread; two A100 PCIe throughput-only deployments alone once set the V1 throughput spread to 0.46)
-        xs = [rms(t["res"][kind]) * math.sqrt(t["n"] / (t["n"] - 2)) for t in terms
-              if t["n"] >= 3 and t["res"][kind]]
-        if len(xs) >= MIN_PRIOR_DEPLOYMENTS:
-            return statistics.median(xs)
+    def spread(kind):   # (the shipped prior's where the deployments left that have such observations come from
+        # fewer than MIN_PRIOR_DEPLOYMENTS sources: a median over one or two publishers' deployments, each x sqrt(3)
+        # for its 3 runs, is not a measured spread; two A100 PCIe throughput-only deployments of one publisher
+        # once set the V1 throughput spread to 0.46, against 0.05 pooled)
+        use = [t for t in terms if t["n"] >= 3 and t["res"][kind]]
+        if len({t.get("source", t.get("name", id(t))) for t in use}) >= MIN_PRIOR_DEPLOYMENTS:
+            return statistics.median(rms(t["res"][kind]) * math.sqrt(t["n"] / (t["n"] - 2)) for t in use)
         return getattr(PRIOR, f"{'tpot' if kind == 'time' else 'throughput'}_log_sd")
 
     lds, cs, ks = [math.log(t["d"]) for t in terms], [t["c"] for t in terms], [t["c"] / t["unit"] for t in terms]
@@ -320,6 +320,7 @@ def main() -> int:
         if t is None:
             print(f"  {name[:70]:70} one concurrency level or no replay: not used")
             continue
+        t["source"] = source[name]
         terms[name] = t
         r = {k: (f"{math.sqrt(sum(x * x for x in v) / len(v)):.3f}" if v else "-") for k, v in t["res"].items()}
         print(f"  {name[:70]:70} {t['engine']} d x{t['d']:.3f}  c {t['c']:5.2f} ms = {t['c'] / t['unit']:.2f} x "

@@ -660,6 +660,10 @@ def test_benchmark_prior_is_measured_without_the_scored_deployment():
     from sched_reader.analyzers.calibrate_posterior import PRIOR
     assert bench.MIN_PRIOR_DEPLOYMENTS == 3
     assert p.throughput_log_sd == PRIOR.throughput_log_sd
+    # three deployments with throughput observations but from two publishers: still too few sources
+    rated = [dict(terms[1], source="a"), dict(terms[2], source="a"), dict(terms[0], res={"time": [], "rate": [0.1]},
+                                                                       source="b")]
+    assert bench.prior_from(rated, "two sources").throughput_log_sd == PRIOR.throughput_log_sd
     out = bench.prior_from([terms[0], terms[2]], "without the second")
     assert out.decode_log_mean == pytest.approx(0.15, abs=0.001) and out.decode_log_sd == pytest.approx(0.212, abs=0.001)
     assert out.step_ms_mean == pytest.approx(1.5) and out.step_ms_sd == pytest.approx(2.12, abs=0.01)

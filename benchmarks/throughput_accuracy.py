@@ -37,11 +37,12 @@ sys.path.insert(0, str(ROOT))
 
 from sched_reader.errors import SchedReaderError  # noqa: E402
 from sched_reader.models.cost.iteration import IterationCostModel  # noqa: E402
-from sched_reader.models.cost.error_bands import band_cell, model_kind  # noqa: E402
+from sched_reader.models.cost.error_bands import band_cell, cap_binds, model_kind  # noqa: E402
 from sched_reader.models.cost.frontend import endpoint_for  # noqa: E402
 from sched_reader.models.cost.performance import estimate_performance  # noqa: E402
 from sched_reader.analyzers.pipeline import build_specs  # noqa: E402
 from sched_reader.models.workload import Workload  # noqa: E402
+from sched_reader.versions import parse_version  # noqa: E402
 
 
 def is_moe(arch) -> bool:
@@ -140,12 +141,7 @@ def row_warm_prefix_len(row: dict) -> int:
 # wheels (default 600 s: the request is always sent) and the 0.14.1 and 0.16.0 wheels (default 0: "Skipping
 # endpoint ready check.", vLLM PR 30975 of 2025-12-18, first in 0.14.0). Before the ready check existed
 # (PR 21696, 0.10.1) the test request was unconditional, as in every benchmarks/benchmark_serving.py.
-BENCH_SERVE_SKIPS_TEST_FROM = (0, 14)
-
-
-def _version_tuple(v: str) -> tuple[int, int]:
-    m = re.match(r"(\d+)\.(\d+)", str(v))
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+BENCH_SERVE_SKIPS_TEST_FROM = (0, 14, 0)
 
 
 def client_sends_first_prompt(row: dict) -> bool:
@@ -167,7 +163,7 @@ def client_sends_first_prompt(row: dict) -> bool:
         m = re.search(r"--ready-check-timeout-sec[ =](\d+)", tool)
         if m:
             return int(m.group(1)) > 0
-        return _version_tuple(str(row.get("engine_version"))) < BENCH_SERVE_SKIPS_TEST_FROM
+        return parse_version(str(row.get("engine_version"))) < BENCH_SERVE_SKIPS_TEST_FROM
     if "bench_serving" in tool and ("sglang" in tool.lower()):
         # sglang.bench_serving (and forks such as dstack's): adapted from vLLM's benchmark_serving.py with its
         # initial test run of input_requests[0]; later releases send --warmup-requests copies of it (default 1,
@@ -310,8 +306,7 @@ def regime_of(row: dict) -> str:
     rate = w.get("request_rate")
     if conc == 1:
         return "batch1"
-    n = w.get("num_prompts")
-    if conc and not (isinstance(n, int) and conc >= n):   # a cap at or above the prompt count never binds
+    if cap_binds(conc, w.get("num_prompts")):
         return "closed"
     if rate in (None, "inf") or (isinstance(rate, float) and math.isinf(rate)):
         return "burst"

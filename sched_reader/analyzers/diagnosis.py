@@ -401,6 +401,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
     kv = cap.kv_cache
     mean_in, mean_out = workload.mean_input_len(), workload.mean_output_len()
     fp8_ok = _fp8_kv_supported(spec)
+    replicas = max(1, int(eff.data_parallel_size))
     return analyze(
         kv_tokens=int(kv.tokens or 0),
         block_size=int(kv.block_size),
@@ -412,7 +413,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         mean_output_len=mean_out,
         # data parallel: each DP engine has its own KV cache and --max-num-seqs and serves its share of the
         # requests (analyzers/simulator/data_parallel.py: round robin, the larger share counted)
-        workload_concurrency=-(-in_flight(workload, perf) // max(1, int(getattr(eff, "data_parallel_size", 1) or 1))),
+        workload_concurrency=-(-in_flight(workload, perf) // replicas),
         fits=cap.start_error() is None,
         start_error=cap.start_error(),
         memory=_memory_budget(cap, eff, spec.arch),
@@ -425,7 +426,7 @@ def _verdict(spec: EngineSpec, cap: Any, workload: Any, step_time: Any, perf: di
         long_prompt_len=long_prompt,
         long_prompt_share=long_share,
         itl_p99_ms=(perf or {}).get("p99_itl_ms"),
-        replicas=max(1, int(getattr(eff, "data_parallel_size", 1) or 1)),
+        replicas=replicas,
     )
 
 

@@ -179,7 +179,7 @@ def _moe_workspace_bytes(arch: ModelArch, cfg: EffectiveConfig, tokens: int, dt:
     # tokens of every DP rank, all-gathered before the experts (the profile run's dummy batch on every rank:
     # dp x tokens rows; vLLM 0.14.1 fused_moe/modular_kernel.py _allocate_buffers sizes the workspace by the
     # dispatched M, chunked at VLLM_FUSED_MOE_CHUNK_SIZE)
-    dp = max(1, int(getattr(cfg, "data_parallel_size", 1) or 1))
+    dp = max(1, int(cfg.data_parallel_size))
     mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
     n = 2 * mi // moe_shards(cfg)
     k = arch.hidden_size

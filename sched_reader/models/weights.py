@@ -108,7 +108,7 @@ def moe_shards(cfg: EffectiveConfig) -> int:
     fused_moe/config.py ``flatten_tp_across_dp_and_pcp`` (``flatten_tp_size = dp_size * pcp_size * tp_size``;
     with EP ``ep_size = tp_size``, the flattened size). vLLM 0.7.x had no data parallel engine: every release
     with ``--data-parallel-size`` (0.8.0's VLLM_DP_SIZE, the flag from 0.8.3) flattens."""
-    return max(1, int(cfg.tensor_parallel_size)) * max(1, int(getattr(cfg, "data_parallel_size", 1) or 1))
+    return max(1, int(cfg.tensor_parallel_size)) * max(1, int(cfg.data_parallel_size))
 
 
 def pad_up(x: int, multiple: int) -> int:
@@ -594,8 +594,7 @@ def _layer_params(arch: ModelArch, i: int, tp: int, moe_tp: int | None = None) -
         return lay
     lay = _Layer(attention=(a_tot, a_rank), norms=(norms, norms_rank))
     if is_moe_layer(c, i):
-        n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts")
-                    or c.get("moe_num_experts"))
+        n_exp = _routed_experts(c)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
         lat = int(c.get("routed_expert_hidden_size") or 0)   # Kimi-K3 LatentMoE: experts in a latent width
         per_expert = 3 * (lat or h) * mi

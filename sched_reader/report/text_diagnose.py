@@ -207,7 +207,7 @@ def render_one(console: Any, d: Any, explain: bool) -> None:
     spec = d.spec
     render_engine_header(console, spec, verdict_line(d))
     eff = spec.effective
-    dp = max(1, int(getattr(eff, "data_parallel_size", 1) or 1))
+    dp = max(1, int(eff.data_parallel_size))
     console.print(
         f"  serving      TP {eff.tensor_parallel_size} x PP {eff.pipeline_parallel_size}"
         + (f" x DP {dp}" if dp > 1 else "") + ", max-model-len "

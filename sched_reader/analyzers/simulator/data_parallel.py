@@ -69,15 +69,6 @@ def assign(requests: Requests, dp: int) -> list[np.ndarray]:
     return [idx[k::dp] for k in range(dp)]
 
 
-def subset(requests: Requests, idx: np.ndarray, max_concurrency: int | None) -> Requests:
-    """The requests at ``idx`` (kept in order) with their own closed-loop cap."""
-    names = [requests.class_name[i] for i in idx.tolist()] if requests.class_name else []
-    own = set(requests.prefix_id[idx].tolist())   # the warm prefixes of this replica's own requests, order kept
-    return Requests(requests.prompt_len[idx], requests.output_len[idx], requests.arrival_s[idx],
-                    requests.prefix_id[idx], requests.prefix_len[idx], max_concurrency, names, list(requests.notes),
-                    tuple(p for p in requests.warm_prefixes if p in own))
-
-
 class ReplicaRuns:
     """The replicas' runs merged into the fields ``metrics.summarize`` and ``api.simulate`` read from one
     engine run (times in ns, per request in the order of the requests given to :func:`run_replicas`).
@@ -142,7 +133,7 @@ def run_replicas(requests: Requests, dp: int, run_one: Callable[[Requests], Any]
         if idx.shape[0] == 0:
             merged.replica_requests.append(0)
             continue
-        merged.add(idx, run_one(subset(requests, idx, shares[k])))
+        merged.add(idx, run_one(requests.take(idx, shares[k])))
     counts = ", ".join(str(c) for c in merged.replica_requests)
     cap = "" if requests.max_concurrency is None else \
         f"; closed loop of {requests.max_concurrency} split {'/'.join(str(s) for s in shares)}"

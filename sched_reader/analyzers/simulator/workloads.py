@@ -79,6 +79,15 @@ class Requests:
     def __len__(self) -> int:
         return int(self.prompt_len.shape[0])
 
+    def take(self, idx: np.ndarray, max_concurrency: int | None) -> "Requests":
+        """The requests at ``idx`` (indices, kept in order), with ``max_concurrency`` as their closed-loop cap;
+        class names follow, notes are kept, and of the warm prefixes those of the requests taken (order kept)."""
+        names = [self.class_name[i] for i in idx.tolist()] if self.class_name else []
+        own = set(self.prefix_id[idx].tolist())
+        return Requests(self.prompt_len[idx], self.output_len[idx], self.arrival_s[idx], self.prefix_id[idx],
+                        self.prefix_len[idx], max_concurrency, names, list(self.notes),
+                        tuple(p for p in self.warm_prefixes if p in own))
+
     @staticmethod
     def build(prompt_len, output_len, arrival_s=None, prefix_id=None, prefix_len=None,
               max_concurrency: int | None = None) -> "Requests":
@@ -576,8 +585,5 @@ def drop_overlong(req: Requests, max_model_len: int) -> tuple[Requests, int]:
     if not ok.any():
         raise InputError(f"every request's prompt is at least max-model-len {max_model_len:,} tokens: "
                          "vLLM would reject all of them", key="--max-model-len")
-    kept = Requests(req.prompt_len[ok], req.output_len[ok], req.arrival_s[ok], req.prefix_id[ok],
-                    req.prefix_len[ok], req.max_concurrency,
-                    [c for c, k in zip(req.class_name, ok.tolist()) if k] if req.class_name else [],
-                    list(req.notes), req.warm_prefixes)
+    kept = req.take(np.flatnonzero(ok), req.max_concurrency)
     return kept, failed

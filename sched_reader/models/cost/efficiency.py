@@ -240,24 +240,16 @@ def family_terms(gpu: GPU) -> dict[str, dict]:
     ``name_contains`` is in the GPU's catalog name drops its terms (the defaults apply) unless the GPU's own
     ``skus`` entry measured them. Empty when the family has no entry."""
     fam = _family(gpu)
+    kept = {t for k in fam.get("keep_defaults") or [] if _matches(k, gpu) for t in k.get("terms") or []}
     terms: dict[str, dict] = {}
-    for source in (fam.get("terms") or {}, _sku_terms(gpu)):
+    for family_level, source in ((True, fam.get("terms") or {}), (False, _sku_terms(gpu))):
         for term, entry in source.items():
-            if term not in FAMILY_TERMS or not isinstance(entry, dict):
+            if term not in FAMILY_TERMS or not isinstance(entry, dict) or (family_level and term in kept):
                 continue
             if term == "gemm_compute":
                 terms.setdefault(term, {}).update(entry)
             else:
                 terms[term] = entry
-    own = _sku_terms(gpu)
-    for keep in _family(gpu).get("keep_defaults") or []:
-        if not _matches(keep, gpu):
-            continue
-        for term in keep.get("terms") or []:
-            if term in own and isinstance(own[term], dict):   # the card's own measurement, and only it
-                terms[term] = dict(own[term])
-            else:
-                terms.pop(term, None)
     return terms
 
 

@@ -64,11 +64,16 @@ def load_bands() -> dict[str, Any]:
         return {}
 
 
+def cap_binds(max_concurrency: int | None, num_prompts: int | None = None) -> bool:
+    """Whether a ``--max-concurrency`` cap holds requests back: set, and below ``num_prompts`` when that is known
+    (a cap at or above the prompt count never binds)."""
+    return bool(max_concurrency) and not (isinstance(num_prompts, int) and max_concurrency >= num_prompts)
+
+
 def regime(max_concurrency: int | None, request_rate: float, num_prompts: int | None = None) -> str:
     """``closed`` (a concurrency cap that binds, or a finite rate) or ``burst`` (all prompts at once; a cap at or
     above ``num_prompts`` never binds, so such a run is a burst too)."""
-    cap_binds = max_concurrency is not None and not (num_prompts is not None and max_concurrency >= num_prompts)
-    if cap_binds or not math.isinf(float(request_rate)):
+    if cap_binds(max_concurrency, num_prompts) or not math.isinf(float(request_rate)):
         return "closed"
     return "burst"
 

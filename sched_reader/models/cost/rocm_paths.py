@@ -283,14 +283,19 @@ def _measured_gemm_efficiency(n: int, k: int, tokens: list, us: list, peak_flops
     return out
 
 
+def _gemm_table(arch: str, fmt_key: str) -> tuple[dict, dict]:
+    """(family entry, ``fmt_key`` table) of rocm_kernel_paths.yaml gemm_measured for family ``arch``; {} for a missing
+    one."""
+    fam = ((_doc().get("gemm_measured") or {}).get("families") or {}).get(arch) or {}
+    return fam, (fam.get("tables") or {}).get(fmt_key) or {}
+
+
 @lru_cache(maxsize=64)
 def _gemm_rows(arch: str, fmt_key: str, peak_flops: float, peak_bw: float, wb: float, ab: float) -> tuple | None:
     """(log2 weight sizes, efficiency rows on GEMM_TOKEN_GRID, cu_num, kernel, source) of family ``arch``'s measured
     ``fmt_key`` GEMM table (gemm_measured), for :func:`gemm_curve`; None without one. Shapes of the same n x k (the two
     orientations) are averaged."""
-    doc = _doc().get("gemm_measured") or {}
-    fam = (doc.get("families") or {}).get(arch)
-    table = ((fam or {}).get("tables") or {}).get(fmt_key)
+    fam, table = _gemm_table(arch, fmt_key)
     if not table:
         return None
     grid = np.log2(np.asarray(GEMM_TOKEN_GRID))
@@ -309,9 +314,7 @@ def _skinny_tokens(arch: str, fmt_key: str, cfg) -> tuple[int, dict] | None:
     kernel family ``arch``'s ``fmt_key`` table times (gemm_measured ... skinny: the release's bound, the kernel's
     environment switch, default on); None when the table has no skinny entry, the release none yet, or the switch
     is off."""
-    doc = _doc().get("gemm_measured") or {}
-    table = (((doc.get("families") or {}).get(arch) or {}).get("tables") or {}).get(fmt_key) or {}
-    sk = table.get("skinny")
+    sk = _gemm_table(arch, fmt_key)[1].get("skinny")
     if not sk:
         return None
     env = getattr(cfg, "rocm_env", None) or {}
@@ -340,8 +343,8 @@ def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: fl
     those M a GEMM is memory-bound, so its efficiency is that fraction). None: no table for this family and format."""
     if n <= 0 or k <= 0 or not fmt_key:
         return None
-    hit = _gemm_rows(str(getattr(gpu, "arch", "") or "").lower(), fmt_key, float(peak_flops),
-                     float(gpu.hbm_bandwidth_tb_s) * 1e12, float(wb), float(ab))
+    arch = str(getattr(gpu, "arch", "") or "").lower()
+    hit = _gemm_rows(arch, fmt_key, float(peak_flops), float(gpu.hbm_bandwidth_tb_s) * 1e12, float(wb), float(ab))
     if hit is None:
         return None
     sizes, rows, cu_num, kernel, source = hit
@@ -353,7 +356,7 @@ def gemm_curve(gpu, cfg, fmt_key: str, n: int, k: int, peak_flops: float, wb: fl
     if hit:
         eff = eff / hit[0]
         path = f"vLLM's Triton kernel: the measurement / {hit[0]:g} ({hit[1]})"
-    skinny = _skinny_tokens(str(getattr(gpu, "arch", "") or "").lower(), fmt_key, cfg) if stream_fraction else None
+    skinny = _skinny_tokens(arch, fmt_key, cfg) if stream_fraction else None
     if skinny:
         upto, sk = skinny
         eff = np.where(np.asarray(GEMM_TOKEN_GRID) <= upto, float(stream_fraction), eff)

@@ -97,12 +97,35 @@ SHAPES_KEY = "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency 
 OUTRAN_ROOFLINE = 1.0
 
 
+# Expert format -> the format whose table stands in when the GPU has no trusted table of its own. Per-tensor and
+# per-channel FP8 experts (e.g. zai-org/GLM-4.7-FP8, compressed-tensors channel-wise weights) run vLLM's FP8
+# fused-MoE kernels on the same FP8 tensor cores and expert bytes as block-scaled FP8; H100's only "fp8" table timed
+# the ModelOpt FlashInfer-CUTLASS path (0.11-0.13 of the roofline at every shape near GLM-4.7's, so MIN_TRUSTED drops
+# it), and without a stand-in the named constants (0.60 of peak) priced GLM-4.7-FP8's TP 8 experts at 63 ms per
+# 8,192-token step where H200's measured Triton FP8 table gives 242 ms on the same silicon. The H200 rows of that
+# deployment (scicom-llm-benchmaxxing, measured table) are within 10% on TTFT; the H100 rows were 24-63% short.
+MOE_STAND_IN = {"fp8": "fp8_block"}
+
+
 def moe_efficiency_curve(gpu_name: str, fmt_key: str, hidden: int = 0, inter: int = 0, experts: int = 0,
                          top_k: int = 0) -> tuple | None:
     """(log2 tokens, efficiency, provenance) of the measured MoE shape nearest to (hidden, per-GPU
     intermediate size, per-GPU experts, top-k) on ``gpu_name`` in format ``fmt_key``; None when not
     measured. Nearest = smallest sum of |log ratio| over the four sizes, among the shapes whose measured
-    efficiency stays below OUTRAN_ROOFLINE at every token count (all shapes when none does: see there)."""
+    efficiency stays below OUTRAN_ROOFLINE at every token count (all shapes when none does: see there).
+    A format without a trusted table on the GPU takes its ``MOE_STAND_IN`` format's table (named so)."""
+    own = _moe_curve(gpu_name, fmt_key, hidden, inter, experts, top_k)
+    if own is not None or fmt_key not in MOE_STAND_IN:
+        return own
+    alt = _moe_curve(gpu_name, MOE_STAND_IN[fmt_key], hidden, inter, experts, top_k)
+    if alt is None:
+        return None
+    return _curve(alt[0], alt[1], f"{alt[2]}, standing in for {fmt_key} experts (no trusted {fmt_key} table "
+                                  f"for this GPU)")
+
+
+def _moe_curve(gpu_name: str, fmt_key: str, hidden: int, inter: int, experts: int, top_k: int) -> tuple | None:
+    """:func:`moe_efficiency_curve` on the GPU's own table of ``fmt_key`` only."""
     name, entry = _entry(gpu_name)
     cell = (entry.get("moe") or {}).get(fmt_key)
     if not cell:

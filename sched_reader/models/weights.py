@@ -811,7 +811,7 @@ def _layer_linear_tensors(arch: ModelArch, i: int, tp: int, ep: bool,
             out += [("mlp_dense", inter * h, inter), ("mlp_dense", inter * h, h)]
         return out
     if is_moe_layer(c, i):
-        n_exp = int(c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts") or 0)
+        n_exp = _routed_experts(c)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size") or 0) // (moe_tp or tp)
         if not ep and arch.model_type != "gpt_oss":
             out += [("moe_routed_experts", n_exp * 2 * mi * h, n_exp * 2 * mi),
@@ -919,7 +919,7 @@ def weight_breakdown(arch: ModelArch, cfg: EffectiveConfig,
 
     mx_note = ""
     if q is not None and q.name == "mxfp4":
-        n_exp = int(c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts") or 0)
+        n_exp = _routed_experts(c)
         mi = int(c.get("moe_intermediate_size") or c.get("intermediate_size"))
 
         h_exp = int(c.get("routed_expert_hidden_size") or h)   # LatentMoE experts work in the latent width

@@ -904,6 +904,11 @@ class IterationCostModel:
         return DecodeLinearModel(num_decode, float(gpu0), slope_full, slope_win,
                                  window_cap if slope_win else 0.0, float(cpu), self.async_overlap)
 
+    @property
+    def moe_layers(self) -> int:
+        """Decoder layers with routed experts (0 for a dense model)."""
+        return self._moe_layers
+
     def weight_bytes_per_gpu(self) -> float:
         """Bytes of weights one TP rank reads for a batch touching every expert (all pipeline stages)."""
         params = self.shapes.params_per_gpu()

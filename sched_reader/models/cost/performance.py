@@ -112,7 +112,7 @@ def estimate_performance(arch: ModelArch, gpu: GPU, cfg: EffectiveConfig, worklo
             + (f", {min(workload.max_concurrency, n) / cost.dp:g} clients" if workload.max_concurrency else "")
             + " per replica); throughput summed over the replicas"
             + ("; MoE: the ranks run in lockstep and every GPU's expert shard (1/(TP x DP) of each expert) runs "
-               "all replicas' tokens" if cost._moe_layers else ""))
+               "all replicas' tokens" if cost.moe_layers else ""))
     if cost.async_overlap:
         explain.append("async scheduling: host time overlaps GPU time (step = max(GPU, host))")
     if cfg.enforce_eager:

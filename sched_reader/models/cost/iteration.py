@@ -15,7 +15,8 @@ Terms (per decoder layer group, summed over layers on one GPU):
   moe_router / moe_shared / moe_experts
                routed experts: FLOPs 2 x routed tokens x expert params; weight bytes of the distinct
                experts touched: E_local x (1 - (1 - k/E)^tokens) (uniform routing); under expert
-               parallelism the busiest of the ep ranks sets the layer's time (see ep_load_excess)
+               parallelism the busiest of the ep ranks sets the layer's time (routing noise: ep_load_excess;
+               hot experts: ep_popularity_excess)
   attention_decode   FLOPs 2 x heads x (qk_dim + v_dim) x context tokens; bytes = KV read
   attention_prefill  FLOPs 2 x heads x (qk_dim + v_dim) x causal pairs; bytes = KV of the new tokens
                      (sliding-window layers: context capped at window per sequence)
@@ -276,12 +277,40 @@ def ep_load_excess(num_experts: int, top_k: int, local_experts: int, ep_size: in
     standard deviation sqrt(T) x that root, and the busiest of ``ep_size`` ranks holds about
     mean + expected_max_std_normal(ep_size) x sd of them (normal approximation). That equals the mean
     load of T + excess x sqrt(T) tokens, excess = z(ep) x sqrt((1 - p) (E - k) / ((E - 1) k p)).
-    Real routers are less even than uniform (hot experts), so this is a lower bound on the imbalance."""
+    Real routers are less even than uniform (hot experts): that part is ep_popularity_excess."""
     if ep_size <= 1 or local_experts <= 0 or num_experts <= top_k:
         return 0.0
     p = local_experts / num_experts
     var_per_token = top_k * p * (1 - p) * (num_experts - top_k) / (num_experts - 1)
     return expected_max_std_normal(int(ep_size)) * math.sqrt(var_per_token) / (top_k * p)
+
+
+# Spread of routed tokens over a MoE layer's experts from the router's own preferences (hot experts), as a
+# coefficient of variation of tokens per expert within one layer and step (dimensionless). Source: NVIDIA
+# TensorRT-LLM tech blog 4 "Scaling Expert Parallelism in TensorRT-LLM (Part 1)", Table 1
+# (github.com/NVIDIA/TensorRT-LLM docs/source/blogs/tech_blog/blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md):
+# DeepSeek-R1 on 32 GB200 GPUs (EP 32, 8 experts per rank, no EPLB), machine-translation dataset, averaged over
+# layers and iterations: tokens per expert slot mean 128, std 164.1 -> 1.28; tokens per rank mean 1024, std 491.6
+# (0.48, = 1.28 / sqrt(8) for independent experts: 0.45), busiest rank (max - mean) / mean 1.564.
+EXPERT_LOAD_CV = 1.28
+
+
+def ep_popularity_excess(local_experts: int, ep_size: int) -> float:
+    """Extra share of routed tokens on the busiest expert-parallel rank from expert popularity (dimensionless,
+    (max - mean) / mean; 0 without EP). A rank's load sums ``local_experts`` experts' loads, each with
+    coefficient of variation EXPERT_LOAD_CV, so the rank's CV is EXPERT_LOAD_CV / sqrt(local_experts); rank
+    loads are taken as lognormal (right-skewed, as the measured loads are) with that CV, and the busiest of
+    ``ep_size`` ranks at exp(-s^2 / 2 + s z(ep)) of the mean, s^2 = ln(1 + CV^2), z = expected_max_std_normal.
+    Against the measurement EXPERT_LOAD_CV comes from: EP 32 with 8 experts per rank gives 1.22 where the
+    blog measured 1.564 (a lower bound); EP 8 with 32 per rank (DeepSeek-R1 on one 8-GPU node) gives 0.34,
+    EP 4 with 64 per rank 0.16. Independent of the batch size, unlike the routing noise of ep_load_excess.
+    vLLM's --enable-eplb (redundant experts, rebalanced placement) is not modelled: with it the blog measured
+    0.11."""
+    if ep_size <= 1 or local_experts <= 0:
+        return 0.0
+    cv = EXPERT_LOAD_CV / math.sqrt(local_experts)
+    s = math.sqrt(math.log1p(cv * cv))
+    return math.exp(-0.5 * s * s + s * expected_max_std_normal(int(ep_size))) - 1.0
 
 
 def _qk_norm_tp(arch: ModelArch, tp: int, vllm_version: str | None) -> tuple[int, int, int]:
@@ -395,6 +424,7 @@ class IterationCostModel:
         ab = p.act_bytes
         self._linear_terms: list[tuple[str, tuple[float, float, float, float], Any]] = []
         self._experts: list[tuple[int, float, float, float, float, float, int, float]] = []
+        self._ep_note = ""
         self._attn: list[tuple[int, float, float, float, float, int | None]] = []
         self._elem_bytes_per_token = 0.0
         for g in s.groups:
@@ -410,7 +440,13 @@ class IterationCostModel:
                 m = g.moe
                 # DP > 1: every GPU's expert shard runs the tokens of all DP ranks (all-gathered; lockstep,
                 # vLLM FusedMoE dispatch/combine), taken as equal to this rank's (balanced replicas)
-                route_mult = float(self.dp)
+                # EP: the busiest rank's share of the routed tokens from expert popularity (ep_popularity_excess)
+                pop = ep_popularity_excess(m.local_experts, m.ep_size)
+                route_mult = float(self.dp) * (1.0 + pop)
+                if pop and not self._ep_note:
+                    self._ep_note = (f"expert parallel {m.ep_size}: the busiest rank carries {pop:+.0%} of the mean routed "
+                                     f"tokens from expert popularity ({m.local_experts} experts per rank, per-expert CV "
+                                     f"{EXPERT_LOAD_CV}: TensorRT-LLM blog 4, DeepSeek-R1 without EPLB; a lower bound)")
                 self._experts.append((g.count, float(m.num_experts), float(m.top_k), float(m.local_experts),
                                       float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears),
                                       ep_load_excess(m.num_experts, m.top_k, m.local_experts, m.ep_size)))
@@ -851,6 +887,8 @@ class IterationCostModel:
             notes.append("AMD kernel path (models/data/rocm_kernel_paths.yaml): " + " | ".join(paths))
         if self._route_note:
             notes.append(self._route_note)
+        if self._ep_note:
+            notes.append(self._ep_note)
         if self._dec_fit is not None:
             notes.append(f"decode attention: measured launch + per-sequence time, {self._dec_fit[3]}; KV reads at "
                          f"kv_read_bandwidth {self.eff.kv_read_bandwidth:.2f} of peak")

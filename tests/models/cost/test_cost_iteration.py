@@ -20,7 +20,8 @@ import pytest
 from sched_reader.models.architecture import ModelArch
 from sched_reader.models.cost import IterationCostModel
 from sched_reader.models.cost.efficiency import DEFAULT_EFFICIENCY
-from sched_reader.models.cost.iteration import ep_load_excess, expected_max_std_normal
+from sched_reader.models.cost.iteration import (EXPERT_LOAD_CV, ep_load_excess, ep_popularity_excess,
+                                                 expected_max_std_normal)
 from sched_reader.models.gpu import GPU
 
 H100 = GPU(id="h100-test", vendor="NVIDIA", name="H100 SXM5 80GB", arch="Hopper", memory_bytes=85520809984,
@@ -336,10 +337,28 @@ def test_expert_parallel_busiest_rank_sets_the_moe_time():
     assert ep_load_excess(128, 8, 64, 2) == pytest.approx(0.5642 * math.sqrt(8 * 0.25 * 120 / 127) / 4, rel=1e-3)
     assert ep_load_excess(128, 8, 128, 1) == 0.0
     ep = IterationCostModel(QWEN3_MOE, H100, cfg(tensor_parallel_size=2, enable_expert_parallel=True))
-    # at 16 decodes the busiest rank routes like 16 + 0.1939 x 4 = 16.78 tokens: 16.78 x 8 x 64 / 128 pairs
+    # expert popularity on top (ep_popularity_excess): 64 local experts with a per-expert CV of 1.28 (TensorRT-LLM
+    # blog 4, Table 1) give a rank CV of 1.28 / 8 = 0.16, lognormal s = sqrt(ln(1.0256)) = 0.15899, and the busier
+    # of 2 ranks exp(-0.5 x 0.15899^2 + 0.15899 x 0.5642) = 1.0801 of the mean: 16 decodes route like 17.28 tokens,
+    # + 0.1939 x sqrt(17.28) of routing noise on the busier rank
     b = ep.breakdown(16, 16000, 0, 0.0)
-    t_eff = 16 + ep_load_excess(128, 8, 64, 2) * 4
-    assert b.terms["moe_experts"].flops == pytest.approx(48 * 2 * t_eff * 4 * (3 * 2048 * 768), rel=1e-9)
+    t_eff = 16 * 1.0801 + ep_load_excess(128, 8, 64, 2) * math.sqrt(16 * 1.0801)
+    assert b.terms["moe_experts"].flops == pytest.approx(48 * 2 * t_eff * 4 * (3 * 2048 * 768), rel=1e-4)
+
+
+def test_expert_popularity_on_the_busiest_ep_rank_against_tensorrt_llm_measurement():
+    """NVIDIA TensorRT-LLM tech blog 4, Table 1 (DeepSeek-R1, EP 32, 8 experts per rank, no EPLB, averaged over
+    layers and iterations): per-expert tokens std / mean = 164.1 / 128; per-rank 491.6 / 1024; the busiest rank
+    (max - mean) / mean = 1.564. Independent experts predict the rank spread from the expert spread
+    (1.28 / sqrt(8) = 0.453 against the measured 0.480); the lognormal busiest-of-32 the model takes is a lower
+    bound of the measured excess, within 30% of it. Without EP nothing changes."""
+    assert EXPERT_LOAD_CV == pytest.approx(164.1 / 128, abs=0.005)
+    assert EXPERT_LOAD_CV / math.sqrt(8) == pytest.approx(491.6 / 1024, rel=0.07)
+    measured = 1.564
+    assert 0.7 * measured <= ep_popularity_excess(8, 32) <= measured
+    assert ep_popularity_excess(256, 1) == 0.0
+    # fewer, larger ranks average more experts each: DeepSeek-R1 on one node (EP 8, 32 per rank) sits well below
+    assert ep_popularity_excess(32, 8) < ep_popularity_excess(8, 32) / 2
 
 
 def test_unmeasured_gpu_keeps_the_fused_moe_latency_floor():

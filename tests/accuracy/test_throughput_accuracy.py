@@ -59,3 +59,18 @@ def test_band_quantiles_sit_at_hazen_positions():
     # 10 values: the 5% position (0.05) IS the first value's (0.5 / 10), the 95% one the last's
     assert ta._quantiles([3.0, 1.0, 2.0, 9.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.0]) == (0.0, 9.0)
     assert ta._quantiles([1.0]) is None
+
+
+def test_a_median_only_source_is_compared_with_the_predicted_median(monkeypatch):
+    """cssnoeasy's A100 PCIe page prints TTFT p50 only: the row must be scored against the simulated median,
+    not the simulated mean (a closed loop's first wave gives the mean a long tail: 837 vs 272 ms there)."""
+    public = yaml.safe_load((ROOT / "tests" / "data" / "throughput_public.yaml").read_text())
+    row = next(r for r in public if r["id"].startswith("cssnoeasy-v0190-qwen25-7b-1xa100pcie-tp1-random2048-512"))
+    assert "mean_ttft_ms" not in row["results"] and row["results"]["median_ttft_ms"] == pytest.approx(228.9)
+    fake = {"output_throughput": 1000.0, "mean_ttft_ms": 800.0, "median_ttft_ms": 250.0,
+            "mean_tpot_ms": 20.0, "median_tpot_ms": 19.0}
+    monkeypatch.setattr(BENCH, "simulate_hook", lambda *a, **k: dict(fake))
+    r = BENCH.evaluate_row(row, use_simulator=True)
+    assert r["ttft"]["published_key"] == "median_ttft_ms"
+    assert r["ttft"]["predicted"] == 250.0
+    assert r["ttft"]["error_pct"] == pytest.approx(100 * (250.0 - 228.9) / 228.9)

@@ -34,10 +34,31 @@ That is priced in the step cost (models/cost/iteration.py: the MoE layer's token
 combine), which assumes the other ranks carry the same batch; the replicas are otherwise simulated apart, so a
 lighter rank does not wait for a heavier one here. Dense DP ranks are independent in vLLM (0.14.1
 v1/engine/core.py: "Non-MoE DP ranks are completely independent, so treat like DP=1").
+
+Dense DP in 0.14.1 publishes no load: only ``DPEngineCoreProc`` (MoE) calls ``_maybe_publish_request_counts``,
+so the coordinator's counts stay zero and its 5 s idle publication resets the client's counts to zero; the
+client's own increments then alternate the engines, which is the round robin :func:`assign` uses for a burst;
+in a closed loop the refill then goes to the next engine in turn rather than to the one that freed the slot
+(simulated as the refill on its own replica: the same shares while the replicas finish at the same pace).
+
+Warm prefix cache (:func:`warm_homes`): each engine core has its own KV cache and prefix cache, so the blocks
+an earlier run left cached for a request sit on the engine that served it then. vLLM's balancer never looks at
+the prompt (it picks by the order requests reach ``add_request`` and by queue counts only), and nothing keeps
+that order the same from one burst to the next (concurrent HTTP connections, bodies read as they arrive, the
+MoE ranks' 100 ms count publications), so this run's engine for a request is taken as unrelated to the earlier
+run's: a prefix the earlier run computed for that one request is on this run's engine with probability 1 / dp.
+Each replica is given the warm prefixes of 1 in dp of its requests (its 1st, (dp+1)th, ...); a prefix several
+requests share stays warm on every replica that serves one of them. Measurement: scicom-llm-benchmaxxing's
+vLLM 0.14.1 TP4 x DP2 bursts that re-send the previous run's prompts (tests/data/throughput_public.yaml,
+warm_prefix_len) take as long to prefill as half the warm prompts missing: the share missed, read from p99 TTFT
+between this simulator's all-found and none-found runs, has median 0.47 over the 12 Qwen3-32B rows whose
+prefill step (p99 ITL) the cost model matches within 8% (11 of them 0.29-0.66, one 0.94); the same servers'
+cold first runs (1024 tokens) show no such gap.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
@@ -123,20 +144,52 @@ class ReplicaRuns:
             setattr(out, name, [both[i] for i in order])
 
 
+def warm_homes(requests: Requests, dp: int) -> dict[int, int]:
+    """The replica holding each warm prefix that exactly one request uses (module docstring): request ``i``'s
+    (the ``j = i // dp``-th request of replica ``i % dp``) on replica ``(i + j) % dp``, so replica ``k`` finds
+    the warm prefixes of its requests ``j = 0, dp, 2 dp, ...``: 1 in dp of them, the expected share when the
+    earlier run's engine is unrelated to this run's. Prefixes several requests share are not in the map."""
+    warm = set(requests.warm_prefixes)
+    users: dict[int, list[int]] = {}
+    for i, p in enumerate(requests.prefix_id.tolist()):
+        if p in warm:
+            users.setdefault(p, []).append(i)
+    return {p: (u[0] + u[0] // dp) % dp for p, u in users.items() if len(u) == 1}
+
+
+def replica_requests(requests: Requests, idx: np.ndarray, k: int, max_concurrency: int | None,
+                     homes: dict[int, int]) -> Requests:
+    """Replica ``k``'s requests (``requests.take``) with only the warm prefixes cached on replica ``k``
+    (``homes`` from :func:`warm_homes`; a prefix not in it is warm wherever it is used)."""
+    sub = requests.take(idx, max_concurrency)
+    if not sub.warm_prefixes:
+        return sub
+    return replace(sub, warm_prefixes=tuple(p for p in sub.warm_prefixes if homes.get(p, k) == k))
+
+
 def run_replicas(requests: Requests, dp: int, run_one: Callable[[Requests], Any], num_blocks: int,
                  block_size: int) -> ReplicaRuns:
     """Split ``requests`` over ``dp`` replicas (:func:`assign`, :func:`concurrency_shares`), run each with
     ``run_one(sub_requests)`` (a single-engine run with one replica's KV blocks and limits) and merge."""
     merged = ReplicaRuns(len(requests), num_blocks, block_size, dp)
     shares = concurrency_shares(requests.max_concurrency, dp)
-    for k, idx in enumerate(assign(requests, dp)):
+    homes = warm_homes(requests, dp) if requests.warm_prefixes else {}
+    split = assign(requests, dp)
+    pid = requests.prefix_id
+    assigned_to = {int(pid[i]): k for k, idx in enumerate(split) for i in idx.tolist() if int(pid[i]) in homes}
+    for k, idx in enumerate(split):
         if idx.shape[0] == 0:
             merged.replica_requests.append(0)
             continue
-        merged.add(idx, run_one(requests.take(idx, shares[k])))
+        merged.add(idx, run_one(replica_requests(requests, idx, k, shares[k], homes)))
     counts = ", ".join(str(c) for c in merged.replica_requests)
     cap = "" if requests.max_concurrency is None else \
         f"; closed loop of {requests.max_concurrency} split {'/'.join(str(s) for s in shares)}"
+    if homes:
+        lost = sum(1 for p, k in homes.items() if k != assigned_to.get(p, k))
+        merged.notes.insert(0, f"data parallel {dp}: prefix cache per engine; {lost} of the {len(homes)} prompts an "
+                               f"earlier run left cached are on another replica than this run's (vLLM's balancer "
+                               f"does not route by prompt; 1 in {dp} found, the expected share)")
     merged.notes.insert(0, f"data parallel {dp}: {dp} engine replicas, each with its own {num_blocks:,} KV blocks and "
                            f"scheduler limits, behind one API server; requests per replica {counts} (vLLM's "
                            f"load balancer: round robin for requests sent together, a freed slot refilled on its "

@@ -729,7 +729,7 @@ class IterationCostModel:
             distinct = local * (1.0 - (1.0 - k / E) ** Tr)    # expected experts touched
             fl = count * 2.0 * routed * eparams
             by = count * (distinct * eparams * self._expert_wb + ab * routed * io)
-            if self._moe_curve is not None:
+            if self._moe_curve is not None:   # bytes here hold the routed activations, the table's do not (kernels.py)
                 t = _roof(fl, by, self._expert_peak, self._peak_bw, mx) / efficiency_at(self._moe_curve, Tr)
                 add("moe_experts", fl, by, self._expert_peak, t, bwu=peak_bw, source="measured: " + self._moe_curve[2])
             elif self._moe_floor is not None:   # constants, held above the measured fused-MoE latency floor

@@ -6,12 +6,26 @@ by NVIDIA inside vLLM (CUDA-graph replays) per GPU. Everywhere
 
     efficiency = max(FLOPs / peak FLOP/s, bytes / peak B/s) / measured latency
 
-with the FLOPs and bytes counted exactly as ``IterationCostModel`` counts them, so that
-``roofline at peak / efficiency`` reproduces the measured latency. Four efficiency tables:
+with the FLOPs and bytes counted as ``IterationCostModel`` counts them, so that ``roofline at peak /
+efficiency`` reproduces the measured latency, with one exception: fused MoE (below). Four efficiency tables:
 
 * fused MoE (``moe_efficiency_curve``): per expert weight format and MoE shape, by tokens per step.
   Small steps reach only a fraction of HBM bandwidth (~0.2-0.3 at T = 1 on H100), prefill-sized steps
-  only 0.2-0.35 of the dense tensor-core peak.
+  only 0.2-0.35 of the dense tensor-core peak. Not counted alike: the derivation's roofline has the expert
+  weights as its bytes, ``IterationCostModel``'s ``moe_experts`` term the weights plus the routed activation
+  bytes (2 B x T x top_k x (2 hidden + 3 intermediate)), so wherever those activation bytes set the roofline
+  (prefill-sized steps of narrow experts: DeepSeek-R1 at TP 8 in block FP8, gpt-oss-120b in BF16 at TP 8) the
+  term is slower than the measured latency it came from (Qwen3-30B-A3B in FP8 on H100 at 4,096 tokens: 1.7x).
+  The measured call already holds that traffic: aiconfigurator's collector times vLLM's whole
+  ``fused_experts`` (input quantization, ``moe_align_block_size``, both grouped GEMMs, the activation and
+  ``moe_sum``; benchmarks/moe_kernel_crosscheck.py), so counting it alike (the table's own latency at the
+  shape) is the bookkeeping-correct form; it was measured to make MoE rows much worse (all rows 16.0 / 14.3 /
+  25.4% -> 24.6 / 16.9 / 32.6%, MoE 19.0 / 16.0 / 36.2% -> 35.5 / 23.0 / 43.1%, corpus of 241 rows): the
+  corpus's MoE prefill runs slower than these tables, and public measurements of the same kernel at 1-4k
+  tokens agree (vLLM's benchmark_moe.py in vLLM PRs #44818 and #24700: 1.05-1.40x the table with tuned or
+  post-#34846 default configs, 1.6-2.0x with the pre-#34846 defaults that vLLM <= 0.16 runs for a shape
+  without a tuned config file; the tables come from vLLM 0.19 / 0.24). The routed-activation bytes are kept
+  until that slowdown is modelled on its own.
 * dense GEMMs (``gemm_efficiency_curve``): per GPU and dtype (bf16 cuBLAS, fp8 per-tensor CUTLASS,
   nvfp4), by tokens per step M (1-32,768) and weight-size class log2(n x k). A GEMM's latency floor
   (~2.5 us bf16) makes small GEMMs slow at decode: at M = 1 a 1024 x 4096 GEMM streams its weights at

@@ -28,3 +28,4 @@ def test_rows_state_their_runs():
     assert BENCH.row_same_seed_runs({"workload": {}}) == 1
     rows = [r for r in BENCH.load_rows() if r["source"] == "cssnoeasy-a100-blog"]
     assert rows and all(BENCH.row_same_seed_runs(r) == 3 for r in rows)
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from sched_reader.compat.chat_template_work import template_release
@@ -38,6 +39,8 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     ``frontend``: an API-server model (``sched_reader.models.cost.frontend.ApiServerModel``): open-loop
     requests enter the engine through its serial intake, and the times the client sees first and last
     tokens include its delivery backlog. ``None`` simulates the engine alone.
+    Closed loop (``requests.max_concurrency``) with a ``frontend``: a finished request's successor reaches the
+    engine the client's round trip later (:func:`with_resend_delay`), and its TTFT is measured from then.
     Data parallel: when ``cost`` models one of ``cost.dp`` > 1 replicas (IterationCostModel of a
     ``--data-parallel-size`` config), the requests are split over that many engines, each with ``params``
     (its own KV blocks and limits), behind the one API server, and the runs merged (:mod:`.data_parallel`).
@@ -58,6 +61,8 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     def event_driven(reqs: Requests) -> Any:
         return run_engine(reqs, params, cost, progress=progress)
 
+    if frontend is not None and requests.max_concurrency is not None and len(requests):
+        requests = with_resend_delay(requests, frontend)
     probe = None
     if frontend is not None and requests.max_concurrency is None and len(requests):
         from dataclasses import replace as _replace
@@ -115,6 +120,28 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
     res.update({"policy": params.policy, "engine_counters": counters, "notes": notes,
                 "params": {k: v for k, v in params.__dict__.items()}})
     return res
+
+
+def with_resend_delay(requests: Requests, frontend: Any) -> Requests:
+    """A closed loop's ``requests`` with the client's round trip through the API server ``frontend`` as the
+    delay between a request's last token at the engine and its successor reaching the engine
+    (``Requests.resend_delay_s``, seconds).
+
+    `vllm bench serve` holds a ``--max-concurrency`` slot for the whole response: ``limited_request_func`` wraps
+    the request function in ``async with semaphore`` and the request function returns after the stream's
+    usage chunk and ``[DONE]`` (vllm/benchmarks/serve.py, read in the 0.10.1.1, 0.12.0 and 0.16.0 wheels; the
+    successor's task already waits on the semaphore). Its successor then travels the client -> API server ->
+    engine-core path. Those are the two legs of the fixed share a batch-1 client adds to TTFT
+    (steady_state.frontend_ttft_s: a request's way in, and a token's way out to the client), so the round
+    trip is that share for the endpoint, 34.4 ms for /v1/completions. The closed form already counts it once
+    per request cycle (steady_state.py: cycle = TTFT_0 + (O - 1) TPOT, TTFT_0 including t_fe).
+
+    vLLM's engine core drains its input queue only between steps and starts the next step as soon as the
+    last one's outputs are queued (v1/engine/core.py ``run_busy_loop``: ``_process_input_queue`` then
+    ``_process_engine_step``, read in the 0.16.0 wheel), so no successor joins the step that starts when its
+    predecessor finishes: with any round trip > 0 it waits for the rest of a running step.
+    """
+    return replace(requests, resend_delay_s=frontend_ttft_s(getattr(frontend, "endpoint", "completions")))
 
 
 def check_size(requests: Requests, params: SchedParams) -> int:

@@ -128,7 +128,7 @@ class SimCore:
     # fixed attributes: the event loop reads and writes them on every step (slot access is the fastest)
     __slots__ = ("p", "timer", "alloc", "rec", "prompt", "target", "notes", "n", "arr_ns", "pid", "pblocks",
                  "computed", "out", "held", "pref", "last_emit", "send_ns", "running", "waiting", "kv_tokens",
-                 "nxt", "maxc", "inflight", "reopen_ns", "finished", "last_preempted", "spec_k", "lookahead",
+                 "nxt", "maxc", "inflight", "reopen_ns", "reopen_q", "resend_ns", "finished", "last_preempted", "spec_k", "lookahead",
                  "spec_en", "acc", "ms_lag", "ms_hold")
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, alloc: CountingAllocator,
@@ -160,6 +160,10 @@ class SimCore:
         self.maxc = req.max_concurrency
         self.inflight = 0
         self.reopen_ns = 0
+        # closed loop: a finished request's successor reaches the engine ``resend_ns`` after its last token
+        # (Requests.resend_delay_s); the times its slot opens at the engine, in order
+        self.resend_ns = int(round(float(req.resend_delay_s) * 1e9)) if req.max_concurrency is not None else 0
+        self.reopen_q: deque[int] = deque()
         self.finished = 0
         self.last_preempted = False
         # speculative decoding (V1 scheduling path only): a decoding request asks for 1 + k tokens; a
@@ -200,19 +204,29 @@ class SimCore:
 
     # ------------------------------------------------------------------ arrivals
     def admit_arrivals(self, now: int) -> None:
-        """Send every request that has arrived by ``now`` and passes the concurrency gate to WAITING."""
-        arr, maxc = self.arr_ns, self.maxc
-        while self.nxt < self.n and arr[self.nxt] <= now and (maxc is None or self.inflight < maxc):
+        """Send every request that has arrived by ``now`` and passes the concurrency gate to WAITING. In a
+        closed loop with a resend delay a finished request's slot opens only at its ``reopen_q`` time (its
+        successor reaching the engine), and the successor is sent then."""
+        arr, maxc, q = self.arr_ns, self.maxc, self.reopen_q
+        while self.nxt < self.n and arr[self.nxt] <= now:
             i = self.nxt
-            self.send_ns[i] = max(arr[i], self.reopen_ns)
+            if maxc is None or self.inflight < maxc:
+                self.send_ns[i] = max(arr[i], self.reopen_ns)
+                self.inflight += 1
+            elif q and q[0] <= now:     # the slot a finished request passed on (its successor's resend)
+                self.send_ns[i] = max(arr[i], q.popleft())
+            else:
+                break
             self.waiting.append(i)
-            self.inflight += 1
             self.nxt += 1
 
     def next_send_time(self) -> int | None:
         """Earliest time a not-yet-sent request can enter WAITING, or None (none left or gated)."""
-        if self.nxt >= self.n or (self.maxc is not None and self.inflight >= self.maxc):
+        if self.nxt >= self.n:
             return None
+        if self.maxc is not None and self.inflight >= self.maxc:
+            q = self.reopen_q
+            return max(self.arr_ns[self.nxt], q[0]) if q else None
         return self.arr_ns[self.nxt]
 
     # ------------------------------------------------------------------ helpers
@@ -576,11 +590,15 @@ class SimCore:
         return self.out[r] == self.target[r]
 
     def finish(self, r: int, t: int) -> None:
-        """r is done at t: release its blocks, take it off RUNNING, open its concurrency slot."""
+        """r is done at t: release its blocks, take it off RUNNING, open its concurrency slot (at t, or
+        ``resend_ns`` later when the successor needs the client's round trip)."""
         self.rec.finish_ns[r] = t
         self._release(r)
         remove_running(self.running, r)
         self.finished += 1
+        if self.resend_ns:
+            self.reopen_q.append(t + self.resend_ns)   # the slot passes to the successor, resent later
+            return
         if self.maxc is not None and self.inflight == self.maxc:
             self.reopen_ns = t
         self.inflight -= 1

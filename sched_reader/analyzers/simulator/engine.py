@@ -146,6 +146,9 @@ class Engine(SimCore):
         self.held[r] = 0
         remove_running(self.running, r)
         self.finished += 1
+        if self.resend_ns:
+            self.reopen_q.append(t + self.resend_ns)   # SimCore.finish: the slot passes to the successor
+            return
         if self.maxc is not None:
             if self.inflight == self.maxc:
                 self.reopen_ns = t
@@ -439,6 +442,8 @@ class Engine(SimCore):
                 i = self.nxt                  # SimCore.next_send_time
                 if i < N and (maxc is None or self.inflight < maxc):
                     t_arr = arr[i]
+                elif i < N and self.reopen_q:
+                    t_arr = max(arr[i], self.reopen_q[0])
             # iterations S..S+k-1; the last one is where the earliest steady decoder emits its last token
             S = self.S
             k = (heap[0] >> sh) - S

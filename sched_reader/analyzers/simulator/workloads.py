@@ -75,6 +75,10 @@ class Requests:
     # prefix ids whose blocks sit in the prefix cache, unreferenced, when the run starts (a server that already
     # computed those prefixes for an earlier run), least recently used first; see SimCore.warm_cache
     warm_prefixes: tuple[int, ...] = ()
+    # closed loop (max_concurrency): seconds from a request's last token at the engine to its successor
+    # reaching the engine (the client's round trip through the API server, api.with_resend_delay); 0: the
+    # successor joins the very next step (the engine alone, no client)
+    resend_delay_s: float = 0.0
 
     def __len__(self) -> int:
         return int(self.prompt_len.shape[0])
@@ -86,7 +90,7 @@ class Requests:
         own = set(self.prefix_id[idx].tolist())
         return Requests(self.prompt_len[idx], self.output_len[idx], self.arrival_s[idx], self.prefix_id[idx],
                         self.prefix_len[idx], max_concurrency, names, list(self.notes),
-                        tuple(p for p in self.warm_prefixes if p in own))
+                        tuple(p for p in self.warm_prefixes if p in own), self.resend_delay_s)
 
     @staticmethod
     def build(prompt_len, output_len, arrival_s=None, prefix_id=None, prefix_len=None,

@@ -64,6 +64,9 @@ def _case(seed: int):
     # admission keeps the V0 watermark free, so the largest request must fit the cache less the watermark
     # (else prepare() rejects the case: test_prepare_rejects_requests_that_can_never_be_admitted)
     par = replace(par, num_blocks=par.num_blocks + par.watermark_blocks)
+    if maxc is not None and rng.random() < 0.6:
+        # a closed loop whose successors reach the engine later than the finish (the client's round trip)
+        req = replace(req, resend_delay_s=float(rng.choice([1e-4, 0.004, 0.03])))
     return req, par
 
 

@@ -128,8 +128,8 @@ class SimCore:
     # fixed attributes: the event loop reads and writes them on every step (slot access is the fastest)
     __slots__ = ("p", "timer", "alloc", "rec", "prompt", "target", "notes", "n", "arr_ns", "pid", "pblocks",
                  "computed", "out", "held", "pref", "last_emit", "send_ns", "running", "waiting", "kv_tokens",
-                 "nxt", "maxc", "inflight", "reopen_ns", "reopen_q", "resend_ns", "finished", "last_preempted", "spec_k", "lookahead",
-                 "spec_en", "acc", "ms_lag", "ms_hold")
+                 "nxt", "maxc", "inflight", "reopen_ns", "reopen_q", "resend_ns", "finished", "last_preempted",
+                 "spec_k", "lookahead", "spec_en", "acc", "ms_lag", "ms_hold")
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, alloc: CountingAllocator,
                  rec: Recorder) -> None:

@@ -444,9 +444,10 @@ class IterationCostModel:
                 pop = ep_popularity_excess(m.local_experts, m.ep_size)
                 route_mult = float(self.dp) * (1.0 + pop)
                 if pop and not self._ep_note:
-                    self._ep_note = (f"expert parallel {m.ep_size}: the busiest rank carries {pop:+.0%} of the mean routed "
-                                     f"tokens from expert popularity ({m.local_experts} experts per rank, per-expert CV "
-                                     f"{EXPERT_LOAD_CV}: TensorRT-LLM blog 4, DeepSeek-R1 without EPLB; a lower bound)")
+                    self._ep_note = (f"expert parallel {m.ep_size}: the busiest rank carries {pop:+.0%} of the mean "
+                                     f"routed tokens from expert popularity ({m.local_experts} experts per rank, "
+                                     f"per-expert CV {EXPERT_LOAD_CV}: TensorRT-LLM blog 4, DeepSeek-R1 without "
+                                     "EPLB; a lower bound)")
                 self._experts.append((g.count, float(m.num_experts), float(m.top_k), float(m.local_experts),
                                       float(m.expert_params), route_mult, sum(lin.k + lin.n for lin in m.expert_linears),
                                       ep_load_excess(m.num_experts, m.top_k, m.local_experts, m.ep_size)))

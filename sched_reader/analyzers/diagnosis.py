@@ -54,8 +54,8 @@ class Diagnosis:
 
 
 _RICH_WORKLOAD_KEYS = ("classes", "arrival", "dataset", "trace")
-_BENCH_KEYS = ("dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "num_prompts",
-               "request_rate", "max_concurrency", "sharegpt_output_len", "burstiness")
+_BENCH_KEYS = ("dataset_name", "random_input_len", "random_output_len", "random_range_ratio", "random_prefix_len",
+               "num_prompts", "request_rate", "max_concurrency", "sharegpt_output_len", "burstiness")
 # Overrides that are not bench-style workload fields: a workload file and the generator's seed.
 _FILE_KEYS = ("workload_file", "seed")
 
@@ -92,7 +92,8 @@ def bench_requests(workload: Workload, seed: int = 0) -> Any:
                             random_output_len=workload.random_output_len, num_prompts=workload.num_prompts,
                             request_rate=workload.request_rate, max_concurrency=workload.max_concurrency,
                             burstiness=workload.burstiness, random_range_ratio=workload.random_range_ratio,
-                            seed=seed)
+                            random_prefix_len=workload.random_prefix_len,
+                            sharegpt_output_len=workload.sharegpt_output_len, seed=seed)
 
 
 def resolve_workload(spec: EngineSpec, overrides: dict[str, Any]) -> tuple[Any, Any | None]:
@@ -196,6 +197,8 @@ def needs_queueing(bench: Any, requests: Any | None) -> bool:
     if requests is not None:
         return True
     if bench.dataset_name != "random" or bench.random_range_ratio > 0 or bench.burstiness != 1.0:
+        return True
+    if bench.random_prefix_len > 0:   # a shared, cached prefix: the formula would prefill it every time
         return True
     if bench.max_concurrency is not None and bench.num_prompts * bench.random_output_len <= CLOSED_LOOP_SIM_MAX_STEPS:
         return True

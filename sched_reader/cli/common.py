@@ -66,6 +66,16 @@ RandomOutputLenOption = typer.Option(
 RangeRatioOption = typer.Option(
     None, "--random-range-ratio", metavar="R",
     help="Lengths drawn uniformly from [L(1-R), L(1+R)], as vLLM (0 <= R < 1; default 0: fixed).")
+RandomPrefixLenOption = typer.Option(
+    None, "--random-prefix-len", min=0, max=MAX_TOKENS, metavar="N",
+    help="Tokens of one prefix every random prompt starts with, as vLLM (shared, so the prefix cache holds it; "
+         "a prompt is N + --random-input-len tokens; default 0).")
+SharegptOutputLenOption = typer.Option(
+    None, "--sharegpt-output-len", min=1, max=MAX_TOKENS, metavar="N",
+    help="Output tokens of every sharegpt request, as vLLM (overrides the dataset's lengths).")
+IgnoreEosOption = typer.Option(
+    False, "--ignore-eos", help="Accepted as vLLM's flag: the prediction already runs every output to its "
+                                "length (random) or to the dataset's length (sharegpt).")
 NumPromptsOption = typer.Option(
     None, "--num-prompts", min=1, max=MAX_PROMPTS, metavar="N", help="Requests in the run (default 1000).")
 RequestRateOption = typer.Option(
@@ -104,6 +114,9 @@ BENCH_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("random_input_len", Optional[int], RandomInputLenOption),
     ("random_output_len", Optional[int], RandomOutputLenOption),
     ("random_range_ratio", Optional[float], RangeRatioOption),
+    ("random_prefix_len", Optional[int], RandomPrefixLenOption),
+    ("sharegpt_output_len", Optional[int], SharegptOutputLenOption),
+    ("ignore_eos", bool, IgnoreEosOption),
     ("num_prompts", Optional[int], NumPromptsOption),
     ("request_rate", Optional[str], RequestRateOption),
     ("burstiness", Optional[float], BurstinessOption),

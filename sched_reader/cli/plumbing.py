@@ -175,6 +175,8 @@ _MAX_BURSTINESS = 1e6  # gamma shape; the workload model's bound (Arrival.bursti
 def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len: int | None = None,
                     output_len: int | None = None, random_input_len: int | None = None,
                     random_output_len: int | None = None, random_range_ratio: float | None = None,
+                    random_prefix_len: int | None = None, sharegpt_output_len: int | None = None,
+                    ignore_eos: bool = False,
                     num_prompts: int | None = None, request_rate: str | None = None,
                     burstiness: float | None = None, max_concurrency: int | None = None,
                     seed: int | None = None, metric_percentiles: str | None = None,
@@ -185,7 +187,7 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
     ``--input-len``/``--output-len`` map to the dataset-specific flags as in vLLM's ``main_async`` (an
     explicit ``--random-input-len`` loses to ``--input-len`` there too). ``--burstiness`` must be > 0.
     ``--endpoint`` (the path called) wins over ``--backend``; either becomes ``"chat"``, ``"completions"`` or
-    ``"offline"``.
+    ``"offline"``. ``--ignore-eos`` is accepted and changes nothing: every output already runs to its length.
     """
     if burstiness is not None and not 0 < burstiness <= _MAX_BURSTINESS:  # nan and inf refused too
         raise InputError(f"must be > 0 and at most {_MAX_BURSTINESS:g}, got {burstiness}", key="--burstiness")
@@ -193,8 +195,7 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
         raise InputError(f"must be in [0, 1), got {random_range_ratio}", key="--random-range-ratio")
     if input_len is not None:
         random_input_len = input_len
-    sharegpt_output_len = None
-    if output_len is not None:
+    if output_len is not None:   # vLLM main_async: --output-len sets both dataset-specific lengths
         random_output_len = output_len
         sharegpt_output_len = output_len
     out: dict[str, Any] = {
@@ -202,6 +203,7 @@ def bench_overrides(*, workload: Any = None, dataset_name: Any = None, input_len
         "random_input_len": random_input_len,
         "random_output_len": random_output_len,
         "random_range_ratio": random_range_ratio,
+        "random_prefix_len": random_prefix_len,
         "sharegpt_output_len": sharegpt_output_len,
         "num_prompts": num_prompts,
         "request_rate": parse_rate(request_rate),

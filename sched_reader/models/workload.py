@@ -75,7 +75,10 @@ class Workload(DataModel):
     random_input_len: int = Field(1024, ge=1)
     random_output_len: int = Field(128, ge=1)
     random_range_ratio: float = Field(0.0, ge=0.0, lt=1.0)
-    sharegpt_output_len: int | None = None
+    # vllm bench serve --random-prefix-len: tokens of one random prefix every random prompt starts with (the
+    # same for all requests, so vLLM's prefix cache holds it after the first); a prompt is prefix + input tokens
+    random_prefix_len: int = Field(0, ge=0)
+    sharegpt_output_len: int | None = Field(None, ge=1)
     num_prompts: int = Field(1000, ge=1)
     request_rate: float = math.inf
     max_concurrency: int | None = Field(None, ge=1)
@@ -109,7 +112,7 @@ class Workload(DataModel):
         """Mean prompt tokens per request."""
         if self.dataset_name == "sharegpt":
             return float(SHAREGPT_MEAN_INPUT_TOKENS)
-        return float(self.random_input_len)
+        return float(self.random_input_len + self.random_prefix_len)
 
     def mean_output_len(self) -> float:
         """Mean generated tokens per request (assumes no early EOS for random data)."""

@@ -352,6 +352,8 @@ def describe_workload(w: Any) -> str:
                    f"(range ratio {w.random_range_ratio:g})")
     else:
         lengths = f"random {w.random_input_len} in / {w.random_output_len} out tokens"
+    if w.dataset_name == "random" and getattr(w, "random_prefix_len", 0):
+        lengths += f" after a {w.random_prefix_len:,}-token prefix all prompts share"
     burst = f" (burstiness {w.burstiness:g})" if getattr(w, "burstiness", 1.0) != 1.0 and not math.isinf(w.request_rate) else ""
     return f"{lengths}, {w.num_prompts} prompts, {rate}{burst}{conc}"
 

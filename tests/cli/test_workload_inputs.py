@@ -253,3 +253,46 @@ def test_workload_section_may_name_the_endpoint(run_cli, tmp_path):
     assert code in (0, 1), err
     wl = json.loads(out)["engines"][0]["workload"]
     assert wl["endpoint"] == "chat" and wl["num_prompts"] == 500
+
+
+def test_random_prefix_len_prepends_one_shared_prefix_as_vllm():
+    # vLLM RandomDataset (--random-prefix-len): one prefix drawn once and prepended to every prompt; the range
+    # ratio applies to the random part only, so 200 prefix + [75, 125] random tokens
+    req = from_bench_flags(random_input_len=100, random_output_len=20, random_prefix_len=200,
+                           random_range_ratio=0.25, num_prompts=2000, seed=5)
+    assert req.prompt_len.min() >= 275 and req.prompt_len.max() <= 325
+    assert req.prompt_len.min() < 280 and req.prompt_len.max() > 320
+    assert set(req.prefix_len.tolist()) == {200} and len(set(req.prefix_id.tolist())) == 1
+    fixed = from_bench_flags(random_input_len=100, random_prefix_len=200, num_prompts=3)
+    assert fixed.prompt_len.tolist() == [300, 300, 300]
+    assert from_bench_flags(num_prompts=3).prefix_id.tolist() == [-1, -1, -1]   # no prefix: none shared
+
+
+def test_sharegpt_output_len_fixes_every_output_as_vllm():
+    req = from_bench_flags(dataset_name="sharegpt", sharegpt_output_len=64, num_prompts=300, seed=2)
+    assert set(req.output_len.tolist()) == {64}
+    assert len(set(req.prompt_len.tolist())) > 50      # prompts keep the dataset's spread
+
+
+def test_a_cached_prefix_shortens_the_burst_prefill(run_cli):
+    """1,000 shared prefix tokens + 100 random ones against 1,100 random ones, 200 prompts at once on
+    Llama-3.1-8B / H100: with V1's prefix cache (on by default) all but the first step's requests find the
+    prefix cached, so the burst prefills ~100 new tokens per request instead of 1,100 and its mean TTFT
+    must fall well below the no-prefix run's (the prefill work is about 11x smaller)."""
+    def mean_ttft(*flags):
+        code, out, err = run_cli("diagnose", "--format", "json", "--num-prompts", "200", "--gpu", "H100",
+                                 "--vllm", "0.11.0", *flags, "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct")
+        assert code in (0, 1), err
+        eng = json.loads(out)["engines"][0]
+        return eng["performance"]["mean_ttft_ms"], eng["workload"]
+    shared, wl = mean_ttft("--random-prefix-len", "1000", "--random-input-len", "100")
+    plain, _ = mean_ttft("--random-input-len", "1100")
+    assert wl["random_prefix_len"] == 1000 and wl["mean_input_len"] == 1100
+    assert shared < 0.5 * plain
+
+
+def test_ignore_eos_is_accepted_and_changes_nothing(run_cli):
+    args = ("diagnose", "--num-prompts", "50", "--gpu", "H100", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct")
+    code, out, err = run_cli(*args)
+    code2, out2, err2 = run_cli(args[0], "--ignore-eos", *args[1:])
+    assert (code, out) == (code2, out2), err2

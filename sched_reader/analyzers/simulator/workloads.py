@@ -502,26 +502,37 @@ def bench_length_bounds(length: int, range_ratio: float) -> tuple[int, int]:
     return max(1, math.floor(length * (1 - range_ratio))), max(1, math.ceil(length * (1 + range_ratio)))
 
 
+# prefix id of ``vllm bench serve --random-prefix-len``'s one shared prefix
+BENCH_PREFIX_ID = 0
+
+
 def from_bench_flags(*, dataset_name: str = "random", random_input_len: int = 1024,
                      random_output_len: int = 128, num_prompts: int = 1000,
                      request_rate: float = math.inf, max_concurrency: int | None = None,
-                     seed: int = 0, burstiness: float = 1.0, random_range_ratio: float = 0.0) -> Requests:
+                     seed: int = 0, burstiness: float = 1.0, random_range_ratio: float = 0.0,
+                     random_prefix_len: int = 0, sharegpt_output_len: int | None = None) -> Requests:
     """The ``vllm bench serve`` flags with vLLM's semantics: ``random`` lengths fixed, or uniform in
-    :func:`bench_length_bounds` with ``random_range_ratio`` > 0; ``sharegpt`` the built-in profile;
-    ``request_rate`` inf sends everything at t=0, else gamma gaps of shape ``burstiness`` (1 = Poisson)
-    rescaled so the last request is sent at ``num_prompts / request_rate`` seconds, as vLLM does."""
+    :func:`bench_length_bounds` with ``random_range_ratio`` > 0, each prompt after ``random_prefix_len``
+    tokens of one prefix all requests share (vllm/benchmarks/datasets.py RandomDataset: the prefix is drawn
+    once and prepended to every prompt; the range applies to the random part); ``sharegpt`` the built-in
+    profile, every output ``sharegpt_output_len`` tokens when given (``--sharegpt-output-len`` overrides the
+    dataset's output lengths); ``request_rate`` inf sends everything at t=0, else gamma gaps of shape
+    ``burstiness`` (1 = Poisson) rescaled so the last request is sent at ``num_prompts / request_rate``
+    seconds, as vLLM does."""
     try:
         if dataset_name == "sharegpt":
             cls: dict[str, Any] = {"dataset": "sharegpt"}
         elif dataset_name == "random":
+            pre = int(random_prefix_len or 0)
             if random_range_ratio:
                 lo_i, hi_i = bench_length_bounds(random_input_len, random_range_ratio)
                 lo_o, hi_o = bench_length_bounds(random_output_len, random_range_ratio)
-                dist_in = LengthDist(dist="uniform", low=lo_i, high=hi_i)
+                dist_in = LengthDist(dist="uniform", low=lo_i + pre, high=hi_i + pre)
                 dist_out = LengthDist(dist="uniform", low=lo_o, high=hi_o)
             else:
-                dist_in, dist_out = LengthDist(value=random_input_len), LengthDist(value=random_output_len)
-            cls = {"classes": [RequestClass(name="random", input=dist_in, output=dist_out)]}
+                dist_in, dist_out = LengthDist(value=random_input_len + pre), LengthDist(value=random_output_len)
+            prefix = PrefixSpec(id=BENCH_PREFIX_ID, len=pre) if pre > 0 else None
+            cls = {"classes": [RequestClass(name="random", input=dist_in, output=dist_out, prefix=prefix)]}
         else:
             raise InputError(f"unknown dataset {dataset_name!r} (random or sharegpt)", key="--dataset-name")
         if burstiness <= 0:
@@ -533,7 +544,10 @@ def from_bench_flags(*, dataset_name: str = "random", random_input_len: int = 10
                             max_concurrency=max_concurrency, **cls)
     except ValidationError as e:
         raise InputError(_pydantic_msg(e)) from None
-    return generate(spec)
+    req = generate(spec)
+    if dataset_name == "sharegpt" and sharegpt_output_len:
+        req.output_len = np.full(len(req), int(sharegpt_output_len), dtype=np.int64)
+    return req
 
 
 def is_jsonl(path: Path) -> bool:

@@ -729,5 +729,10 @@ def test_one_deployment_is_one_host():
     # ai.wmx.dev's L4 Qwen2.5-0.5B closed-loop sweep (concurrency 1-32): one page, one serve config, one group of 6
     wmx = [d for d in bench.corpus_deployments() if d[0].startswith("wmx-ai-platform:")]
     assert [len(runs) for _, _, runs, _ in wmx] == [6]
+    # Michaelvll/llm-ie-benchmarks: one vLLM 0.8.4 server (DeepSeek-R1, 8x H200, TP8) for both prompt counts (50 and
+    # 200 x four shapes); mushfiqrahman.dev: one RTX 4090 Mistral-7B server for the five concurrencies
+    for prefix, sizes in (("michaelvll-llm-ie-benchmarks:", [8]), ("mushfiqrahman-blog:", [5])):
+        groups = [d for d in bench.corpus_deployments() if d[0].startswith(prefix)]
+        assert [len(runs) for _, _, runs, _ in groups] == sizes, prefix
     # the two mixed-host groups of before, split in two each
-    assert len(bench.corpus_deployments()) == 16 + 2 + 17 + 4 + 2 + 2 + 1
+    assert len(bench.corpus_deployments()) == 16 + 2 + 17 + 4 + 2 + 2 + 1 + 2

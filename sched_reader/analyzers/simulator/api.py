@@ -65,17 +65,15 @@ def simulate(requests: Requests, params: SchedParams, cost: StepCost, *,
         requests = with_resend_delay(requests, frontend)
     probe = None
     if frontend is not None and requests.max_concurrency is None and len(requests):
-        from dataclasses import replace as _replace
-
         requests0 = requests
-        requests = _replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
+        requests = replace(requests0, arrival_s=frontend.intake(sent_s, requests0.prompt_len))
         if params.policy != "static" and not reference and _may_saturate(frontend, params, cost, requests0, dp):
             # one engine run with plain intake measures how busy streaming keeps the API server
             probe = engine(requests, event_driven)
             span = max(1e-9, (max(probe.rec.finish_ns) - min(probe.send_ns)) / 1e9)
             rho = frontend.output_token_s / frontend.servers * float(sum(probe.target)) / span
             if rho >= 1.0:  # saturated: the loop can no longer take requests in between chunks
-                requests = _replace(requests0, arrival_s=frontend.intake(
+                requests = replace(requests0, arrival_s=frontend.intake(
                     sent_s, requests0.prompt_len, requests0.output_len, streaming_share=rho))
                 probe = None
     if params.policy == "static":

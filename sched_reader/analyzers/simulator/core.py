@@ -596,8 +596,13 @@ class SimCore:
         self._release(r)
         remove_running(self.running, r)
         self.finished += 1
+        self.open_slot(t)
+
+    def open_slot(self, t: int) -> None:
+        """A request finished at ``t``: its concurrency slot opens at ``t``, or, in a closed loop with a resend
+        delay, passes to its successor ``resend_ns`` later (``reopen_q``)."""
         if self.resend_ns:
-            self.reopen_q.append(t + self.resend_ns)   # the slot passes to the successor, resent later
+            self.reopen_q.append(t + self.resend_ns)
             return
         if self.maxc is not None and self.inflight == self.maxc:
             self.reopen_ns = t

@@ -146,13 +146,7 @@ class Engine(SimCore):
         self.held[r] = 0
         remove_running(self.running, r)
         self.finished += 1
-        if self.resend_ns:
-            self.reopen_q.append(t + self.resend_ns)   # SimCore.finish: the slot passes to the successor
-            return
-        if self.maxc is not None:
-            if self.inflight == self.maxc:
-                self.reopen_ns = t
-        self.inflight -= 1
+        self.open_slot(t)
 
     # ------------------------------------------------------------------ steps
     def fast_step(self, now: int) -> int | None | bool:

@@ -15,7 +15,9 @@ oldest measured vLLM release's
   ``IterationCostModel`` uses for its ``moe_experts`` term (FLOPs 2 x T x top_k x 3 x hidden x inter over
   the dense peak of the compute dtype; bytes = experts read (min(E, T x k) for the balanced-routing rows
   used) x 3 x hidden x inter x bytes per weight over peak HBM bandwidth); expert-parallel rows whose
-  latency does not fall with EP (the collector timed all experts) are left out (``ep_unsplit_rows``);
+  latency does not fall with EP (the collector timed all experts) are left out (``ep_unsplit_rows``); the
+  latency of an EP = 1 call with >= one routed token per expert is the slower of balanced routing and
+  aiconfigurator's power-law routing (``raise_to_skewed``: uneven experts round up to whole tiles);
 * ``gemm``: per dtype (bf16, fp8 per-tensor, fp8 block, nvfp4; the kernel vLLM picks by default), the
   median efficiency over measured shapes of each weight class round(log2(n x k)) at M = 1, 2, 4 ...
   32,768 tokens, against max(2 M n k / peak, (n k x bytes per weight + 2 M (n + k)) / peak B/s) (the
@@ -95,6 +97,45 @@ def ep_unsplit_rows(sub):
                 mask &= sub[k] == v
             bad.extend(sub.index[mask])
     return bad
+
+
+# aiconfigurator's own default for real traffic: token-to-expert routing drawn from a power law with alpha
+# 1.01 (github.com/ai-dynamo/aiconfigurator aic-core/src/aiconfigurator_core/sdk/config.py
+# ``workload_distribution = "power_law"``; models/deepseek.py, gemma4.py, hybrid_moe.py ``_power_law_alpha =
+# 1.01``); its collector times every MoE shape under it as well as under balanced routing
+SKEWED_ROUTING = "power_law_1.01"
+MOE_KEY = ["kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts",
+           "moe_tp_size", "moe_ep_size"]
+
+
+def with_routing_skew(d):
+    """The balanced-routing rows of one release's MoE table with a column ``skewed``: the same call's latency
+    under :data:`SKEWED_ROUTING` (NaN where not measured); :func:`raise_to_skewed` uses it."""
+    bal = d[(d["distribution"] == "balanced") | (~d["distribution"].isin(["balanced"]).any())]
+    skew = d[d["distribution"] == SKEWED_ROUTING]
+    worst = skew.groupby(MOE_KEY, as_index=False)["latency"].min().rename(columns={"latency": "skewed"})
+    return bal.merge(worst, on=MOE_KEY, how="left")
+
+
+def raise_to_skewed(sub):
+    """``sub`` (rows of :func:`with_routing_skew`) with each EP = 1 row's latency raised to its ``skewed``
+    latency where that is slower.
+
+    Why: with skewed routing each expert's row count is uneven, and the grouped GEMMs round every expert's
+    rows up to a whole tile (``moe_align_block_size`` pads to BLOCK_SIZE_M, 64 rows at prefill-sized steps in
+    vLLM's tuned H200 configs), so beyond about one tile per expert the call runs more tiles than balanced
+    routing's exact multiples (H200 block FP8, DeepSeek-V3 shape at TP 8: 1.07 at 1,024 tokens, 1.21 at
+    2,048, 1.14 at 4,096, 1.06 at 8,192). Only steps with at least one routed token per expert on average
+    (tokens x top_k >= experts) are raised: below that, skew changes which experts are read, not the tiles
+    run, and the cost model counts the experts a step reads itself (uniform routing); where the skewed call
+    is faster (fewer distinct experts read) the balanced latency is kept for the same reason. Expert-parallel
+    rows keep the balanced latency: the busiest rank's excess load is the cost model's own term
+    (iteration.ep_popularity_excess). Applied after :func:`ep_unsplit_rows`, which compares balanced calls."""
+    sub = sub.copy()
+    full = sub["num_tokens"] * sub["topk"] >= sub["num_experts"]   # >= one routed token per expert on average
+    up = (sub["moe_ep_size"] <= 1) & full & sub["skewed"].notna() & (sub["skewed"] > sub["latency"])
+    sub.loc[up, "latency"] = sub.loc[up, "skewed"]
+    return sub
 
 
 def _release_key(v: str) -> tuple[int, ...]:
@@ -346,7 +387,7 @@ def main(data_dir: str) -> int:
         def release_df(p):
             if p.name not in frames:
                 d = pd.read_parquet(p / "moe_perf.parquet")
-                frames[p.name] = d[(d["distribution"] == "balanced") | (~d["distribution"].isin(["balanced"]).any())]
+                frames[p.name] = with_routing_skew(d)
             return frames[p.name]
 
         gpu = resolve_gpu(gpu_name).gpu
@@ -377,6 +418,7 @@ def main(data_dir: str) -> int:
                 print(f"{gpu.name}: {dtype} {kernels[0]}: {len(unsplit)} EP rows (EP {eps}) left out: latency not "
                       f"below {EP_SPLIT_MAX_RATIO} x the EP = 1 call's (experts not split)")
                 sub = sub.drop(index=unsplit)
+            sub = raise_to_skewed(sub)
             peak = float(gpu.tflops[ckey]) * 1e12
             effs: dict[tuple, dict[int, list[float]]] = {}
             one_token = [float(x) * 1e-3 for x in sub[sub["num_tokens"] == 1]["latency"] if float(x) > 0]

@@ -85,13 +85,32 @@ def test_mxfp4_expert_parallel_rows_timed_over_all_experts_are_left_out():
     # the EP = 1 call of gpt-oss-20b's shape (E=32), hand-computed from its two measured latencies per count
     # (H200: 4.8 TB/s, 989.5 TFLOP/s bf16; 0.5 bytes per MXFP4 weight; balanced routing: min(E, 4 T) experts):
     #   T = 1 : 4 experts x 3 x 2880 x 2880 x 0.5 B = 49.77 MB -> 10.37 us; measured 82.83 / 82.99 us
-    #   T = 64: 32 experts -> 398.1 MB -> 82.94 us (FLOPs 12.9 us); measured 226.4 / 227.7 us
+    #   T = 64: 32 experts -> 398.1 MB -> 82.94 us (FLOPs 12.9 us); measured 226.4 / 227.7 us balanced,
+    #           262.7 us under aiconfigurator's power-law routing (alpha 1.01), the slower one taken
+    #           (64 x 4 routed tokens >= 32 experts: tools/derive_kernel_efficiency.raise_to_skewed)
     eff = shapes[(2880, 2880, 32, 4)]
     assert eff[0] == pytest.approx(round(10.368 / 82.832, 2))           # the upper of the two: 0.13
-    assert eff[3] == pytest.approx(round(82.944 / 226.427, 2))          # 0.37
+    assert eff[3] == pytest.approx(round(82.944 / 262.726, 2))          # 0.32
     # gpt-oss-120b with TP 8 and EP 8 holds 16 of 128 experts per GPU at full width: nearest measured shape
     curve = moe_efficiency_curve("H200 SXM 141GB", "mxfp4", 2880, 2880, 16, 4)
     assert curve is not None and "h=2880 i=2880 E=32 k=4" in curve[2]
+
+
+def test_fused_moe_efficiency_takes_the_slower_of_balanced_and_power_law_routing():
+    """aiconfigurator times each fused-MoE call under balanced routing and under its default for real traffic
+    (power law, alpha 1.01); with skewed routing every expert's rows round up to whole tiles, so the call is
+    slower once each expert gets a tile or more. Hand calculation, DeepSeek-V3's experts at TP 8 on H200
+    (block FP8, h 7168, 256 per GPU of i 2048, E 256, top-8; 1,979 TFLOP/s FP8, 4.8 TB/s; vLLM 0.19.0 rows):
+      T = 4,096 : FLOPs 2 x 4096 x 8 x 3 x 7168 x 256 = 3.608e11 -> 182.3 us; bytes 256 x 3 x 7168 x 256
+                  = 1.409 GB -> 293.6 us; measured 1,252.8 us balanced, 1,428.2 us power law -> 293.6 / 1428.2
+      T = 16,384: FLOPs 1.443e12 -> 729.2 us; measured 4,486.9 us balanced, 4,574.7 us power law -> 0.159
+    (balanced alone would give 0.234 and 0.163)."""
+    curve = moe_efficiency_curve("H200 SXM 141GB", "fp8_block", 7168, 256, 256, 8)
+    if curve is None:
+        pytest.skip("no kernel table shipped")
+    assert "h=7168 i=256 E=256 k=8" in curve[2]
+    assert float(efficiency_at(curve, 4096)) == pytest.approx(round(293.6 / 1428.2, 2))
+    assert float(efficiency_at(curve, 16384)) == pytest.approx(round(729.2 / 4574.7, 2))
 
 
 def test_w4a16_experts_take_the_marlin_rows_vllm_runs():

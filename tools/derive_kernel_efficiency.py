@@ -104,6 +104,7 @@ def ep_unsplit_rows(sub):
 # ``workload_distribution = "power_law"``; models/deepseek.py, gemma4.py, hybrid_moe.py ``_power_law_alpha =
 # 1.01``); its collector times every MoE shape under it as well as under balanced routing
 SKEWED_ROUTING = "power_law_1.01"
+ROUTING_NOTE = "balanced routing; power-law routing (alpha 1.01) where slower"
 MOE_KEY = ["kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts",
            "moe_tp_size", "moe_ep_size"]
 
@@ -447,6 +448,7 @@ def main(data_dir: str) -> int:
                 curves.append([*shape, [round(min(1.0, e), 2) for e in med]])
             if curves:
                 cell[fmt] = {"kernel": kernels[0], "vllm_release": dtype_rel, "tokens": list(TOKEN_GRID),
+                             "routing": ROUTING_NOTE,
                              "shapes [hidden, inter per GPU, experts per GPU, top_k, efficiency by tokens]": curves}
                 if one_token:
                     # the fastest one-token call over every measured shape: the latency floor of the

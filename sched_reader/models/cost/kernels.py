@@ -156,7 +156,8 @@ def _moe_curve(gpu_name: str, fmt_key: str, hidden: int, inter: int, experts: in
         return None
     t = np.log2(np.asarray(cell["tokens"], dtype=float))
     return _curve(t, e, f"{name} {fmt_key} shape h={best[0]} i={best[1]} E={best[2]} k={best[3]} "
-                        f"({cell['kernel']}, vLLM {cell.get('vllm_release') or entry['vllm_release']}, aiconfigurator)")
+                        f"({cell['kernel']}, vLLM {cell.get('vllm_release') or entry['vllm_release']}, aiconfigurator"
+                        f"{'; ' + cell['routing'] if cell.get('routing') else ''})")
 
 
 MOE_FLOOR_KEY = "min_one_token_latency_s"

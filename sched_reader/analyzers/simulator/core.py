@@ -18,6 +18,10 @@ V0 without chunked prefill: a step is prefill-only when any waiting request can 
 With ``num_scheduler_steps`` N > 1 (V0 multi-step) a decode batch runs N passes before the scheduler
 runs again, a prefill batch one, and a step's or round's output is streamed when the next one's first pass ends
 (:meth:`SimCore.run_multi_step`).
+
+V1 with async scheduling (``SchedParams.async_scheduling``): the loops admit new requests up to
+:meth:`SimCore.admission_cutoff`, the start of the step that just ended, so a request arriving while a step runs
+is scheduled one step later than without it (vLLM 0.14.0 v1/engine/core.py ``step_with_batch_queue``).
 """
 
 from __future__ import annotations
@@ -243,7 +247,10 @@ class SimCore:
         an extra step" test), the empty batch's future completes at once and the loop schedules step N+2 at the
         end of step N with every arrival so far: the callers then ask again with ``prev`` -1. Read in the vLLM
         0.14.0 wheel: vllm/v1/engine/core.py (``run_busy_loop``, ``_process_input_queue``,
-        ``step_with_batch_queue``), vllm/v1/core/sched/async_scheduler.py, vllm/v1/core/sched/scheduler.py.
+        ``step_with_batch_queue``), vllm/v1/core/sched/async_scheduler.py, vllm/v1/core/sched/scheduler.py;
+        ``step_with_batch_queue`` is the same in the 0.10.2 wheel (``--async-scheduling``, multiproc executor).
+        The cutoff is taken as the start of step N: in vLLM it is a little later, after the host has applied
+        step N-1's output (``update_from_output``) and drained the input queue, while step N runs on the GPU.
 
         Not modelled: a request finishing in step N still holds its ``max_num_seqs`` seat and KV blocks while
         step N+1 is decided (it leaves RUNNING in ``update_from_output`` after N ends), so a WAITING request

@@ -19,6 +19,9 @@ Without a concurrency cap, speculative decoding or multi-step rounds, :meth:`Eng
 with the common cases of the above written out in one function (the same decisions and arithmetic: an
 arrival or a finish comes every few iterations, so calls and attribute lookups were most of the cost).
 
+With async scheduling every loop admits arrivals up to :meth:`~.core.SimCore.admission_cutoff` (the start of the
+step that just ended) and a stretch stops one iteration after an arrival instead of at it (:meth:`Engine.stretch`).
+
 Results are identical to :func:`~.reference.run_reference` (asserted by the tests).
 """
 

@@ -137,7 +137,9 @@ def with_resend_delay(requests: Requests, frontend: Any) -> Requests:
     vLLM's engine core drains its input queue only between steps and starts the next step as soon as the
     last one's outputs are queued (v1/engine/core.py ``run_busy_loop``: ``_process_input_queue`` then
     ``_process_engine_step``, read in the 0.16.0 wheel), so no successor joins the step that starts when its
-    predecessor finishes: with any round trip > 0 it waits for the rest of a running step.
+    predecessor finishes: with any round trip > 0 it waits for the rest of a running step. With async scheduling
+    (vLLM 0.14+ by default) it waits one step more: the step after the running one was decided when the running
+    one started (``SimCore.admission_cutoff``).
     """
     return replace(requests, resend_delay_s=frontend_ttft_s(getattr(frontend, "endpoint", "completions")))
 

@@ -18,6 +18,10 @@ V0 without chunked prefill: a step is prefill-only when any waiting request can 
 With ``num_scheduler_steps`` N > 1 (V0 multi-step) a decode batch runs N passes before the scheduler
 runs again, a prefill batch one, and a step's or round's output is streamed when the next one's first pass ends
 (:meth:`SimCore.run_multi_step`).
+
+V1 with async scheduling (``SchedParams.async_scheduling``): the loops admit new requests up to
+:meth:`SimCore.admission_cutoff`, the start of the step that just ended, so a request arriving while a step runs
+is scheduled one step later than without it (vLLM 0.14.0 v1/engine/core.py ``step_with_batch_queue``).
 """
 
 from __future__ import annotations
@@ -129,7 +133,7 @@ class SimCore:
     __slots__ = ("p", "timer", "alloc", "rec", "prompt", "target", "notes", "n", "arr_ns", "pid", "pblocks",
                  "computed", "out", "held", "pref", "last_emit", "send_ns", "running", "waiting", "kv_tokens",
                  "nxt", "maxc", "inflight", "reopen_ns", "reopen_q", "resend_ns", "finished", "last_preempted",
-                 "spec_k", "lookahead", "spec_en", "acc", "ms_lag", "ms_hold")
+                 "spec_k", "lookahead", "spec_en", "acc", "ms_lag", "ms_hold", "async_lag")
 
     def __init__(self, req: Requests, p: SchedParams, timer: StepTimer, alloc: CountingAllocator,
                  rec: Recorder) -> None:
@@ -179,6 +183,8 @@ class SimCore:
         # requests whose every token is computed but not yet streamed (they keep their slot and blocks)
         self.ms_lag: dict[int, int] = {}
         self.ms_hold: set[int] = set()
+        # V1 async scheduling: the one-step admission lag (admission_cutoff)
+        self.async_lag = bool(p.async_scheduling) and p.engine == "v1"
 
     def warm_cache(self, pids: tuple[int, ...]) -> None:
         """Start with the prefixes ``pids`` (least recently used first) cached and unreferenced, as vLLM's
@@ -219,6 +225,38 @@ class SimCore:
                 break
             self.waiting.append(i)
             self.nxt += 1
+
+    def admission_cutoff(self, now: int, prev: int) -> int:
+        """The latest arrival time (ns) the scheduling decision for the step starting at ``now`` can see.
+
+        ``prev``: the start of the step that ended at ``now`` (ns), or -1 when none did (the engine was idle,
+        or the batch decided for ``now`` came out empty). Without async scheduling, or with ``prev`` -1, it is
+        ``now``. With async scheduling and a step that just ended it is ``prev``:
+
+        vLLM V1 with ``--async-scheduling`` runs ``EngineCore.step_with_batch_queue`` with a batch queue of 2
+        (``max_concurrent_batches`` is 2: v1/executor/uniproc_executor.py, multiproc_executor.py). Each
+        iteration of ``run_busy_loop`` first drains the input queue (``_process_input_queue``), then schedules
+        and submits the next batch without blocking, and only then blocks on the oldest batch in flight and
+        applies its output (``update_from_output``). So step N+1 is scheduled while step N runs (N's tokens count
+        as placeholders: ``AsyncScheduler._update_after_schedule``), from the requests that had reached the
+        engine by the time step N started; a request arriving while step N runs is read after step N ends, when
+        step N+1 is already decided, and its prefill goes into step N+2 (one step later than synchronous
+        scheduling, which would schedule it into step N+1). When the engine is idle, the request is scheduled at
+        once. When the batch decided for step N+1 is empty (every running request finishes in step N: the
+        scheduler skips a request whose last token is a placeholder, ``Scheduler.schedule``'s "Avoid scheduling
+        an extra step" test), the empty batch's future completes at once and the loop schedules step N+2 at the
+        end of step N with every arrival so far: the callers then ask again with ``prev`` -1. Read in the vLLM
+        0.14.0 wheel: vllm/v1/engine/core.py (``run_busy_loop``, ``_process_input_queue``,
+        ``step_with_batch_queue``), vllm/v1/core/sched/async_scheduler.py, vllm/v1/core/sched/scheduler.py;
+        ``step_with_batch_queue`` is the same in the 0.10.2 wheel (``--async-scheduling``, multiproc executor).
+        The cutoff is taken as the start of step N: in vLLM it is a little later, after the host has applied
+        step N-1's output (``update_from_output``) and drained the input queue, while step N runs on the GPU.
+
+        Not modelled: a request finishing in step N still holds its ``max_num_seqs`` seat and KV blocks while
+        step N+1 is decided (it leaves RUNNING in ``update_from_output`` after N ends), so a WAITING request
+        blocked by seats or blocks at step N+1 gets in at N+2; the simulator frees them at the end of step N.
+        """
+        return prev if self.async_lag and prev >= 0 else now
 
     def next_send_time(self) -> int | None:
         """Earliest time a not-yet-sent request can enter WAITING, or None (none left or gated)."""
@@ -600,8 +638,11 @@ class SimCore:
 
     def open_slot(self, t: int) -> None:
         """A request finished at ``t``: its concurrency slot opens at ``t``, or, in a closed loop with a resend
-        delay, passes to its successor ``resend_ns`` later (``reopen_q``)."""
-        if self.resend_ns:
+        delay, passes to its successor ``resend_ns`` later (``reopen_q``). With async scheduling the successor
+        always goes through ``reopen_q`` (at ``t`` when there is no resend delay): it reaches the engine at a
+        known time, which the admission cutoff (:meth:`admission_cutoff`, earlier than ``t`` while a step runs)
+        is compared with; the gate ``inflight < maxc`` alone would let it join a batch decided before it was sent."""
+        if self.resend_ns or (self.async_lag and self.maxc is not None):
             self.reopen_q.append(t + self.resend_ns)
             return
         if self.maxc is not None and self.inflight == self.maxc:

@@ -19,6 +19,9 @@ Without a concurrency cap, speculative decoding or multi-step rounds, :meth:`Eng
 with the common cases of the above written out in one function (the same decisions and arithmetic: an
 arrival or a finish comes every few iterations, so calls and attribute lookups were most of the cost).
 
+With async scheduling every loop admits arrivals up to :meth:`~.core.SimCore.admission_cutoff` (the start of the
+step that just ended) and a stretch stops one iteration after an arrival instead of at it (:meth:`Engine.stretch`).
+
 Results are identical to :func:`~.reference.run_reference` (asserted by the tests).
 """
 
@@ -402,7 +405,7 @@ class Engine(SimCore):
                 return False   # decode growth may evict that entry, and a miss can need fewer blocks
         return need > available - self.wm
 
-    def stretch(self, now: int) -> int | None:
+    def stretch(self, now: int, prev: int = -1) -> int | None:
         """Decode stretches from ``now`` one after the other while nothing waits and nothing arrives by the
         end of the last: what the event loop would do next (its admission check would find nothing to
         admit, then ask for another stretch), without going round it. Most stretches end at a finish while
@@ -413,9 +416,16 @@ class Engine(SimCore):
         runs, when the first WAITING request could be admitted, or when no KV block is left for the growth.
         A short one (k <= SMALL_STRETCH: most of them, a finish or an arrival is usually a few iterations
         away) is stepped here, :meth:`_stretch_py` with ``merged`` False inlined (the same arithmetic, in the
-        same order; the lookups hoisted out of the loop); its finishes call :meth:`_finish_dec`."""
+        same order; the lookups hoisted out of the loop); its finishes call :meth:`_finish_dec`.
+
+        With async scheduling (``async_lag``) an arrival stops the stretch one iteration later: before the first
+        iteration whose predecessor started at or after it (:meth:`~.core.SimCore.admission_cutoff`; the
+        iteration that starts at or after the arrival was decided before it). ``prev``: the start of the
+        iteration that ended at ``now``, -1 when none did (the caller admitted everything up to ``now``)."""
         if self.multi_step:
             return None
+        lag = self.async_lag
+        tp = prev           # start of the iteration before the next one (async scheduling)
         arr, N, maxc, mnbt = self.arr_ns, self.n, self.maxc, self.mnbt
         running, waiting, heap, alloc, bs, sh = self.running, self.waiting, self.heap, self.alloc, self.bs, self.sh
         hist, rec, timer, max_seqs, v0_whole = self.hist, self.rec, self.timer, self.max_seqs, self.v0_whole
@@ -456,17 +466,19 @@ class Engine(SimCore):
                 k = min(k, q * bs + m)
                 if k <= 0:
                     return end
+            # async scheduling: one iteration more once an arrival is due, unless its predecessor started after it
+            ext = lag and tp < t_arr
             if k > SMALL_STRETCH:
                 ta = None if t_arr == _NEVER else t_arr
-                e = self._stretch_py(t, n, k, ta, True)
-                t2 = self._stretch_numpy(t, n, k, ta) if e is False else e
+                e = self._stretch_py(t, n, k, ta, True, ext)
+                t2 = self._stretch_numpy(t, n, k, ta, ext) if e is False else e
                 if t2 is None:
                     return end
                 t = t2
                 S = self.S
             else:
-                # _stretch_py(t, n, k, t_arr, merged=False), inlined
-                if t >= t_arr:
+                # _stretch_py(t, n, k, t_arr, merged=False, ext), inlined
+                if t >= t_arr and not ext:
                     return end
                 form = forms.get(n, False)
                 if form is False:
@@ -480,7 +492,10 @@ class Engine(SimCore):
                     gi, sf, sw, cap, cpu, asy = form
                     for j in range(k):
                         if t >= t_arr:
-                            break
+                            if not ext:
+                                break
+                            ext = False          # async: this iteration was decided before the arrival
+                            t_arr = t + 1
                         used += hist[(h - j) % bs]
                         g = gi + sf * ctx        # StepTimer.decode, inlined: the same expression
                         if sw:
@@ -503,7 +518,12 @@ class Engine(SimCore):
                 else:
                     scalar = timer._scalar
                     j = 0
-                    while j < k and t < t_arr:   # StepTimer.decode without a closed form: the same call
+                    while j < k:                 # StepTimer.decode without a closed form: the same call
+                        if t >= t_arr:
+                            if not ext:
+                                break
+                            ext = False          # async: this iteration was decided before the arrival
+                            t_arr = t + 1
                         used += hist[(h - j) % bs]
                         d = to_ns(scalar(n, ctx, 0, 0.0, 0))
                         t += d
@@ -535,6 +555,7 @@ class Engine(SimCore):
                 self.S = S
             self.t_last = t
             self.stretches += 1
+            tp = t - ts_step[-1]
             if heap and heap[0] >> sh == S:
                 # the reference admits arrivals at the start of every iteration; before the finish step
                 # that only matters now, under a concurrency cap, because a finish changes the gate (uncapped,
@@ -547,9 +568,11 @@ class Engine(SimCore):
             if waiting or (self.nxt < N and arr[self.nxt] <= t):
                 return end
 
-    def _stretch_py(self, now: int, n: int, k: int, t_arr: int | None, merged: bool) -> int | None | bool:
+    def _stretch_py(self, now: int, n: int, k: int, t_arr: int | None, merged: bool,
+                    ext: bool = False) -> int | None | bool:
         """Up to k pure-decode iterations of the n steady decoders in Python, none starting at or after
-        ``t_arr``; returns the end time, None when none ran.
+        ``t_arr`` (``ext``, async scheduling: but the first one that does, decided before the arrival); returns
+        the end time, None when none ran.
 
         ``merged`` False (k <= SMALL_STRETCH): each iteration is appended to the recorder, as
         :meth:`~.metrics.Recorder.decode_steps` would. ``merged`` True: the stretch is recorded as one entry,
@@ -601,7 +624,10 @@ class Engine(SimCore):
             scalar = timer._scalar
         for dem in grow:
             if t >= t_arr:
-                break
+                if not ext:
+                    break
+                ext = False              # async: this iteration was decided before the arrival
+                t_arr = t + 1
             used += dem
             if form is None:             # StepTimer.decode without a closed form: the same call
                 d = to_ns(scalar(n, ctx, 0, 0.0, 0))
@@ -654,15 +680,17 @@ class Engine(SimCore):
             rec.itl_w.extend(nn)
         return t
 
-    def _stretch_numpy(self, now: int, n: int, k: int, t_arr: int | None) -> int | None:
-        """k decode iterations (fewer when the next arrival comes first) in numpy, recorded as one entry."""
+    def _stretch_numpy(self, now: int, n: int, k: int, t_arr: int | None, ext: bool = False) -> int | None:
+        """k decode iterations (fewer when the next arrival comes first: none starting at or after it, but with
+        ``ext``, async scheduling, the first one that does) in numpy, recorded as one entry."""
         S = self.S
         bs = self.bs
         alloc = self.alloc
         durs = self.timer.decode_run(n, n * (S + 1) + self.sum_off, k)
         if t_arr is not None:
             starts = np.cumsum(durs) - durs + now
-            k = int(np.searchsorted(starts, t_arr, side="left"))
+            k0 = int(np.searchsorted(starts, t_arr, side="left"))
+            k = k0 + 1 if ext and k0 < k else k0
             if k <= 0:
                 return None
             durs = durs[:k]
@@ -715,13 +743,17 @@ class Engine(SimCore):
         finish = self._finish_dec      # a steady decoder's last token (its inflight change included)
         now = 0
         loops = 0
+        lag = self.async_lag
+        prev = -1      # async scheduling: start of the step that ended at ``now`` (SimCore.admission_cutoff), or -1
         while self.finished < n:
-            # ---- Engine.admit_arrivals (uncapped: each request is sent at its arrival time)
+            # ---- Engine.admit_arrivals (uncapped: each request is sent at its arrival time), the arrivals by
+            # SimCore.admission_cutoff
+            cut = prev if prev >= 0 else now
             i = self.nxt
-            if i < n and arr[i] <= now:
+            if i < n and arr[i] <= cut:
                 j = i + 1
-                if j < n and arr[j] <= now:
-                    j = bisect_right(arr, now, j + 1)
+                if j < n and arr[j] <= cut:
+                    j = bisect_right(arr, cut, j + 1)
                     waiting.extend(range(i, j))
                 else:
                     waiting.append(i)
@@ -752,6 +784,7 @@ class Engine(SimCore):
             if blocked:
                 end = None
                 t = now
+                tp = prev                 # start of the iteration before the next one (async scheduling)
                 while True:
                     nd = self.n_dec
                     if nd == 0 or len(running) != nd or mnbt < nd:
@@ -781,17 +814,18 @@ class Engine(SimCore):
                         k = min(k, q * bs + m)
                         if k <= 0:
                             break
+                    ext = lag and tp < t_arr    # Engine.stretch: async scheduling
                     if k > SMALL_STRETCH:
                         ta = None if t_arr == never else t_arr
-                        e = self._stretch_py(t, nd, k, ta, True)
-                        t2 = self._stretch_numpy(t, nd, k, ta) if e is False else e
+                        e = self._stretch_py(t, nd, k, ta, True, ext)
+                        t2 = self._stretch_numpy(t, nd, k, ta, ext) if e is False else e
                         if t2 is None:
                             break
                         t = t2
                         S = self.S
                     else:
-                        # Engine._stretch_py(t, nd, k, t_arr, merged=False)
-                        if t >= t_arr:
+                        # Engine._stretch_py(t, nd, k, t_arr, merged=False, ext)
+                        if t >= t_arr and not ext:
                             break
                         try:
                             form = forms[nd]
@@ -808,7 +842,10 @@ class Engine(SimCore):
                                 # round(max(g, cpu) * NS) >= round(cpu * NS) >= 1)
                                 for j in range(k):
                                     if t >= t_arr:
-                                        break
+                                        if not ext:
+                                            break
+                                        ext = False
+                                        t_arr = t + 1
                                     used += hist[(h - j) % bs]
                                     g = gi + sf * ctx
                                     d = rf((g if g >= cpu else cpu) * NS)
@@ -827,7 +864,10 @@ class Engine(SimCore):
                             else:
                                 for j in range(k):
                                     if t >= t_arr:
-                                        break
+                                        if not ext:
+                                            break
+                                        ext = False
+                                        t_arr = t + 1
                                     used += hist[(h - j) % bs]
                                     g = gi + sf * ctx        # StepTimer.decode: the same expression
                                     if sw:
@@ -850,7 +890,12 @@ class Engine(SimCore):
                         else:
                             scalar = timer._scalar
                             j = 0
-                            while j < k and t < t_arr:   # StepTimer.decode without a closed form: the same call
+                            while j < k:                 # StepTimer.decode without a closed form: the same call
+                                if t >= t_arr:
+                                    if not ext:
+                                        break
+                                    ext = False
+                                    t_arr = t + 1
                                 used += hist[(h - j) % bs]
                                 d = int(round(scalar(nd, ctx, 0, 0.0, 0) * NS))     # to_ns, inlined
                                 if d <= 0:
@@ -882,6 +927,7 @@ class Engine(SimCore):
                         self.S = S
                     self.t_last = t
                     stretches += 1
+                    tp = t - ts_step[-1]
                     # uncapped: no arrival needs admitting before the finish step (Engine.stretch)
                     while heap and heap[0] >> sh == S:
                         finish(heappop(heap) & mask, t)
@@ -889,6 +935,8 @@ class Engine(SimCore):
                     if waiting or (self.nxt < n and arr[self.nxt] <= t):
                         break
                 if end is not None:
+                    if lag:
+                        prev = end - ts_step[-1]
                     now = end
                     continue
             # ---- Engine.fast_step
@@ -1071,6 +1119,9 @@ class Engine(SimCore):
             if end is None:
                 if self.last_preempted:
                     continue
+                if prev >= 0:      # the batch decided at ``prev`` was empty: decide again now
+                    prev = -1
+                    continue
                 t = self.next_send_time()
                 if t is None or running:
                     self._flush(steps, busy, kvb, kvt, peak, stretches, fast_steps, inflight)
@@ -1078,6 +1129,8 @@ class Engine(SimCore):
                 if t > now:
                     now = t
                 continue
+            if lag:
+                prev = now
             now = end
             loops += 1
             if progress is not None and loops % 4096 == 0:
@@ -1151,13 +1204,18 @@ def _run(req: Requests, p: SchedParams, cost: StepCost, progress: Callable[[int,
     loops = 0
     n = eng.n
     arr = eng.arr_ns
+    lag = eng.async_lag
+    prev = -1      # async scheduling: start of the step that ended at ``now`` (SimCore.admission_cutoff), or -1
     while eng.finished < n:
-        if eng.nxt < n and arr[eng.nxt] <= now:
-            eng.admit_arrivals(now)
+        cut = prev if prev >= 0 else now
+        if eng.nxt < n and arr[eng.nxt] <= cut:
+            eng.admit_arrivals(cut)
         # a stretch needs the first WAITING request blocked (Engine.stretch): when it is not, step at once
         if not eng.waiting or eng._head_blocked():
-            t = eng.stretch(now)
+            t = eng.stretch(now, prev)
             if t is not None:
+                if lag:
+                    prev = t - eng.rec.ts_step[-1]
                 now = t
                 continue
         end = eng.fast_step(now)
@@ -1166,12 +1224,17 @@ def _run(req: Requests, p: SchedParams, cost: StepCost, progress: Callable[[int,
         if end is None:
             if eng.last_preempted:
                 continue
+            if prev >= 0:      # the batch decided at ``prev`` was empty: decide again now
+                prev = -1
+                continue
             t = eng.next_send_time()
             if t is None or eng.running:
                 raise RuntimeError("engine stalled")  # unreachable when prepare() validated
             if t > now:        # max(now, t) without the builtin call (an idle engine: once per arrival)
                 now = t
             continue
+        if lag:
+            prev = now
         now = end
         loops += 1
         if progress is not None and loops % 4096 == 0:

@@ -37,6 +37,11 @@ class SchedParams:
     round's tokens together after its last pass (0.6.0-0.6.2).
     ``max_num_partial_prefills``: recorded only; vLLM V1's scheduler does not cap concurrent partial
     prefills (its only effect is the default ``long_prefill_token_threshold``, applied by :func:`params_for`).
+    ``async_scheduling``: vLLM V1's asynchronous scheduling (``--async-scheduling``, on by default from 0.14 where
+    supported). The step cost already overlaps the host work with the GPU's (``IterationCostModel.async_overlap``);
+    here it means the one-step admission lag: the engine core schedules step N+1 while step N runs and reads new
+    requests only between loop iterations, so the step that starts when step N ends was decided when step N
+    started, from the requests that had arrived by then (see :mod:`.core`, ``SimCore.admission_cutoff``).
     """
 
     block_size: int
@@ -57,6 +62,7 @@ class SchedParams:
     max_num_partial_prefills: int = 1
     num_scheduler_steps: int = 1
     multi_step_stream_outputs: bool = True
+    async_scheduling: bool = False
     policy: str = "vllm"
     static_window_s: float = STATIC_WINDOW_S
 
@@ -90,6 +96,8 @@ def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESS
 
     ``spec_acceptance``: per-token draft acceptance rate; default: the method's
     ``sched_reader.models.cost.speculative.DEFAULT_ACCEPTANCE``.
+    ``async_scheduling`` is taken from ``cfg`` for the ``vllm`` policy on the V1 engine only (V0 has no batch
+    queue; the lesson's policies are synchronous schedulers).
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
@@ -135,4 +143,5 @@ def params_for(policy: str, cfg: Any, num_blocks: int, *, chunk_size: int = LESS
         num_scheduler_steps=max(1, int(_get(cfg, "num_scheduler_steps", 1) or 1))
         if engine == "v0" and not chunked else 1,
         multi_step_stream_outputs=multi_step_streams_each_pass(_get(cfg, "vllm_version", None)),
+        async_scheduling=engine == "v1" and bool(_get(cfg, "async_scheduling", False)),
     )

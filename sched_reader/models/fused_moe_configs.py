@@ -22,6 +22,10 @@ DATA = Path(__file__).resolve().parent / "data" / "fused_moe_tuned_configs.json"
 
 # Release whose get_default_config is PR #34846's batch-aware heuristic (read in the 0.16.0 and 0.17.0 wheels).
 NEW_DEFAULT_FROM = (0, 17, 0, 0)
+# get_config_file_name puts ",block_shape=[bn,bk]" in the name from 0.7.1; 0.7.1 alone formats it with a
+# space ("[128, 128]", no .replace(" ", "")) and ships its two block-FP8 files named that way (0.7.1 wheel).
+BLOCK_SHAPE_IN_NAME_FROM = (0, 7, 1, 0)
+BLOCK_SHAPE_SPACED = ((0, 7, 1, 0),)
 
 
 def release_key(v: str) -> tuple[int, int, int, int]:
@@ -37,13 +41,15 @@ def table() -> dict:
 
 
 def config_file_name(E: int, N: int, device_name: str, dtype: str | None = None,
-                     block_shape: tuple[int, int] | list[int] | None = None) -> str:
-    """The file name vLLM >= 0.7 looks for (0.6.x names carry no block_shape part)."""
+                     block_shape: tuple[int, int] | list[int] | None = None, release: str | None = None) -> str:
+    """The file name vLLM looks for (``release`` None: the >= 0.7.2 form)."""
     name = f"E={E},N={N},device_name={device_name}"
     if dtype:
         name += f",dtype={dtype}"
-    if block_shape and all(block_shape):
-        name += f",block_shape=[{block_shape[0]},{block_shape[1]}]"
+    k = release_key(release) if release else None
+    if block_shape and all(block_shape) and (k is None or k >= BLOCK_SHAPE_IN_NAME_FROM):
+        sep = ", " if k in BLOCK_SHAPE_SPACED else ","
+        name += f",block_shape=[{block_shape[0]}{sep}{block_shape[1]}]"
     return name + ".json"
 
 

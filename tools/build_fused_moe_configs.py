@@ -119,6 +119,24 @@ def runs(flags: list[bool], releases: list[str]) -> list[list[str]]:
     return out
 
 
+# Device-name tokens seen outside the shipped file names (vLLM warnings quoting the file it looked for, or
+# a vLLM PR adding a file after 0.19.1). Text-search ids are the code index's ids of the quoting file.
+SEEN_ELSEWHERE = {
+    "NVIDIA_H100_NVL": "vLLM log: 'Config file not found at .../fused_moe/configs/E=128,N=768,device_name="
+                       "NVIDIA_H100_NVL.json' (public repo file, code-search id 67592774702)",
+    "NVIDIA_A100_80GB_PCIe": "https://github.com/vllm-project/vllm/pull/55511 "
+                             "(adds E=256,N=512,device_name=NVIDIA_A100_80GB_PCIe.json)",
+    "NVIDIA_A100-PCIE-40GB": "https://github.com/vllm-project/vllm/pull/19049 "
+                             "('Create E=128,N=768,device_name=NVIDIA_A100-PCIE-40GB.json')",
+    "NVIDIA_GeForce_RTX_3090": "vLLM log: '.../fused_moe/configs/E=128,N=192,device_name=NVIDIA_GeForce_RTX_3090.json' "
+                               "(code-search id 42514581982)",
+    "NVIDIA_L4": "vLLM log: '.../fused_moe/configs/E=40,N=128,device_name=NVIDIA_L4.json' (code-search id 30262991089)",
+    "NVIDIA_GeForce_RTX_5090": "vLLM log: '.../fused_moe/configs/E=128,N=512,device_name=NVIDIA_GeForce_RTX_5090,"
+                               "dtype=int4_w4a16.json' (code-search id 57177462795)",
+    "NVIDIA_GB10": "https://github.com/vllm-project/vllm/pull/52192 (E=512,N=2688,device_name=NVIDIA_GB10)",
+}
+
+
 def device_map(all_devices: set[str]) -> dict:
     """Catalog GPU name -> the device_name token vLLM would put in a config file name.
 
@@ -138,7 +156,10 @@ def device_map(all_devices: set[str]) -> dict:
         if not hit and g.get("vendor") != "NVIDIA":
             continue  # ROCm names come from vLLM's own device-id map, not rocm-smi: only confirmed ones
         token = hit[0] if hit else (cands[0] if cands else names[0].replace(" ", "_"))
-        out[g["name"]] = {"device_name": token, "confirmed_by_shipped_file": bool(hit)}
+        entry = {"device_name": token, "confirmed_by_shipped_file": bool(hit)}
+        if token in SEEN_ELSEWHERE:
+            entry["seen_elsewhere"] = SEEN_ELSEWHERE[token]
+        out[g["name"]] = entry
     return out
 
 
@@ -174,8 +195,11 @@ def main(argv=None) -> int:
         "_about": (
             "Which vLLM releases ship which tuned Triton fused-MoE config file "
             "(vllm/model_executor/layers/fused_moe/configs/). files[name] = runs [first, last] over the "
-            "`releases` list (every release in the list between first and last ships the file; "
-            "releases not in the list are not sampled). Built by tools/build_fused_moe_configs.py "
+            "`releases` list (every release in the list between first and last ships the file). `releases` "
+            "is every PyPI vllm release 0.6.0..0.19.1 (pip index versions vllm, 2026-12-02), each wheel read. "
+            "catalog_device_names: gpus.yaml name -> the device_name token vLLM forms from that GPU's first "
+            "smi_names entry; confirmed_by_shipped_file / seen_elsewhere say where the token was seen. "
+            "Built by tools/build_fused_moe_configs.py "
             "from the wheels named in `wheels` (PyPI, pip download vllm==X --no-deps); only file names "
             "and booleans read from each release's fused_moe.py are recorded."),
         "lookup_rule": (

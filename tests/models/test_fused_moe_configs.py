@@ -82,3 +82,17 @@ def test_penalty_file_and_summary():
     assert table["old/tuned bf16"]["24-64"]["median"] == 1.602
     # Block FP8 at M > 64: old default == new default, so #45142's M=96 point (493.35 / 331.07) counts as old.
     assert table["old/tuned fp8-block"]["96-256"]["max"] >= 1.49
+
+
+def test_corpus_rows_lookup():
+    # gpt-oss-120b: 128 experts, intermediate 2880; TP8 and TP4 x DP2 both split it 8 ways -> N = 360.
+    rows_tool = load_script("benchmarks/fused_moe_default_rows.py")
+    rows = {r["id"]: r for r in rows_tool.ta.load_rows()}
+    for rid in ("scicom-v0141-gpt-oss-120b-8xh200-tp8dp1-random1024-128-n100-c100",
+                "scicom-v0141-gpt-oss-120b-8xh200-tp4dp2-random1024-128-n100-c100"):
+        f = rows_tool.row_facts(rows[rid])
+        assert f["file"] == "E=128,N=360,device_name=NVIDIA_H200.json" and f["shipped"] is False
+        assert f["path"] == "triton" and f["default"] == "two_branch_M_le_E"
+    # DeepSeek-R1 FP8 at TP8 on H200 with vLLM 0.8.4: 256 experts, 2048 / 8 = 256, tuned file shipped.
+    f = rows_tool.row_facts(rows["michaelvll-v084-deepseek-r1-8xh200-tp8-random1000-2000-n50-rate10"])
+    assert f["file"] == DSV3_TP8_H200 and f["shipped"] is True

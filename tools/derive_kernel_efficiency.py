@@ -114,8 +114,8 @@ def with_routing_skew(d):
     under :data:`SKEWED_ROUTING` (NaN where not measured); :func:`raise_to_skewed` uses it."""
     bal = d[(d["distribution"] == "balanced") | (~d["distribution"].isin(["balanced"]).any())]
     skew = d[d["distribution"] == SKEWED_ROUTING]
-    worst = skew.groupby(MOE_KEY, as_index=False)["latency"].min().rename(columns={"latency": "skewed"})
-    return bal.merge(worst, on=MOE_KEY, how="left")
+    skewed = skew.groupby(MOE_KEY, as_index=False)["latency"].min().rename(columns={"latency": "skewed"})
+    return bal.merge(skewed, on=MOE_KEY, how="left")
 
 
 def raise_to_skewed(sub):

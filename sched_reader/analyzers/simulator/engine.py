@@ -1207,7 +1207,7 @@ def _run(req: Requests, p: SchedParams, cost: StepCost, progress: Callable[[int,
     lag = eng.async_lag
     prev = -1      # async scheduling: start of the step that ended at ``now`` (SimCore.admission_cutoff), or -1
     while eng.finished < n:
-        cut = prev if prev >= 0 else now
+        cut = eng.admission_cutoff(now, prev)
         if eng.nxt < n and arr[eng.nxt] <= cut:
             eng.admit_arrivals(cut)
         # a stretch needs the first WAITING request blocked (Engine.stretch): when it is not, step at once

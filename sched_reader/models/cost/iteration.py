@@ -50,10 +50,10 @@ from sched_reader.models.cost.gpt_oss_paths import path_note as gpt_oss_path_not
 from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_at, gemm_efficiency_curve,
                                               gemm_format, interp_scalar, mla_module_floor, moe_efficiency_curve,
                                               moe_format, moe_latency_floor, prefill_attention_curve)
+from sched_reader.models.cost.moe_default_tiles import old_default_tiles_note
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
 from sched_reader.models.cost.rocm_paths import gemm_curve as rocm_gemm_curve
 from sched_reader.models.cost.rocm_paths import moe_curve as rocm_moe_curve
-from sched_reader.models.cost.moe_default_tiles import old_default_tiles_note
 from sched_reader.models.cost.rocm_paths import (mla_decode_occupancy, path_slowdown, prefill_attention_full_tiles,
                                                  prefill_attention_path)
 from sched_reader.models.cost.shapes import Linear, ModelShapes, model_shapes
@@ -470,7 +470,7 @@ class IterationCostModel:
         # expert format were measured; else the named constants apply
         self._moe_curve = None
         self._moe_floor: tuple[float, str] | None = None   # (s per MoE layer, provenance) without a curve
-        self._tiles_note = ""
+        self._tiles_key: tuple[str, int, int] | None = None   # (format, local experts, N) for old_default_tiles_note
         moe_groups = [g.moe for g in s.groups if g.moe]
         if moe_groups and self._use_tables:
             m0 = moe_groups[0]
@@ -479,9 +479,7 @@ class IterationCostModel:
             fkey = moe_format(p.fmt, p.weight_bytes["experts"])
             self._moe_curve = moe_efficiency_curve(self.gpu.name, fkey, s.hidden, inter_local, m0.local_experts,
                                                    m0.top_k)
-            # vLLM <= 0.16 without a tuned tile table runs its old default tiles: named, not priced
-            self._tiles_note = old_default_tiles_note(getattr(self.cfg, "vllm_version", None), self.gpu.name, fkey,
-                                                      m0.local_experts, inter_local)
+            self._tiles_key = (fkey, m0.local_experts, inter_local)
             if self._moe_curve is None:   # AMD: AITER's measured fused MoE on MI300X, per kernel path (rocm_paths.py)
                 self._moe_curve = rocm_moe_curve(self.gpu, self.cfg, fkey, s.hidden, inter_local, m0.num_experts,
                                                  m0.top_k, peak_flops(self.gpu, p.compute["experts"]),
@@ -893,8 +891,11 @@ class IterationCostModel:
             notes.append("AMD kernel path (models/data/rocm_kernel_paths.yaml): " + " | ".join(paths))
         if self._route_note:
             notes.append(self._route_note)
-        if self._tiles_note:
-            notes.append(self._tiles_note)
+        if self._tiles_key is not None:   # vLLM <= 0.16 without a tuned tile table: its old default tiles, named
+            fkey, experts, n = self._tiles_key
+            line = old_default_tiles_note(getattr(self.cfg, "vllm_version", None), self.gpu.name, fkey, experts, n)
+            if line:
+                notes.append(line)
         if self._ep_note:
             notes.append(self._ep_note)
         if self._dec_fit is not None:

@@ -97,6 +97,7 @@ def _iteration(m: Any) -> StepFn:
     peak_bw_all = m._peak_bw
     experts = list(m._experts)
     moe_curve = m._moe_curve
+    moe_cap = m._moe_cap   # (bytes/s, local experts): vLLM's old default tiles at M <= E (moe_default_tiles.py)
     moe_floor = m._moe_floor[0] if m._moe_floor is not None else None
     expert_peak, peak_bw, expert_rate, expert_wb = m._expert_peak, m._peak_bw, m._expert_rate, m._expert_wb
     attn_rate, kv_bw = m.attn_rate, m.kv_bw
@@ -171,6 +172,8 @@ def _iteration(m: Any) -> StepFn:
                 t = max(fl / expert_rate, by / bw)
                 if moe_slow != 1.0:
                     t = t * moe_slow
+            if moe_cap is not None and T <= moe_cap[1]:
+                t = max(t, by / moe_cap[0])
             layers = layers + t
             t_ex = t_ex + t
         if shared_overlap:

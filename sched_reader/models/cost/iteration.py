@@ -50,7 +50,7 @@ from sched_reader.models.cost.gpt_oss_paths import path_note as gpt_oss_path_not
 from sched_reader.models.cost.kernels import (decode_attention_fit, efficiency_at, gemm_efficiency_curve,
                                               gemm_format, interp_scalar, mla_module_floor, moe_efficiency_curve,
                                               moe_format, moe_latency_floor, prefill_attention_curve)
-from sched_reader.models.cost.moe_default_tiles import old_default_tiles_note
+from sched_reader.models.cost.moe_default_tiles import old_default_stream_cap, old_default_tiles_note
 from sched_reader.models.cost.precision import Precision, peak_flops, resolve_precision
 from sched_reader.models.cost.rocm_paths import gemm_curve as rocm_gemm_curve
 from sched_reader.models.cost.rocm_paths import moe_curve as rocm_moe_curve
@@ -471,6 +471,8 @@ class IterationCostModel:
         self._moe_curve = None
         self._moe_floor: tuple[float, str] | None = None   # (s per MoE layer, provenance) without a curve
         self._tiles_key: tuple[str, int, int] | None = None   # (format, local experts, N) for old_default_tiles_note
+        # (bytes/s, local experts): vLLM's old default tiles cap the expert stream at <= local experts tokens per step
+        self._moe_cap: tuple[float, int] | None = None
         moe_groups = [g.moe for g in s.groups if g.moe]
         if moe_groups and self._use_tables:
             m0 = moe_groups[0]
@@ -480,6 +482,10 @@ class IterationCostModel:
             self._moe_curve = moe_efficiency_curve(self.gpu.name, fkey, s.hidden, inter_local, m0.local_experts,
                                                    m0.top_k)
             self._tiles_key = (fkey, m0.local_experts, inter_local)
+            cap = old_default_stream_cap(getattr(self.cfg, "vllm_version", None), self.gpu, fkey, m0.local_experts,
+                                         inter_local)
+            if cap:
+                self._moe_cap = (cap, m0.local_experts)
             if self._moe_curve is None:   # AMD: AITER's measured fused MoE on MI300X, per kernel path (rocm_paths.py)
                 self._moe_curve = rocm_moe_curve(self.gpu, self.cfg, fkey, s.hidden, inter_local, m0.num_experts,
                                                  m0.top_k, peak_flops(self.gpu, p.compute["experts"]),
@@ -735,18 +741,24 @@ class IterationCostModel:
             by = count * (distinct * eparams * self._expert_wb + ab * routed * io)
             if self._moe_curve is not None:   # bytes here hold the routed activations, the table's do not (kernels.py)
                 t = _roof(fl, by, self._expert_peak, self._peak_bw, mx) / efficiency_at(self._moe_curve, Tr)
-                add("moe_experts", fl, by, self._expert_peak, t, bwu=peak_bw, source="measured: " + self._moe_curve[2])
+                rate, bwu, src = self._expert_peak, peak_bw, "measured: " + self._moe_curve[2]
             elif self._moe_floor is not None:   # constants, held above the measured fused-MoE latency floor
                 t = mx(_roof(fl, by, self._expert_rate, bw, mx), count * self._moe_floor[0])
                 if self._moe_slow != 1.0:   # AMD: the kernel path vLLM takes (rocm_paths.py)
                     t = t * self._moe_slow
-                add("moe_experts", fl, by, self._expert_rate, t,
-                    source=self._const_gemm + "; " + self._moe_floor[1] + self._moe_slow_src)
+                rate, bwu, src = self._expert_rate, None, (self._const_gemm + "; " + self._moe_floor[1]
+                                                           + self._moe_slow_src)
             else:
                 t = _roof(fl, by, self._expert_rate, bw, mx)
                 if self._moe_slow != 1.0:
                     t = t * self._moe_slow
-                add("moe_experts", fl, by, self._expert_rate, t, source=self._const_gemm + self._moe_slow_src)
+                rate, bwu, src = self._expert_rate, None, self._const_gemm + self._moe_slow_src
+            if self._moe_cap is not None:   # vLLM's old default tiles at M <= E: at most cap bytes/s (M > E: no cap)
+                t = mx(t, by / self._moe_cap[0] * (T <= self._moe_cap[1]))
+                src += (f"; vLLM's old default tiles at <= {self._moe_cap[1]} tokens per step: at least the expert "
+                        f"bytes at {self._moe_cap[0] / 1e12:.2f} TB/s (OLD_DEFAULT_SMALL_M_BYTES_PER_SM_S x SMs, "
+                        "models/cost/moe_default_tiles.py)")
+            add("moe_experts", fl, by, rate, t, bwu=bwu, source=src)
             layers = layers + t
             t_ex = t_ex + t
         if self._shared_overlap:   # shared experts on their own stream, hidden behind router + routed experts

@@ -202,7 +202,36 @@ def average_runs(runs: list[dict], weights: list[int]) -> dict:
     return out
 
 
-def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0):
+LEGACY_CLIENT_SEED = 0  # benchmarks/benchmark_serving.py --seed default (argparse, every release of the script)
+
+
+def row_client_arrivals(row: dict, vocab_size: int) -> np.ndarray | None:
+    """The send times (s) of the row's client when it is vLLM's legacy ``benchmarks/benchmark_serving.py`` on the
+    random dataset with fixed lengths at a finite rate and no concurrency cap: the script's own numpy draws
+    (``sched_reader.analyzers.simulator.bench_client``, ``--seed`` from the row's command, default 0), with the
+    model's ``vocab_size`` standing in for its tokenizer's. None for every other client (``vllm bench serve``,
+    SGLang's bench_serving, forks), dataset or length range: those keep the simulator's own Poisson draw."""
+    w = row.get("workload") or {}
+    tool = str(w.get("benchmark_tool") or "")
+    if "benchmark_serving.py" not in tool or "sglang" in tool.lower() or "InferenceX" in tool:
+        return None
+    rate = w.get("request_rate")
+    if rate in (None, "inf") or math.isinf(float(rate)) or w.get("max_concurrency"):
+        return None
+    if "sharegpt" in str(w.get("dataset") or "").lower() or float(w.get("random_range_ratio") or 0.0):
+        return None
+    if w.get("burstiness") not in (None, 1, 1.0):
+        return None
+    m = re.search(r"--seed[ =](\d+)", tool)
+    from sched_reader.analyzers.simulator.bench_client import legacy_bench_serving_arrivals
+
+    return legacy_bench_serving_arrivals(int(w.get("num_prompts") or 1000), float(rate), vocab_size=int(vocab_size),
+                                         seed=int(m.group(1)) if m else LEGACY_CLIENT_SEED,
+                                         random_prefix_len=int(w.get("random_prefix_len") or 0))
+
+
+def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0,
+                 arrival_s: np.ndarray | None = None):
     """The row's requests for the simulator. ``range_ratio`` is the client's ``--random-range-ratio`` when it
     is not vLLM's (vLLM requires r < 1; forks of benchmark_serving.py such as InferenceX's accept 1.0 and draw
     each length uniformly from int(L (1 - r)) .. int(L (1 + r)), both ends included, at least 1 here).
@@ -212,8 +241,11 @@ def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: 
     whole prompt cached (``row_warm_prompts``); vLLM V1 looks up at most num_tokens - 1 tokens
     (KVCacheManager.get_computed_blocks, max_cache_hit_length), so such a prompt's prefix is prompt_len - 1 and
     its hit the full blocks inside that. These are the most recently used, request 0 last (the client's test
-    request touched it just before the run)."""
+    request touched it just before the run). ``arrival_s``: the client's own send times (``row_client_arrivals``)
+    in place of the simulator's draw."""
     req = _row_requests(workload, range_ratio)
+    if arrival_s is not None:
+        req = replace(req, arrival_s=np.asarray(arrival_s, dtype=np.float64))
     n = len(req)
     k = min(max(0, int(warm_prompts)), n)
     if (warm_prefix_len and warm_prefix_len > 0) or k:
@@ -246,7 +278,8 @@ def _row_requests(workload: Workload, range_ratio: float = 0.0):
 
 
 def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint: str | None = None,
-                  range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0) -> dict | None:
+                  range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0,
+                  arrival_s: np.ndarray | None = None) -> dict | None:
     """Run engineer E's simulator (``sched_reader.analyzers.simulator``) on this row when it exists:
     requests from the bench flags, vLLM scheduler params for ``cfg`` and the KV block budget, and this
     package's IterationCostModel as the step cost. Returns its bench-serve metric dict."""
@@ -258,7 +291,7 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
         from sched_reader.models.capacity import estimate_capacity
 
         kv_tokens = int(estimate_capacity(arch, gpu, cfg, ckpt).kv_cache.tokens)
-    requests = row_requests(workload, range_ratio, warm_prefix_len, warm_prompts)
+    requests = row_requests(workload, range_ratio, warm_prefix_len, warm_prompts, arrival_s)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
@@ -284,6 +317,8 @@ def _published(results: dict, metric: str) -> tuple[float | None, str]:
 
 SIMULATE_ALL = False  # --simulate-all: the simulator also for fixed-length closed loops
 FRONTEND = True  # API-server model on (benchmarks/throughput_accuracy.py --no-frontend turns it off)
+# the legacy benchmark_serving.py client's own send times (row_client_arrivals); --own-arrivals turns it off
+LEGACY_CLIENT_ARRIVALS = True
 CORPUS_FILES = ("throughput.yaml", "throughput_public.yaml")
 # Sources the project keeps out of its corpus because they judge the model (issue 12); rows from them
 # that arrived with the shared calibration file are evaluated but left out of every summary.
@@ -360,12 +395,13 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
     if use_simulator and not closed_form_exact:
         try:
             rr = float((row.get("workload") or {}).get("random_range_ratio") or 0.0)
+            sends = row_client_arrivals(row, arch.vocab_size) if LEGACY_CLIENT_ARRIVALS else None
             pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row), rr,
-                                 row_warm_prefix_len(row), row_warm_prompts(row))
+                                 row_warm_prefix_len(row), row_warm_prompts(row), sends)
             runs = row_same_seed_runs(row)
             if pred is not None and runs > 1 and cfg.enable_prefix_caching:
                 warm = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row), rr,
-                                     row_warm_prefix_len(row), int(wl.num_prompts))
+                                     row_warm_prefix_len(row), int(wl.num_prompts), sends)
                 pred = average_runs([pred, warm], [1, runs - 1])
         except SchedReaderError as exc:  # e.g. no KV block fits by this package's memory model: closed form,
             pred = None                  # and the row's kind says so (a silent fallback hid such failures)
@@ -548,11 +584,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--simulate-all", action="store_true",
                     help="simulate fixed-length closed loops too (diagnose uses the closed form there)")
     ap.add_argument("--no-frontend", action="store_true", help="simulate the engine without the API-server model")
+    ap.add_argument("--own-arrivals", action="store_true",
+                    help="the simulator's Poisson draw for benchmark_serving.py rows too, not the client's own")
     ap.add_argument("--write-bands", action="store_true",
                     help="write sched_reader/models/cost/data/error_bands.json from this run")
     args = ap.parse_args(argv)
-    global FRONTEND, SIMULATE_ALL
+    global FRONTEND, SIMULATE_ALL, LEGACY_CLIENT_ARRIVALS
     FRONTEND = not args.no_frontend
+    LEGACY_CLIENT_ARRIVALS = not args.own_arrivals
     SIMULATE_ALL = args.simulate_all
     rows = load_rows()
     results = [evaluate_row(r, not args.no_simulator) for r in rows]

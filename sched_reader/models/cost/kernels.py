@@ -25,10 +25,10 @@ efficiency`` reproduces the measured latency, with one exception: fused MoE (bel
   tokens agree (vLLM's benchmark_moe.py in vLLM PRs #44818 and #24700: 1.05-1.40x the table with tuned or
   post-#34846 default configs, 1.6-2.0x with the pre-#34846 defaults that vLLM <= 0.16 runs for a shape
   without a tuned config file; the tables come from vLLM 0.19 / 0.24). The routed-activation bytes are kept
-  until that slowdown is modelled on its own (the old default tiles are named, not priced:
-  moe_default_tiles.py). Each table's latency is the slower of balanced and aiconfigurator's power-law
-  routing once every expert gets a token (tools/derive_kernel_efficiency.raise_to_skewed; the cell's
-  ``routing`` says so in the provenance).
+  until that slowdown is modelled on its own (the old default tiles are priced only at <= E tokens per
+  step, as a per-SM streaming cap; above E they are named, not priced: moe_default_tiles.py). Each table's
+  latency is the slower of balanced and aiconfigurator's power-law routing once every expert gets a token
+  (tools/derive_kernel_efficiency.raise_to_skewed; the cell's ``routing`` says so in the provenance).
 * dense GEMMs (``gemm_efficiency_curve``): per GPU and dtype (bf16 cuBLAS, fp8 per-tensor CUTLASS,
   nvfp4), by tokens per step M (1-32,768) and weight-size class log2(n x k). A GEMM's latency floor
   (~2.5 us bf16) makes small GEMMs slow at decode: at M = 1 a 1024 x 4096 GEMM streams its weights at

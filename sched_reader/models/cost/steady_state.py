@@ -45,6 +45,11 @@ from sched_reader.models.workload import endpoint_kind
 #                first step's output path, one SSE chunk). Check: Qwen3-0.6B on an H100 at 16 req/s, vLLM
 #                0.19, /v1/completions, 512-token prompts (kvcached PR #331, tests/data/throughput_public.yaml):
 #                mean TTFT 38.9 ms for ~3 ms of GPU prefill, ~36 ms.
+#                Spread (not a fit; the constant stays): the per-request TTFT/ITL JSONs of simon-mo/vLLM-Benchmark
+#                (vLLM 0.8.2, /v1/completions, H200 hosts; each request's gaps aligned with request 0's give its
+#                send time and the step that carried its prompt) bound intake + first-chunk delivery at 5-11 ms on
+#                that host; MI350X and RTX 5090 batch-1 rows of 0.11-0.22 leave <= ~10 ms: the share depends on
+#                the host CPU and HTTP stack, so low-load TTFT carries its error band.
 #   chat         the completions share plus the entry point's extra intake (frontend.intake_base_s): 45 ms
 #                on 0.11.0, 39.7 ms on 0.6.5-0.9.1, 34.9 ms where the template is not re-parsed.
 # Offline runs (`vllm bench throughput`, the LLM class) have no API server and no HTTP stream: no share.

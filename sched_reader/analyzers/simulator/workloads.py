@@ -6,31 +6,30 @@ arrival time in seconds, prefix id and prefix length in tokens) plus an optional
 
 Everything is seeded: the same spec and seed give the same requests.
 
-Built-in "sharegpt" profile (an approximation, not a fit to the dataset): input lengths are lognormal,
-median 155 tokens (sigma 1.1); an output is, with probability 0.20 (:data:`SHAREGPT_SHORT_SHARE`), a short
-reply drawn from :data:`SHAREGPT_SHORT_REPLIES` (1-29 tokens), otherwise lognormal, median 160 tokens
-(sigma 1.0). Pairs are FILTERED the way ``vllm bench serve`` filters ShareGPT conversations (a pair is
-dropped, and another drawn, when the prompt is below 4 tokens or above 1024, a lognormal output is below 4,
-or prompt + output is above 2048; ``is_valid_sequence`` in vllm/benchmarks/datasets.py). Dropping instead
-of clipping matters: the output tail reaches ~2000 tokens, and the longest request decoding alone at small
-batch sets the end of a burst run.
-
-The short replies matter for mean TPOT in bursts: a request of a few tokens decodes entirely inside the
-prefill flood, where every step carries a prefill chunk, so its TPOT is the long mixed step; ``vllm bench
-serve`` averages TPOT over requests, so they pull the mean far above the median (mean/median 1.9 in the
-GPUStack Qwen3-14B/H100 burst). Measured, per request, in the saved results of ``vllm bench serve`` on
-ShareGPT (tests/data/bench: LambdaLabs runs of Llama-3.1-8B, Llama-3.1-70B and Mistral-7B, 1,917
-completed requests with their actual output lengths, EOS honoured as in a default bench run): 23.7% of
-outputs are under 30 tokens (20.7-26.0% per model), 7.8% under 10 (a plain lognormal with the same mean
-gives 8% and 0.5%). The share 0.20 and the bulk median 160 are the values at which the filtered profile
-has that 23.7% under 30 tokens and mean ~198 output tokens, the per-request mean of the 1000-prompt ShareGPT
-runs in tests/data/throughput.yaml (totals stated by the sources: 215-219k input and 194-202k output tokens;
-see models.workload.SHAREGPT_MEAN_*); the input median keeps the filtered input mean ~216.
+Built-in "sharegpt" profile: the dataset's own pairs. ``vllm bench serve --dataset-name sharegpt`` shuffles
+ShareGPT_V3_unfiltered_cleaned_split.json with its seed and takes the first ``--num-prompts`` conversations whose
+first turn (the prompt) and reference reply (its length is the request's ``max_tokens``) pass
+``is_valid_sequence`` (prompt and reply at least 4 tokens, prompt at most 1024, together at most 2048;
+vllm/benchmarks/datasets.py): a sample without replacement of the valid pairs. The simulator draws the same way
+from the token lengths of every valid pair in the dataset's first 17,400 two-turn conversations (15,460 pairs,
+Qwen2/Qwen3 BPE; sched_reader/models/data/sharegpt_lengths.json, built by tools/build_sharegpt_lengths.py).
+Their means, 219.6 prompt / 202.9 reply tokens, are those of GPUStack's Qwen3-14B 1,000-prompt run of the file
+(217.4 / 201.6, a thinking model that never stops before ``max_tokens`` on these replies), and the 1,000-prompt
+totals of the corpus (215-219k input, 194-202k output tokens) across Llama-3, Qwen3, DeepSeek and gpt-oss
+tokenizers. Prompt and reply lengths are anti-correlated (log-log correlation -0.45), which is why pairs are drawn
+and not the two lengths apart. The replies' tail is short: 99% are under 800 tokens (the lognormal profile this
+replaced, median 160 and sigma 1.0, put its 99th percentile at ~1,340), and the longest request decoding alone
+at small batch sets the end of a burst run. 26.8% of the replies are under 30 tokens and 7.9% under 10; such a
+request decodes entirely inside a burst's prefill flood, where every step carries a prefill chunk, so its TPOT is
+the long mixed step, and ``vllm bench serve`` averages TPOT over requests. A model honouring EOS stops some replies
+early (LambdaLabs' Llama-3.1 runs, tests/data/bench: 23.7% of outputs under 30 tokens); the reference lengths are
+the upper bound the client sets.
 """
 
 import json
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -260,46 +259,29 @@ class Arrival(DataModel):
         return np.cumsum(gaps)
 
 
-SHAREGPT_PROFILE = RequestClass(
-    name="sharegpt",
-    input=LengthDist(dist="lognormal", median=155, sigma=1.1),
-    output=LengthDist(dist="lognormal", median=160, sigma=1.0),
-)
-# Short replies (see the module docstring): share of outputs, and (low, high exclusive, count) of the
-# 454 outputs under 30 tokens among the 1,917 completed ShareGPT requests of tests/data/bench/lambda-*-sharegpt.yaml
-# (LambdaLabsML/vllm-benchmark results, output_lens of the saved bench JSONs; files and URLs in tests/data/bench/SOURCES).
-SHAREGPT_SHORT_SHARE = 0.20
-SHAREGPT_SHORT_REPLIES = ((1, 4, 34), (4, 10, 115), (10, 20, 177), (20, 30, 128))
-# vllm bench serve's ShareGPT filter (vllm/benchmarks/datasets.py ``is_valid_sequence``): pairs outside
-# these bounds are dropped, not clipped.
-SHAREGPT_MIN_LEN = 4
-SHAREGPT_MAX_PROMPT = 1024
-SHAREGPT_MAX_TOTAL = 2048
+# The class the "sharegpt" dataset's requests are named by. Their lengths are drawn by :func:`_sharegpt_lengths`
+# from the dataset's pairs; this class's fixed lengths are the pairs' means (tokens), never sampled.
+SHAREGPT_PROFILE = RequestClass(name="sharegpt", input=220, output=203)
+SHAREGPT_LENGTHS_FILE = Path(__file__).resolve().parents[2] / "models" / "data" / "sharegpt_lengths.json"
 
 
-def _short_replies(rng: np.random.Generator, n: int) -> np.ndarray:
-    """n output lengths from :data:`SHAREGPT_SHORT_REPLIES` (a bin by its count, uniform inside it)."""
-    lo, hi, w = (np.array(c, dtype=np.int64) for c in zip(*SHAREGPT_SHORT_REPLIES))
-    k = rng.choice(lo.size, size=n, p=w / w.sum())
-    return rng.integers(lo[k], hi[k])
+@lru_cache(maxsize=1)
+def sharegpt_pairs() -> tuple[np.ndarray, np.ndarray]:
+    """(prompt, output) token lengths of the valid ShareGPT pairs (module docstring; int64 arrays)."""
+    doc = json.loads(SHAREGPT_LENGTHS_FILE.read_text(encoding="utf-8"))
+    return np.asarray(doc["prompt"], dtype=np.int64), np.asarray(doc["output"], dtype=np.int64)
 
 
 def _sharegpt_lengths(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """n (prompt, output) pairs from :data:`SHAREGPT_PROFILE` and its short replies, redrawn until they
-    pass the bench filter (a short reply is an actual output, ended by EOS: no 4-token minimum)."""
-    p_out = np.zeros(0, dtype=np.int64)
-    o_out = np.zeros(0, dtype=np.int64)
-    while p_out.size < n:
-        m = max(16, int(1.2 * (n - p_out.size)))
-        p = SHAREGPT_PROFILE.input.sample(rng, m)
-        o = SHAREGPT_PROFILE.output.sample(rng, m)
-        short = rng.random(m) < SHAREGPT_SHORT_SHARE
-        o[short] = _short_replies(rng, int(short.sum()))
-        ok = ((p >= SHAREGPT_MIN_LEN) & ((o >= SHAREGPT_MIN_LEN) | short) & (p <= SHAREGPT_MAX_PROMPT)
-              & (p + o <= SHAREGPT_MAX_TOTAL))
-        p_out = np.concatenate([p_out, p[ok]])
-        o_out = np.concatenate([o_out, o[ok]])
-    return p_out[:n], o_out[:n]
+    """n (prompt, output) pairs drawn as ``vllm bench serve`` draws them: distinct pairs while there are enough
+    (a sample without replacement); beyond that every pair once and the rest again at random (the client's
+    ``maybe_oversample_requests`` repeats random samples)."""
+    p, o = sharegpt_pairs()
+    if n <= p.size:
+        idx = rng.choice(p.size, size=n, replace=False)
+    else:
+        idx = np.concatenate([rng.permutation(p.size), rng.choice(p.size, size=n - p.size, replace=True)])
+    return p[idx].copy(), o[idx].copy()
 
 
 class WorkloadSpec(DataModel):

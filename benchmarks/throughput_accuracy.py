@@ -230,8 +230,32 @@ def row_client_arrivals(row: dict, vocab_size: int) -> np.ndarray | None:
                                          random_prefix_len=int(w.get("random_prefix_len") or 0))
 
 
+def row_length_totals(row: dict) -> tuple[int, int] | None:
+    """(total input, total output) tokens the row's ShareGPT run printed ("Total input tokens", "Total generated
+    tokens" of the bench summary), when it prints both; None otherwise. Which conversations a client drew (its
+    shuffle of the whole file with its seed) and how many tokens a given tokenizer makes of them are not
+    reproducible here, so the simulator's draw from the dataset's pairs is scaled to these totals: the workload
+    the run served, not a result of its speed."""
+    w = row.get("workload") or {}
+    if "sharegpt" not in str(w.get("dataset") or "").lower():
+        return None
+    ti, to = w.get("total_input_tokens"), w.get("total_output_tokens")
+    if not ti or not to:
+        return None
+    return int(ti), int(to)
+
+
+def scale_to_totals(req, totals: tuple[int, int]):
+    """``req`` with prompt and output lengths scaled (each by one factor, rounded, at least 1 token) so that
+    their sums come to ``totals`` (input, output)."""
+    def scaled(x: np.ndarray, total: int) -> np.ndarray:
+        s = float(np.sum(x))
+        return np.maximum(1, np.rint(x * (total / s))).astype(np.int64) if s > 0 else x
+    return replace(req, prompt_len=scaled(req.prompt_len, totals[0]), output_len=scaled(req.output_len, totals[1]))
+
+
 def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0,
-                 arrival_s: np.ndarray | None = None):
+                 arrival_s: np.ndarray | None = None, totals: tuple[int, int] | None = None):
     """The row's requests for the simulator. ``range_ratio`` is the client's ``--random-range-ratio`` when it
     is not vLLM's (vLLM requires r < 1; forks of benchmark_serving.py such as InferenceX's accept 1.0 and draw
     each length uniformly from int(L (1 - r)) .. int(L (1 + r)), both ends included, at least 1 here).
@@ -242,8 +266,11 @@ def row_requests(workload: Workload, range_ratio: float = 0.0, warm_prefix_len: 
     (KVCacheManager.get_computed_blocks, max_cache_hit_length), so such a prompt's prefix is prompt_len - 1 and
     its hit the full blocks inside that. These are the most recently used, request 0 last (the client's test
     request touched it just before the run). ``arrival_s``: the client's own send times (``row_client_arrivals``)
-    in place of the simulator's draw."""
+    in place of the simulator's draw. ``totals``: the run's printed token totals (``row_length_totals``), to
+    which the drawn lengths are scaled."""
     req = _row_requests(workload, range_ratio)
+    if totals is not None:
+        req = scale_to_totals(req, totals)
     if arrival_s is not None:
         req = replace(req, arrival_s=np.asarray(arrival_s, dtype=np.float64))
     n = len(req)
@@ -279,7 +306,7 @@ def _row_requests(workload: Workload, range_ratio: float = 0.0):
 
 def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint: str | None = None,
                   range_ratio: float = 0.0, warm_prefix_len: int = 0, warm_prompts: int = 0,
-                  arrival_s: np.ndarray | None = None) -> dict | None:
+                  arrival_s: np.ndarray | None = None, totals: tuple[int, int] | None = None) -> dict | None:
     """Run engineer E's simulator (``sched_reader.analyzers.simulator``) on this row when it exists:
     requests from the bench flags, vLLM scheduler params for ``cfg`` and the KV block budget, and this
     package's IterationCostModel as the step cost. Returns its bench-serve metric dict."""
@@ -291,7 +318,7 @@ def simulate_hook(arch, gpu, cfg, workload: Workload, ckpt, kv_tokens, endpoint:
         from sched_reader.models.capacity import estimate_capacity
 
         kv_tokens = int(estimate_capacity(arch, gpu, cfg, ckpt).kv_cache.tokens)
-    requests = row_requests(workload, range_ratio, warm_prefix_len, warm_prompts, arrival_s)
+    requests = row_requests(workload, range_ratio, warm_prefix_len, warm_prompts, arrival_s, totals)
     from sched_reader.analyzers.simulator.api import with_frontend_latency
 
     params = params_for("vllm", cfg, kv_tokens // max(1, cfg.block_size))
@@ -317,6 +344,8 @@ def _published(results: dict, metric: str) -> tuple[float | None, str]:
 
 SIMULATE_ALL = False  # --simulate-all: the simulator also for fixed-length closed loops
 FRONTEND = True  # API-server model on (benchmarks/throughput_accuracy.py --no-frontend turns it off)
+# ShareGPT draws scaled to the run's printed token totals (row_length_totals); --unscaled-sharegpt turns it off
+SCALE_TO_TOTALS = True
 # the legacy benchmark_serving.py client's own send times (row_client_arrivals); --own-arrivals turns it off
 LEGACY_CLIENT_ARRIVALS = True
 CORPUS_FILES = ("throughput.yaml", "throughput_public.yaml")
@@ -396,12 +425,13 @@ def evaluate_row(row: dict, use_simulator: bool = True) -> dict[str, Any]:
         try:
             rr = float((row.get("workload") or {}).get("random_range_ratio") or 0.0)
             sends = row_client_arrivals(row, arch.vocab_size) if LEGACY_CLIENT_ARRIVALS else None
+            tot = row_length_totals(row) if SCALE_TO_TOTALS else None
             pred = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row), rr,
-                                 row_warm_prefix_len(row), row_warm_prompts(row), sends)
+                                 row_warm_prefix_len(row), row_warm_prompts(row), sends, tot)
             runs = row_same_seed_runs(row)
             if pred is not None and runs > 1 and cfg.enable_prefix_caching:
                 warm = simulate_hook(arch, gpu, cfg, wl, ckpt, kv, row_endpoint(row), rr,
-                                     row_warm_prefix_len(row), int(wl.num_prompts), sends)
+                                     row_warm_prefix_len(row), int(wl.num_prompts), sends, tot)
                 pred = average_runs([pred, warm], [1, runs - 1])
         except SchedReaderError as exc:  # e.g. no KV block fits by this package's memory model: closed form,
             pred = None                  # and the row's kind says so (a silent fallback hid such failures)
@@ -586,11 +616,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-frontend", action="store_true", help="simulate the engine without the API-server model")
     ap.add_argument("--own-arrivals", action="store_true",
                     help="the simulator's Poisson draw for benchmark_serving.py rows too, not the client's own")
+    ap.add_argument("--unscaled-sharegpt", action="store_true",
+                    help="keep the simulator's ShareGPT draw as drawn, not scaled to the run's printed token totals")
     ap.add_argument("--write-bands", action="store_true",
                     help="write sched_reader/models/cost/data/error_bands.json from this run")
     args = ap.parse_args(argv)
-    global FRONTEND, SIMULATE_ALL, LEGACY_CLIENT_ARRIVALS
+    global FRONTEND, SIMULATE_ALL, LEGACY_CLIENT_ARRIVALS, SCALE_TO_TOTALS
     FRONTEND = not args.no_frontend
+    SCALE_TO_TOTALS = not args.unscaled_sharegpt
     LEGACY_CLIENT_ARRIVALS = not args.own_arrivals
     SIMULATE_ALL = args.simulate_all
     rows = load_rows()

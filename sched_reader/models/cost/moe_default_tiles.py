@@ -33,6 +33,8 @@ What is priced, and what is only named:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from sched_reader.models.fused_moe_configs import (
     NEW_DEFAULT_FROM, config_file_name, release_key, ships, vllm_device_name,
 )
@@ -52,10 +54,12 @@ OLD_DEFAULT_SMALL_M_BYTES_PER_SM_S = 19.2e9
 SMALL_TILE_FORMATS = ("bf16", "fp8")
 
 
+@lru_cache(maxsize=256)
 def untuned_old_default(release: str | None, gpu_name: str, fmt_key: str, experts: int, n: int) -> str:
     """The tile-table file vLLM ``release`` looks for and does not ship, when it then runs the old default
     tiles; "" otherwise (no release, a format off the Triton path, an unmapped GPU, a shipped or unknown file,
-    a release with PR #34846's defaults)."""
+    a release with PR #34846's defaults). Cached: every IterationCostModel of a MoE config asks it once for the
+    stream cap (old_default_stream_cap) and its breakdown again for the note, with the same arguments."""
     if not release or fmt_key not in TRITON_FORMATS or release_key(release) >= NEW_DEFAULT_FROM:
         return ""
     device = vllm_device_name(gpu_name, release)
